@@ -1,0 +1,1 @@
+//! Kingmaker's gRPC protocol.

@@ -1,0 +1,40 @@
+//! The `Game` abstraction every table is built from.
+//!
+//! A game is a dense index space `[0, size)`: every index names one state (a placement of pieces
+//! plus the side to move). The wave kernel only ever sees indices; ranking, move generation and the
+//! rules live in the game's own module under `games/`.
+
+/// What the rules say about one index, before any solving.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A state that cannot arise in play. It has no successors, no predecessors, and it is
+    /// excluded from win/loss/draw counts.
+    Illegal,
+    /// The game is over; `winner` is a player number (`0..players`).
+    Terminal { winner: u8 },
+    /// The game goes on and `mover` is to move.
+    Live { mover: u8 },
+}
+
+/// A finite game over a dense index space, as the wave kernel needs it.
+///
+/// Contract (property-tested for every game):
+/// - `successors(i)` lists each distinct child of a live state once; a pass is one child. Illegal and
+///   terminal states have no children, and no child is illegal.
+/// - `predecessors(i)` lists each distinct live state `p` with `i` among `successors(p)` once.
+pub trait Game: Send + Sync {
+    /// Short machine name, e.g. `cc3p-1`.
+    fn name(&self) -> String;
+    /// Number of players (2 or 3). Players are numbered `0..players`.
+    fn players(&self) -> u8;
+    /// Size of the dense index space.
+    fn size(&self) -> u64;
+    /// Classify one index.
+    fn node(&self, index: u64) -> Node;
+    /// Append the distinct successors of `index` to `out` (which the caller clears).
+    fn successors(&self, index: u64, out: &mut Vec<u64>);
+    /// Append the distinct predecessors of `index` to `out` (which the caller clears).
+    fn predecessors(&self, index: u64, out: &mut Vec<u64>);
+    /// The side to move encoded in `index` (cheap; meaningful for live states).
+    fn mover(&self, index: u64) -> u8;
+}

@@ -1,0 +1,1 @@
+//! 3-player Chinese Checkers (placeholder, being written).

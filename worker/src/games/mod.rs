@@ -1,0 +1,3 @@
+//! The game families. Each module holds one game's rules, index space, moves and unmoves.
+
+pub mod cc3p;

@@ -1,0 +1,1 @@
+//! The wave kernel (being written).
