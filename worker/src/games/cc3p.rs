@@ -1,1 +1,0 @@
-//! 3-player Chinese Checkers (placeholder, being written).

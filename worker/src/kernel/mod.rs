@@ -1,0 +1,75 @@
+//! The wave kernel: counting retrograde analysis over one ternary forcing layer.
+//!
+//! A *forcing layer* `(coalition, objective)` is a two-team game: the coalition's players try to
+//! reach a terminal state whose winner is in `objective`, everyone else tries to avoid that. Every
+//! legal state ends up W (the coalition forces it), L (the others force the opposite) or D (neither:
+//! play can go on forever), with the wave (depth) at which it was decided.
+//!
+//! The algorithm (one byte per state while solving, see [`shard`]):
+//! 1. Initial pass: terminal states get W or L at wave 0 and form the first frontier; every other
+//!    legal state gets a counter = its number of successors (a pass counts as one).
+//! 2. Wave `w`: for every state `s` decided in wave `w-1`, generate its predecessors `p`. If `p` is
+//!    undecided and its mover is on the side `s`'s value favours, `p` takes that value; otherwise
+//!    `p`'s counter drops by one, and at zero `p` takes the value bad for its mover. Whatever is
+//!    decided now belongs to wave `w`.
+//! 3. When a wave decides nothing, every undecided legal state is D.
+//!
+//! The kernel is split along the lines a distributed build needs: [`engine::WorkerEngine`] owns some
+//! shards of the index space and does the work; a [`engine::Router`] carries predecessor updates to
+//! the owners of other shards; [`driver`] is the barrier that runs waves over any set of workers,
+//! in-process or remote. The embedded default is the same code with in-process workers.
+
+pub mod driver;
+pub mod engine;
+pub mod shard;
+
+pub use driver::{drive_layer, solve_in_memory, LayerOutcome, Solved, WaveSummary, WorkerHandle};
+pub use engine::{Router, WaveStats, WorkerEngine};
+pub use shard::ShardPlan;
+
+/// Final value bytes, as written to tables and hashed into digests.
+pub const ILLEGAL: u8 = 0;
+pub const WIN: u8 = 1;
+pub const LOSS: u8 = 2;
+pub const DRAW: u8 = 3;
+
+/// One forcing layer: the coalition's players want a terminal state whose winner is in `objective`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Layer {
+    /// Name used for files and summaries (`solo`, `enable_ab`, ...).
+    pub name: String,
+    /// Bit `p` set: player `p` plays for the coalition.
+    pub coalition: u8,
+    /// Bit `p` set: a win by player `p` counts as W.
+    pub objective: u8,
+}
+
+impl Layer {
+    pub fn new(name: &str, coalition: u8, objective: u8) -> Layer {
+        Layer { name: name.to_string(), coalition, objective }
+    }
+    pub fn in_coalition(&self, player: u8) -> bool {
+        self.coalition & (1 << player) != 0
+    }
+    pub fn wins(&self, winner: u8) -> bool {
+        self.objective & (1 << winner) != 0
+    }
+}
+
+/// Errors of the kernel. Each says what went wrong and where.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
+    CounterOverflow { index: u64, count: usize, max: u8 },
+    #[error("shard array {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("worker {worker}: {message}")]
+    Worker { worker: String, message: String },
+    #[error("layer {layer} did not settle after {waves} waves (the depth field holds {max})")]
+    TooManyWaves { layer: String, waves: u32, max: u32 },
+}
+
+pub mod check;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! The kernel against the reference solver, on random game graphs with cycles, several players,
+//! several in-process workers and shard sizes.
+
+use super::check::reference_solve;
+use super::driver::{drive_layer, gather, local_workers, solve_in_memory};
+use super::{Layer, ShardPlan};
+use crate::game::{Game, Node};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::sync::Arc;
+
+/// A random game graph: every state is illegal, terminal, or live with 1..=4 distinct children.
+struct RandomGame {
+    players: u8,
+    nodes: Vec<Node>,
+    succ: Vec<Vec<u64>>,
+    pred: Vec<Vec<u64>>,
+}
+
+impl RandomGame {
+    fn new(seed: u64, n: usize, players: u8) -> RandomGame {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| match rng.gen_range(0..10) {
+                0 => Node::Illegal,
+                1 | 2 => Node::Terminal { winner: rng.gen_range(0..players) },
+                _ => Node::Live { mover: (i % players as usize) as u8 },
+            })
+            .collect();
+        let mut succ = vec![Vec::new(); n];
+        let mut pred = vec![Vec::new(); n];
+        for i in 0..n {
+            if let Node::Live { .. } = nodes[i] {
+                let want = rng.gen_range(1..=4);
+                while succ[i].len() < want {
+                    let c = rng.gen_range(0..n as u64);
+                    if nodes[c as usize] != Node::Illegal && !succ[i].contains(&c) {
+                        succ[i].push(c);
+                        pred[c as usize].push(i as u64);
+                    }
+                }
+            }
+        }
+        RandomGame { players, nodes, succ, pred }
+    }
+}
+
+impl Game for RandomGame {
+    fn name(&self) -> String {
+        "random".into()
+    }
+    fn players(&self) -> u8 {
+        self.players
+    }
+    fn size(&self) -> u64 {
+        self.nodes.len() as u64
+    }
+    fn node(&self, index: u64) -> Node {
+        self.nodes[index as usize]
+    }
+    fn successors(&self, index: u64, out: &mut Vec<u64>) {
+        out.extend(&self.succ[index as usize]);
+    }
+    fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
+        out.extend(&self.pred[index as usize]);
+    }
+    fn mover(&self, index: u64) -> u8 {
+        (index % self.players as u64) as u8
+    }
+}
+
+#[test]
+fn in_memory_matches_reference_solver() {
+    let mut draws = 0;
+    for seed in 0..20 {
+        let players = 2 + (seed % 2) as u8;
+        let game = Arc::new(RandomGame::new(seed, 3000, players));
+        for layer in [Layer::new("solo", 1, 1), Layer::new("enable", 0b011, 0b010)] {
+            let (values, depth) = reference_solve(game.as_ref(), &layer);
+            let solved = solve_in_memory(&game, &layer, 2);
+            assert_eq!(solved.values, values, "values, seed {seed}");
+            assert_eq!(solved.depth, depth, "depths, seed {seed}");
+            draws += values.iter().filter(|&&v| v == super::DRAW).count();
+        }
+    }
+    assert!(draws > 0, "the random graphs should have draws");
+}
+
+#[test]
+fn several_workers_and_shards_give_the_same_tables() {
+    let game = Arc::new(RandomGame::new(7, 5000, 3));
+    let layer = Layer::new("solo", 1, 1);
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    let dir = tempfile::tempdir().unwrap();
+    for (workers, shard_size, on_disk) in [(1, 64, false), (2, 640, true), (3, 1000, false), (4, 128, true)] {
+        let plan = ShardPlan::new(game.size(), shard_size);
+        let path = on_disk.then(|| dir.path().join(format!("w{workers}")));
+        let handles = local_workers(game.clone(), &layer, plan, workers, path.as_deref()).unwrap();
+        drive_layer(&layer, &handles, |_| {}).unwrap();
+        let (mut v, mut d) = (Vec::new(), Vec::new());
+        gather(&plan, &handles, |_, sv, sd| {
+            v.extend(sv);
+            d.extend(sd);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(v, values, "{workers} workers, shard size {shard_size}");
+        assert_eq!(d, depth, "{workers} workers, shard size {shard_size}");
+    }
+}
