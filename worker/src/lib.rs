@@ -4,5 +4,6 @@
 pub mod game;
 pub mod games;
 pub mod kernel;
+pub mod spec;
 
 pub use game::{Game, Node};
