@@ -1,1 +1,46 @@
-fn main() {}
+//! `kingmaker`: the operator CLI and the coordinator of builds.
+
+mod cc3p_view;
+mod cmd;
+mod progress;
+mod rundir;
+mod solve;
+mod summary;
+
+use clap::{Parser, Subcommand};
+
+/// Kingmaker builds exact endgame databases (who can force a win, who can only choose the winner,
+/// who can hold a draw) by retrograde analysis, on one machine or across gRPC workers.
+#[derive(Parser)]
+#[command(name = "kingmaker", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build every table of a game into a new run directory.
+    Build(cmd::build::BuildArgs),
+    /// Count placements, states and illegal states of a game (no solving).
+    Count(cmd::count::CountArgs),
+    /// Breadth-first search from the start position: new states per depth.
+    Bfs(cmd::bfs::BfsArgs),
+    /// Look up a position in a built run: its values, depths and every move.
+    Query(cmd::query::QueryArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    progress::init_logging();
+    let result = match cli.command {
+        Command::Build(args) => cmd::build::run(args),
+        Command::Count(args) => cmd::count::run(args),
+        Command::Bfs(args) => cmd::bfs::run(args),
+        Command::Query(args) => cmd::query::run(args),
+    };
+    if let Err(err) = result {
+        eprintln!("kingmaker: error: {err:#}");
+        std::process::exit(1);
+    }
+}

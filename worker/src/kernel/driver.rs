@@ -83,7 +83,9 @@ pub fn drive_layer(
             seconds: t.elapsed().as_secs_f64(),
         });
         if decided == 0 {
-            return Ok(LayerOutcome { waves: wave, decided: total, seconds: started.elapsed().as_secs_f64() });
+            // The last wave decided nothing: the layer settled in the wave before it.
+            let waves = wave.saturating_sub(1);
+            return Ok(LayerOutcome { waves, decided: total, seconds: started.elapsed().as_secs_f64() });
         }
         wave += 1;
     }
@@ -218,11 +220,11 @@ pub struct Solved {
 }
 
 /// Gather every shard's values and depths from the workers, in index order.
-pub fn gather(
+pub fn gather<E: From<KernelError>>(
     plan: &ShardPlan,
     workers: &[Arc<dyn WorkerHandle>],
-    mut sink: impl FnMut(usize, Vec<u8>, Vec<u16>) -> Result<(), KernelError>,
-) -> Result<(), KernelError> {
+    mut sink: impl FnMut(usize, Vec<u8>, Vec<u16>) -> Result<(), E>,
+) -> Result<(), E> {
     let owners = assign_shards(plan, workers.len());
     for (shard, &owner) in owners.iter().enumerate() {
         let w = &workers[owner];
@@ -241,7 +243,7 @@ pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads:
         gather(&plan, &workers, |_, v, d| {
             solved.values.extend(v);
             solved.depth.extend(d);
-            Ok(())
+            Ok::<(), KernelError>(())
         })?;
         Ok(solved)
     };

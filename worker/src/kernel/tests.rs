@@ -100,7 +100,7 @@ fn several_workers_and_shards_give_the_same_tables() {
         gather(&plan, &handles, |_, sv, sd| {
             v.extend(sv);
             d.extend(sd);
-            Ok(())
+            Ok::<(), super::KernelError>(())
         })
         .unwrap();
         assert_eq!(v, values, "{workers} workers, shard size {shard_size}");

@@ -1,0 +1,104 @@
+//! The twelve questions of 3-player Chinese Checkers, read from the three representative layers
+//! by rotation, and the control class of a state (RULES.md §1).
+
+use crate::rundir::RunDir;
+use anyhow::Result;
+use kingmaker_tablefmt::table::TableReader;
+use kingmaker_worker::games::cc3p::Cc3p;
+use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::{Game, Node};
+use serde::Serialize;
+
+pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
+
+/// The three representative layers of a cc3p run.
+pub struct Cc3pTables {
+    pub solo: TableReader,
+    pub enable_ab: TableReader,
+    pub enable_ac: TableReader,
+}
+
+impl Cc3pTables {
+    pub fn open(run: &RunDir) -> Result<Cc3pTables> {
+        Ok(Cc3pTables { solo: run.table("solo")?, enable_ab: run.table("enable_ab")?, enable_ac: run.table("enable_ac")? })
+    }
+}
+
+/// A value with the wave that decided it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Answer {
+    pub value: char,
+    pub depth: u16,
+}
+
+fn answer((value, depth): (u8, u16)) -> Answer {
+    let value = match value {
+        WIN => 'W',
+        LOSS => 'L',
+        DRAW => 'D',
+        _ => '-',
+    };
+    Answer { value, depth }
+}
+
+/// Control classes (RULES.md §1).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Terminal,
+    SoloWin,
+    SpoilerDraw,
+    Kingmaker,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Terminal => "terminal",
+            Class::SoloWin => "solo_win",
+            Class::SpoilerDraw => "spoiler_draw",
+            Class::Kingmaker => "kingmaker",
+        }
+    }
+}
+
+/// All twelve answers for one state.
+#[derive(Clone, Debug, Serialize)]
+pub struct Answers {
+    /// `solo[P]`: can P force a win (W), be forced out (L), or hold a draw (D)?
+    pub solo: [Answer; 3],
+    /// `enable[P][Q]` (P ≠ Q): can P hand the win to Q? (`enable[P][P]` is unused.)
+    pub enable: [[Answer; 3]; 3],
+    pub class: Class,
+}
+
+impl Answers {
+    /// Is P the kingmaker for Q: P can hand Q the win, and Q cannot force it alone?
+    pub fn kingmaker_for(&self, p: usize, q: usize) -> bool {
+        p != q && self.enable[p][q].value == 'W' && self.solo[q].value != 'W'
+    }
+}
+
+/// Read the answers of state `s`. With R the rotation A→B→C→A, the player P's questions at `s`
+/// are player A's at R^(3−P)(s): R maps A's pieces onto B's, so B's pieces at `s` are A's at R²(s).
+pub fn answers(game: &Cc3p, t: &Cc3pTables, s: u64) -> Answers {
+    let r1 = game.rotate(s);
+    let r2 = game.rotate(r1);
+    let as_a = [s, r2, r1]; // state in which player P plays A's role
+    let solo = as_a.map(|i| answer(t.solo.get(i)));
+    let dash = Answer { value: '-', depth: 0 };
+    let mut enable = [[dash; 3]; 3];
+    for p in 0..3 {
+        // In as_a[p], P is A; the player after P is B and the one before P is C.
+        enable[p][(p + 1) % 3] = answer(t.enable_ab.get(as_a[p]));
+        enable[p][(p + 2) % 3] = answer(t.enable_ac.get(as_a[p]));
+    }
+    let class = match game.node(s) {
+        Node::Illegal | Node::Terminal { .. } => Class::Terminal,
+        Node::Live { .. } if solo.iter().any(|a| a.value == 'W') => Class::SoloWin,
+        Node::Live { .. } if solo.iter().any(|a| a.value == 'D') => Class::SpoilerDraw,
+        Node::Live { .. } => Class::Kingmaker,
+    };
+    Answers { solo, enable, class }
+}
+

@@ -1,0 +1,109 @@
+//! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
+
+use super::game::GameChoice;
+use crate::rundir::{write_json_atomically, RunDir, RunInfo};
+use crate::solve::{solve_embedded, SolveOptions};
+use crate::summary::summarize;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_worker::Game;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    #[command(subcommand)]
+    pub game: GameChoice,
+    /// The new run directory (must not exist or be empty). Default: runs/<game name>.
+    #[arg(long, global = true)]
+    pub out: Option<PathBuf>,
+    /// Layers to solve, comma-separated (default: all of the game's layers).
+    #[arg(long, global = true, value_delimiter = ',')]
+    pub layers: Vec<String>,
+    /// Compute threads (default: all cores).
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+    /// States per shard.
+    #[arg(long, global = true, default_value_t = 1 << 24)]
+    pub shard_size: u64,
+    /// In-process workers (more than one routes updates between them, as remote workers do).
+    #[arg(long, global = true, default_value_t = 1)]
+    pub local_workers: usize,
+    /// Count control classes over the states reachable from the start (default: level 1 only).
+    #[arg(long, global = true)]
+    pub reachable: Option<bool>,
+    /// Print the summary as JSON on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+pub fn run(args: BuildArgs) -> Result<()> {
+    let spec = args.game.spec();
+    if let Some(t) = args.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().context("setting up threads")?;
+    }
+    if args.local_workers == 0 {
+        bail!("--local-workers must be at least 1");
+    }
+    let all_layers = spec.layers();
+    let layers = if args.layers.is_empty() {
+        all_layers
+    } else {
+        args.layers
+            .iter()
+            .map(|name| {
+                all_layers.iter().find(|l| &l.name == name).cloned().with_context(|| {
+                    let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
+                    format!("{} has no layer {name:?}; its layers are {}", spec.family(), names.join(", "))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let game = Arc::new(spec.build()?);
+    let out = args.out.unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
+    let run = RunDir::create(&out)?;
+    let info = RunInfo {
+        format: 1,
+        spec: spec.clone(),
+        layers: layers.clone(),
+        states: game.size(),
+        shard_size: args.shard_size,
+        kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    run.write_info(&info)?;
+    tracing::info!("building {} ({} states) into {}", game.name(), game.size(), out.display());
+    let opts = SolveOptions { shard_size: args.shard_size, local_workers: args.local_workers };
+    let tables = solve_embedded(&run, &game, &layers, &opts)?;
+    let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
+    let summary = summarize(&run, &info, &game, &tables, reach)?;
+    write_json_atomically(&run.summary_path(), &summary)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary);
+        println!("tables and summary.json written to {}", out.display());
+    }
+    Ok(())
+}
+
+/// A short human-readable account of a summary.
+pub fn print_summary(s: &serde_json::Value) {
+    println!("{}: {} states, {} illegal", s["game"].as_str().unwrap_or("?"), s["states"], s["illegal"]);
+    if let Some(layers) = s["layers"].as_object() {
+        for (name, l) in layers {
+            println!(
+                "  layer {name:<10} W {:>12}  L {:>12}  D {:>10}  digest {}",
+                l["win"], l["loss"], l["draw"], l["digest"].as_str().unwrap_or("")
+            );
+        }
+    }
+    for (title, block) in [("all states", &s["classes"]), ("reachable", &s["reachable"]["classes"])] {
+        if let Some(c) = block.as_object() {
+            let parts: Vec<String> = c.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("  classes over {title}: {}", parts.join(", "));
+        }
+    }
+    if let Some(n) = s["reachable"]["states"].as_u64() {
+        println!("  reachable from the start: {n} states");
+    }
+}

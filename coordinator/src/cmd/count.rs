@@ -1,0 +1,56 @@
+//! `kingmaker count GAME ...`: the size of a game's index space, without solving.
+
+use super::game::GameChoice;
+use anyhow::Result;
+use clap::Args;
+use kingmaker_worker::games::cc3p;
+use serde_json::json;
+
+#[derive(Args, Debug)]
+pub struct CountArgs {
+    #[command(subcommand)]
+    pub game: GameChoice,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+pub fn run(args: CountArgs) -> Result<()> {
+    let value = match &args.game {
+        GameChoice::Cc3p(a) => {
+            let c = cc3p::counts(a.level)?;
+            json!({
+                "game": "cc3p",
+                "level": a.level,
+                "placements": c.placements.to_string(),
+                "states": c.states.to_string(),
+                "illegal_placements": c.illegal_placements.to_string(),
+                "illegal_states": c.illegal_states.to_string(),
+            })
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        for (k, v) in value.as_object().expect("object") {
+            let v = v.as_str().map(group_digits).unwrap_or_else(|| v.to_string());
+            println!("{k:>18}: {v}");
+        }
+    }
+    Ok(())
+}
+
+/// "4947100130" -> "4,947,100,130" (non-numbers unchanged).
+pub fn group_digits(s: &str) -> String {
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}

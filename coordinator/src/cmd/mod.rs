@@ -1,0 +1,7 @@
+//! One module per subcommand: its arguments and what it does.
+
+pub mod bfs;
+pub mod build;
+pub mod count;
+pub mod game;
+pub mod query;

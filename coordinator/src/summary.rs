@@ -1,0 +1,148 @@
+//! `summary.json`: counts and digests of every layer, and for cc3p the control classes, over all
+//! states and over the states reachable from the start.
+
+use crate::cc3p_view::{answers, Cc3pTables, Class};
+use crate::rundir::{RunDir, RunInfo};
+use anyhow::Result;
+use kingmaker_tablefmt::table::TableSummary;
+use kingmaker_worker::games::cc3p::Cc3p;
+use kingmaker_worker::kernel::Layer;
+use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::{Game, Node};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+
+/// Every state reachable from `start` (terminal states are reached but not expanded).
+pub fn reachable(game: &impl Game, start: u64) -> Vec<u64> {
+    let mut seen = HashSet::from([start]);
+    let mut order = vec![start];
+    let mut children = Vec::new();
+    let mut next = 0;
+    while next < order.len() {
+        let s = order[next];
+        next += 1;
+        children.clear();
+        game.successors(s, &mut children);
+        for &c in &children {
+            if seen.insert(c) {
+                order.push(c);
+            }
+        }
+    }
+    order.sort_unstable();
+    order
+}
+
+fn layer_json(table: &TableSummary) -> Value {
+    json!({
+        "win": table.counts.win,
+        "loss": table.counts.loss,
+        "draw": table.counts.draw,
+        "digest": table.digest,
+        "max_depth": table.max_depth,
+    })
+}
+
+fn class_json(counts: &[u64; 4]) -> Value {
+    json!({
+        "terminal": counts[0],
+        "solo_win": counts[1],
+        "spoiler_draw": counts[2],
+        "kingmaker": counts[3],
+    })
+}
+
+fn class_slot(c: Class) -> usize {
+    match c {
+        Class::Terminal => 0,
+        Class::SoloWin => 1,
+        Class::SpoilerDraw => 2,
+        Class::Kingmaker => 3,
+    }
+}
+
+/// Build the summary of a finished run. `reach` asks for the reachable-states block.
+pub fn summarize(run: &RunDir, info: &RunInfo, game: &AnyGame, tables: &[(Layer, TableSummary)], reach: bool) -> Result<Value> {
+    let mut s = Map::new();
+    s.insert("game".into(), json!(info.spec.family()));
+    if let Value::Object(params) = serde_json::to_value(&info.spec)? {
+        for (k, v) in params {
+            if k != "game" {
+                s.insert(k, v);
+            }
+        }
+    }
+    s.insert("states".into(), json!(game.size()));
+    let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
+    s.insert("illegal".into(), json!(illegal));
+    let layers: Map<String, Value> = tables.iter().map(|(l, t)| (l.name.clone(), layer_json(t))).collect();
+    s.insert("layers".into(), Value::Object(layers));
+
+    let AnyGame::Cc3p(cc3p) = game;
+    if tables.len() == 3 {
+        cc3p_classes(run, cc3p, reach, &mut s)?;
+    }
+    Ok(Value::Object(s))
+}
+
+fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
+    let t = Cc3pTables::open(run)?;
+    let all: [u64; 4] = (0..game.size())
+        .into_par_iter()
+        .fold(|| [0u64; 4], |mut acc, i| {
+            acc[class_slot(answers(game, &t, i).class)] += 1;
+            acc
+        })
+        .reduce(|| [0u64; 4], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]);
+    s.insert("classes".into(), class_json(&all));
+    if reach {
+        let states = reachable(game, game.start_index());
+        let mut classes = [0u64; 4];
+        // Per layer: [win, loss, draw] over reachable legal states; `solo` for each player too.
+        let mut layer_counts = Map::new();
+        let mut per_player = [[0u64; 3]; 3];
+        let mut tally = |name: &str, v: u8| {
+            let e = layer_counts.entry(name.to_string()).or_insert_with(|| json!({"win": 0, "loss": 0, "draw": 0}));
+            let key = match v {
+                1 => "win",
+                2 => "loss",
+                _ => "draw",
+            };
+            e[key] = json!(e[key].as_u64().unwrap_or(0) + 1);
+        };
+        for &i in &states {
+            let a = answers(game, &t, i);
+            classes[class_slot(a.class)] += 1;
+            if game.node(i) == Node::Illegal {
+                continue;
+            }
+            tally("solo", t.solo.get(i).0);
+            tally("enable_ab", t.enable_ab.get(i).0);
+            tally("enable_ac", t.enable_ac.get(i).0);
+            for (p, counts) in per_player.iter_mut().enumerate() {
+                let slot = match a.solo[p].value {
+                    'W' => 0,
+                    'L' => 1,
+                    _ => 2,
+                };
+                counts[slot] += 1;
+            }
+        }
+        let players: Map<String, Value> = ["A", "B", "C"]
+            .iter()
+            .zip(per_player)
+            .map(|(p, c)| (p.to_string(), json!({"win": c[0], "loss": c[1], "draw": c[2]})))
+            .collect();
+        s.insert(
+            "reachable".into(),
+            json!({
+                "states": states.len(),
+                "classes": class_json(&classes),
+                "layers": layer_counts,
+                "solo_by_player": players,
+            }),
+        );
+    }
+    Ok(())
+}
