@@ -1,3 +1,4 @@
 //! The game families. Each module holds one game's rules, index space, moves and unmoves.
 
 pub mod cc3p;
+pub mod toppen;
