@@ -1,1 +1,0 @@
-//! The wave kernel (being written).
