@@ -1,0 +1,140 @@
+//! The published numbers of RULES.md §1 through the real `kingmaker` binary, and its handling of
+//! bad input.
+
+use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
+use serde_json::Value;
+
+fn build_level1(dir: &std::path::Path, extra: &[&str]) -> Value {
+    let out = dir.to_str().unwrap();
+    let mut args = vec!["build", "cc3p", "--level", "1", "--out", out];
+    args.extend_from_slice(extra);
+    kingmaker_ok(&args);
+    read_json(&dir.join("summary.json"))
+}
+
+#[test]
+fn level1_build_reproduces_every_published_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = build_level1(&tmp.path().join("run"), &[]);
+    assert_eq!(s["game"], "cc3p");
+    assert_eq!(s["level"], 1);
+    assert_eq!(s["states"], 1662);
+    assert_eq!(s["illegal"], 75);
+    // Over all 1,587 legal states.
+    let l = &s["layers"];
+    assert_eq!((l["solo"]["win"].as_u64(), l["solo"]["loss"].as_u64(), l["solo"]["draw"].as_u64()), (Some(449), Some(1138), Some(0)));
+    assert_eq!(l["enable_ab"]["win"], 894);
+    assert_eq!(l["enable_ac"]["win"], 737);
+    for layer in ["solo", "enable_ab", "enable_ac"] {
+        let sum: u64 = ["win", "loss", "draw"].iter().map(|k| l[layer][k].as_u64().unwrap()).sum();
+        assert_eq!(sum, 1587, "{layer} counts every legal state once");
+        assert_eq!(l[layer]["digest"].as_str().unwrap().len(), 64);
+    }
+    // Over the 1,245 reachable states.
+    let r = &s["reachable"];
+    assert_eq!(r["states"], 1245);
+    assert_eq!(r["classes"]["terminal"], 171);
+    assert_eq!(r["classes"]["solo_win"], 834);
+    assert_eq!(r["classes"]["kingmaker"], 240);
+    assert_eq!(r["classes"]["spoiler_draw"], 0);
+    for p in ["A", "B", "C"] {
+        assert_eq!(r["solo_by_player"][p]["win"], 335, "player {p}");
+        assert_eq!(r["solo_by_player"][p]["loss"], 910, "player {p}");
+        assert_eq!(r["solo_by_player"][p]["draw"], 0, "player {p}");
+    }
+    assert_eq!(r["layers"]["enable_ab"]["win"], 780);
+    assert_eq!(r["layers"]["enable_ac"]["win"], 623);
+    // Classes over all states add up (illegal states count as terminal).
+    let c = &s["classes"];
+    let total: u64 = ["terminal", "solo_win", "spoiler_draw", "kingmaker"].iter().map(|k| c[k].as_u64().unwrap()).sum();
+    assert_eq!(total, 1662);
+}
+
+#[test]
+fn start_position_every_pair_forces_the_third_out_and_all_enables_hold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    build_level1(&run, &[]);
+    let q: Value = serde_json::from_str(&kingmaker_ok(&["query", run.to_str().unwrap(), "start", "--json"])).unwrap();
+    let a = &q["answers"];
+    assert_eq!(a["class"], "kingmaker");
+    for p in 0..3 {
+        assert_eq!(a["solo"][p]["value"], "L", "no solo win, every player can be forced out");
+        for t in (0..3).filter(|&t| t != p) {
+            assert_eq!(a["enable"][p][t]["value"], "W", "player {p} can hand the win to {t}");
+        }
+    }
+    assert!(!q["moves"].as_array().unwrap().is_empty());
+    // The notation round-trips through the CLI.
+    let pos = q["position"].as_str().unwrap();
+    let again: Value = serde_json::from_str(&kingmaker_ok(&["query", run.to_str().unwrap(), pos, "--json"])).unwrap();
+    assert_eq!(again["index"], q["index"]);
+}
+
+#[test]
+fn several_in_process_workers_and_small_shards_give_identical_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = build_level1(&tmp.path().join("one"), &[]);
+    let three = build_level1(&tmp.path().join("three"), &["--local-workers", "3", "--shard-size", "128"]);
+    assert_eq!(one["layers"], three["layers"]);
+    assert_eq!(one["classes"], three["classes"]);
+}
+
+#[test]
+fn count_prints_the_published_counts_of_all_three_levels() {
+    let expect = [
+        (1, "554", "1662", "75"),
+        (2, "4947100130", "14841300390", "20694"),
+        (3, "433341009067620463656", "", ""),
+    ];
+    for (level, placements, states, illegal) in expect {
+        let out = kingmaker_ok(&["count", "cc3p", "--level", &level.to_string(), "--json"]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["placements"], placements, "level {level}");
+        if !states.is_empty() {
+            assert_eq!(v["states"], states, "level {level}");
+            assert_eq!(v["illegal_states"], illegal, "level {level}");
+        }
+    }
+}
+
+#[test]
+fn bfs_prints_the_published_depths() {
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["bfs", "cc3p", "--level", "1", "--depth", "12", "--json"])).unwrap();
+    assert_eq!(v["new_per_depth"], serde_json::json!([2, 4, 8, 20, 53, 143, 261, 324, 256, 132, 34, 7]));
+    assert_eq!(v["total_with_start"], 1245);
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["bfs", "cc3p", "--level", "2", "--depth", "9", "--json"])).unwrap();
+    assert_eq!(
+        v["new_per_depth"],
+        serde_json::json!([6, 36, 216, 1188, 6582, 36574, 124074, 463250, 1906964])
+    );
+    assert_eq!(v["total_with_start"], 2538891);
+}
+
+/// Bad input: one clear line naming the problem, a non-zero exit, no panic, nothing overwritten.
+fn fails_with(args: &[&str], needle: &str) {
+    let out = kingmaker(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(err.to_lowercase().contains(&needle.to_lowercase()), "{args:?}: expected {needle:?} in {err}");
+}
+
+#[test]
+fn bad_input_is_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    build_level1(&run, &[]);
+    let dir = run.to_str().unwrap();
+    fails_with(&["build", "chess", "--out", "x"], "unrecognized subcommand");
+    fails_with(&["build", "cc3p", "--level", "7"], "level");
+    fails_with(&["count", "cc3p", "--level", "0"], "level");
+    fails_with(&["query", dir, "A:zz9;B:b1;C:e1;A"], "zz9");
+    fails_with(&["query", dir, "A:b4;B:b4;C:e1;A"], "b4");
+    fails_with(&["query", dir, "nonsense"], "position");
+    fails_with(&["query", tmp.path().join("nope").to_str().unwrap(), "start"], "run.json");
+    // An existing non-empty output directory is refused and left alone.
+    let before = std::fs::read(run.join("summary.json")).unwrap();
+    fails_with(&["build", "cc3p", "--level", "1", "--out", dir], "not empty");
+    assert_eq!(std::fs::read(run.join("summary.json")).unwrap(), before);
+}
