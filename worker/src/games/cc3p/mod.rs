@@ -1,0 +1,309 @@
+//! Three-player Chinese Checkers (`cc3p`), levels 1 and 2 as a dense index space (level 3 only as
+//! counts): the rules of RULES.md §1.
+//!
+//! - [`geometry`]: the star, lanes, neighbours, the rotation, cell names.
+//! - [`rank`]: counting and the dense ranking of placements.
+//! - [`moves`]: successors and predecessors on bit masks (the hot path of the kernel).
+//! - [`notation`]: the position notation (docs/cc3p-notation.md), move texts, pictures.
+//!
+//! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2.
+
+mod geometry;
+mod moves;
+mod notation;
+mod rank;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::game::{Game, Node};
+
+pub use geometry::cell_name_picture;
+use geometry::{Geometry, Region};
+use rank::RankTables;
+
+/// Player letters.
+pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
+
+/// Errors of the cc3p module: unsupported levels and bad position texts.
+#[derive(Debug, thiserror::Error)]
+pub enum Cc3pError {
+    #[error("cc3p has levels 1, 2 and 3, not {0}")]
+    NoSuchLevel(u8),
+    #[error(
+        "cc3p level {0} has no dense index: its {1} states do not fit in a u64 index \
+         (levels 1 and 2 are indexed; use counts() for level 3)"
+    )]
+    TooBig(u8, u128),
+    #[error("bad position {text:?}: {problem}")]
+    Position { text: String, problem: String },
+}
+
+/// A small, fast hasher for u64 keys (multiplicative; fine for BFS sets of indices).
+#[derive(Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        let h = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
+
+type IndexSet = HashSet<u64, BuildHasherDefault<IndexHasher>>;
+
+/// The game of one level, with all tables for ranking and move generation.
+pub struct Cc3p {
+    level: u8,
+    geo: Geometry,
+    tables: RankTables,
+    /// Cells per player's lane.
+    lane: [u64; 3],
+    /// Goal point of each player.
+    goal: [u64; 3],
+    /// Start point of each player.
+    start: [u64; 3],
+    /// Neighbour mask of each cell.
+    step: Vec<u64>,
+    /// Per cell and direction: (mask of the cell jumped over, mask of the landing cell); (0, 0) when
+    /// the jump leaves the board.
+    jumps: Vec<[(u64, u64); 6]>,
+    /// The rotation (x, y, z) ↦ (z, x, y) as a cell permutation.
+    rot: Vec<u8>,
+}
+
+impl Cc3p {
+    /// Levels 1 and 2 (dense ranking). Level 3 is too big for an index (u64 overflows).
+    pub fn new(level: u8) -> Result<Cc3p, Cc3pError> {
+        if !(1..=3).contains(&level) {
+            return Err(Cc3pError::NoSuchLevel(level));
+        }
+        let geo = Geometry::new(level);
+        let k = geo.k;
+        let tables = match RankTables::new(geo.hex, k) {
+            Some(t) if geo.len() <= 64 => t,
+            _ => {
+                let placements = rank::stage_sizes(geo.hex, k)[0][geo.hex];
+                return Err(Cc3pError::TooBig(level, placements * 3));
+            }
+        };
+        let bit = |c: usize| 1u64 << c;
+        let mut lane = [0u64; 3];
+        let mut goal = [0u64; 3];
+        let mut start = [0u64; 3];
+        for (c, cell) in geo.cells.iter().enumerate() {
+            for (p, l) in lane.iter_mut().enumerate() {
+                if cell.in_lane(p) {
+                    *l |= bit(c);
+                }
+            }
+            if let Region::Point(q) = cell.region {
+                let p = q as usize / 2;
+                if q % 2 == 0 {
+                    start[p] |= bit(c);
+                } else {
+                    goal[p] |= bit(c);
+                }
+            }
+        }
+        let step = (0..geo.len())
+            .map(|c| {
+                geo.neighbours[c]
+                    .iter()
+                    .flatten()
+                    .fold(0, |m, &nb| m | bit(nb))
+            })
+            .collect();
+        let jumps = (0..geo.len())
+            .map(|c| {
+                let mut j = [(0u64, 0u64); 6];
+                for (d, e) in j.iter_mut().enumerate() {
+                    if let Some((over, land)) = geo.jump(c, d) {
+                        *e = (bit(over), bit(land));
+                    }
+                }
+                j
+            })
+            .collect();
+        let rot = (0..geo.len()).map(|c| geo.rotate_cell(c) as u8).collect();
+        Ok(Cc3p {
+            level,
+            geo,
+            tables,
+            lane,
+            goal,
+            start,
+            step,
+            jumps,
+            rot,
+        })
+    }
+
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+
+    /// Number of placements (554 at level 1, 4,947,100,130 at level 2).
+    pub fn placements(&self) -> u64 {
+        self.tables.placements()
+    }
+
+    /// Every piece on its start point, A to move.
+    pub fn start_index(&self) -> u64 {
+        self.index_of(&self.start, 0)
+    }
+
+    /// The C3 rotation (x, y, z) ↦ (z, x, y): A's pieces become B's, B's become C's, C's become
+    /// A's, and the side to move advances A → B → C → A.
+    pub fn rotate(&self, index: u64) -> u64 {
+        let (sets, mover) = self.decode(index);
+        let r = |set: u64| {
+            let mut out = 0u64;
+            let mut bits = set;
+            while bits != 0 {
+                out |= 1u64 << self.rot[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+            }
+            out
+        };
+        let rotated = [r(sets[2]), r(sets[0]), r(sets[1])];
+        self.index_of(&rotated, (mover + 1) % 3)
+    }
+
+    /// The winner of a terminal state (None for live and illegal states).
+    pub fn winner(&self, index: u64) -> Option<u8> {
+        match self.node(index) {
+            Node::Terminal { winner } => Some(winner),
+            _ => None,
+        }
+    }
+
+    /// The placement (A's, B's, C's cell masks) and the mover of an index.
+    #[inline]
+    pub(crate) fn decode(&self, index: u64) -> ([u64; 3], usize) {
+        (self.tables.unrank(index / 3), (index % 3) as usize)
+    }
+
+    #[inline]
+    pub(crate) fn index_of(&self, sets: &[u64; 3], mover: usize) -> u64 {
+        self.tables.rank(sets) * 3 + mover as u64
+    }
+
+    /// Classify a placement: number of filled goals and the last filled goal's owner.
+    #[inline]
+    fn classify(&self, sets: &[u64; 3], mover: usize) -> Node {
+        let mut filled = 0;
+        let mut winner = 0;
+        for (p, (&set, &goal)) in sets.iter().zip(&self.goal).enumerate() {
+            if set & goal == goal {
+                filled += 1;
+                winner = p as u8;
+            }
+        }
+        match filled {
+            0 => Node::Live { mover: mover as u8 },
+            1 => Node::Terminal { winner },
+            _ => Node::Illegal,
+        }
+    }
+}
+
+impl Game for Cc3p {
+    fn name(&self) -> String {
+        format!("cc3p-{}", self.level)
+    }
+
+    fn players(&self) -> u8 {
+        3
+    }
+
+    fn size(&self) -> u64 {
+        self.placements() * 3
+    }
+
+    fn node(&self, index: u64) -> Node {
+        let (sets, mover) = self.decode(index);
+        self.classify(&sets, mover)
+    }
+
+    fn successors(&self, index: u64, out: &mut Vec<u64>) {
+        self.successors_into(index, out);
+    }
+
+    fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
+        self.predecessors_into(index, out);
+    }
+
+    fn mover(&self, index: u64) -> u8 {
+        (index % 3) as u8
+    }
+}
+
+/// Exact counts of a level (label-free; illegal = two or more goals filled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cc3pCounts {
+    pub placements: u128,
+    pub states: u128,
+    pub illegal_placements: u128,
+    pub illegal_states: u128,
+}
+
+/// Exact counts for any level 1..=3, computed combinatorially.
+///
+/// Placements are `N_0(H)` (see [`rank`]). A filled goal holds all k of its owner's pieces, which
+/// are then off the hexagon; with two goals filled the third player may stand anywhere in its lane
+/// (L = H + 2k cells), so by inclusion–exclusion the placements with ≥ 2 goals filled number
+/// `3 · C(L, k) − 2`.
+pub fn counts(level: u8) -> Result<Cc3pCounts, Cc3pError> {
+    if !(1..=3).contains(&level) {
+        return Err(Cc3pError::NoSuchLevel(level));
+    }
+    let n = level as usize;
+    let k = n * (n + 1) / 2;
+    let hex = 3 * n * (n + 1) + 1;
+    let placements = rank::stage_sizes(hex, k)[0][hex];
+    let illegal_placements = 3 * rank::binom128(hex + 2 * k, k) - 2;
+    Ok(Cc3pCounts {
+        placements,
+        states: placements * 3,
+        illegal_placements,
+        illegal_states: illegal_placements * 3,
+    })
+}
+
+/// Breadth-first search from the start position that does not expand terminal states: the number
+/// of new states at each depth 1..=depth.
+pub fn bfs_new_per_depth(game: &Cc3p, depth: u32) -> Vec<u64> {
+    let mut seen = IndexSet::default();
+    let start = game.start_index();
+    seen.insert(start);
+    let mut frontier = vec![start];
+    let mut children = Vec::new();
+    let mut result = Vec::with_capacity(depth as usize);
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for &s in &frontier {
+            children.clear();
+            // Terminal states have no successors, so they are not expanded.
+            game.successors_into(s, &mut children);
+            for &c in &children {
+                if seen.insert(c) {
+                    next.push(c);
+                }
+            }
+        }
+        result.push(next.len() as u64);
+        frontier = next;
+    }
+    result
+}
