@@ -53,6 +53,14 @@ mod tests {
             .map_or(1, |n| n.get())
             .min(2);
         let solved = solve_in_memory(&game, &layer, threads);
+        // Swapping the colours and the side to move swaps W and L: both are equally common.
+        let count = |v: u8| solved.values.iter().filter(|&&x| x == v).count();
+        assert_eq!(count(WIN), count(LOSS));
+        assert_eq!(count(crate::kernel::ILLEGAL), 0);
+        // With B to move first the roles swap too.
+        let ring = game.starting_states(&Toppen::parse_terrain("####/#..#/####").unwrap());
+        let b_first: Vec<u64> = ring.iter().map(|s| s | 1).collect();
+        assert_eq!(census(&solved.values, &b_first), (0, 250, 2));
         let check = |spec: &str, expected: (u32, u32, u32)| {
             let terrain = Toppen::parse_terrain(spec).unwrap();
             let starts = game.starting_states(&terrain);
