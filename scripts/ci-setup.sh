@@ -3,6 +3,8 @@
 set -euo pipefail
 need=()
 command -v gcc >/dev/null || need+=(gcc)
+# nauty-Traces-sys runs bindgen, which needs libclang.
+dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
