@@ -79,8 +79,7 @@ pub fn summarize(run: &RunDir, info: &RunInfo, game: &AnyGame, tables: &[(Layer,
     let layers: Map<String, Value> = tables.iter().map(|(l, t)| (l.name.clone(), layer_json(t))).collect();
     s.insert("layers".into(), Value::Object(layers));
 
-    let AnyGame::Cc3p(cc3p) = game;
-    if tables.len() == 3 {
+    if let (AnyGame::Cc3p(cc3p), 3) = (game, tables.len()) {
         cc3p_classes(run, cc3p, reach, &mut s)?;
     }
     Ok(Value::Object(s))

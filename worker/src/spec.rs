@@ -3,6 +3,7 @@
 
 use crate::game::{Game, Node};
 use crate::games::cc3p::Cc3p;
+use crate::games::toppen::{Toppen, ToppenOptions};
 use crate::kernel::Layer;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,8 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "game", rename_all = "lowercase")]
 pub enum GameSpec {
     Cc3p { level: u8 },
+    /// `first`: the player who moves first at the start (0 = A); `diagonal`: 8-neighbour moves.
+    Toppen { first: u8, diagonal: bool },
 }
 
 impl GameSpec {
@@ -18,6 +21,9 @@ impl GameSpec {
     pub fn build(&self) -> anyhow::Result<AnyGame> {
         Ok(match self {
             GameSpec::Cc3p { level } => AnyGame::Cc3p(Cc3p::new(*level)?),
+            GameSpec::Toppen { first, diagonal } => {
+                AnyGame::Toppen(Toppen::new(ToppenOptions { first: *first, diagonal: *diagonal })?)
+            }
         })
     }
 
@@ -25,6 +31,7 @@ impl GameSpec {
     pub fn family(&self) -> &'static str {
         match self {
             GameSpec::Cc3p { .. } => "cc3p",
+            GameSpec::Toppen { .. } => "toppen",
         }
     }
 
@@ -37,6 +44,8 @@ impl GameSpec {
                 Layer::new("enable_ab", 0b011, 0b010),
                 Layer::new("enable_ac", 0b101, 0b100),
             ],
+            // Two-player games need one layer: "the first colour (player 0) wins".
+            GameSpec::Toppen { .. } => vec![Layer::new("solo", 0b01, 0b01)],
         }
     }
 }
@@ -45,12 +54,14 @@ impl GameSpec {
 /// inside each game's own code).
 pub enum AnyGame {
     Cc3p(Cc3p),
+    Toppen(Toppen),
 }
 
 macro_rules! each_game {
     ($self:expr, $g:ident => $body:expr) => {
         match $self {
             AnyGame::Cc3p($g) => $body,
+            AnyGame::Toppen($g) => $body,
         }
     };
 }
@@ -76,5 +87,32 @@ impl Game for AnyGame {
     }
     fn mover(&self, index: u64) -> u8 {
         each_game!(self, g => g.mover(index))
+    }
+}
+
+/// The human side of every game: its position notation, move texts and pictures.
+impl AnyGame {
+    /// Parse a position in the game's notation (see the README and docs/*-notation.md).
+    pub fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(each_game!(self, g => g.parse_position(text)?))
+    }
+    /// The canonical text of a position; `parse_position` gives the index back.
+    pub fn format_position(&self, index: u64) -> String {
+        each_game!(self, g => g.format_position(index))
+    }
+    /// Every legal move: its text and the index it leads to.
+    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        each_game!(self, g => g.moves(index))
+    }
+    /// An ASCII picture of the position.
+    pub fn picture(&self, index: u64) -> String {
+        each_game!(self, g => g.picture(index))
+    }
+    /// Player names as shown to users.
+    pub fn player_name(&self, player: u8) -> String {
+        match self {
+            AnyGame::Cc3p(_) => ["A", "B", "C"][player as usize].to_string(),
+            AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
+        }
     }
 }

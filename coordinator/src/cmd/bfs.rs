@@ -21,6 +21,9 @@ pub struct BfsArgs {
 pub fn run(args: BfsArgs) -> Result<()> {
     let per_depth = match &args.game {
         GameChoice::Cc3p(a) => cc3p::bfs_new_per_depth(&Cc3p::new(a.level)?, args.depth),
+        GameChoice::Toppen(_) => {
+            anyhow::bail!("toppen has no single start position (every terrain and colouring is one); use `census`")
+        }
     };
     let total: u64 = 1 + per_depth.iter().sum::<u64>();
     if args.json {

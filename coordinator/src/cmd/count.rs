@@ -28,6 +28,18 @@ pub fn run(args: CountArgs) -> Result<()> {
                 "illegal_states": c.illegal_states.to_string(),
             })
         }
+        other => {
+            // Games without a closed formula: enumerate the index space.
+            use kingmaker_worker::{Game, Node};
+            use rayon::prelude::*;
+            let spec = other.spec();
+            let game = spec.build()?;
+            let illegal = (0..game.size()).into_par_iter().filter(|&i| game.node(i) == Node::Illegal).count();
+            let mut v = serde_json::to_value(&spec)?;
+            v["states"] = json!(game.size().to_string());
+            v["illegal_states"] = json!(illegal.to_string());
+            v
+        }
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&value)?);

@@ -4,6 +4,7 @@ use crate::cc3p_view::{answers, Answers, Cc3pTables, PLAYERS};
 use crate::rundir::RunDir;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node};
 use serde_json::json;
@@ -26,8 +27,65 @@ pub fn run(args: QueryArgs) -> Result<()> {
         bail!("{} is not a finished build (no summary.json); wait for it or resume it", args.dir.display());
     }
     let game = info.spec.build()?;
-    let AnyGame::Cc3p(g) = &game;
-    let tables = Cc3pTables::open(&run)?;
+    match &game {
+        AnyGame::Cc3p(g) => query_cc3p(&run, g, &args),
+        _ => query_two_player(&run, &game, &args),
+    }
+}
+
+/// A two-player game: one layer, `solo` = "player 0 (the first colour) wins".
+fn query_two_player(run: &RunDir, game: &AnyGame, args: &QueryArgs) -> Result<()> {
+    let table = run.table("solo")?;
+    let index = game.parse_position(&args.position)?;
+    let label = |i: u64| {
+        let (v, d) = table.get(i);
+        let value = match v {
+            WIN => "W",
+            LOSS => "L",
+            DRAW => "D",
+            _ => "-",
+        };
+        (value, d)
+    };
+    let node = |i: u64| match game.node(i) {
+        Node::Illegal => "illegal".to_string(),
+        Node::Terminal { winner } => format!("terminal: {} has won", game.player_name(winner)),
+        Node::Live { mover } => format!("{} to move", game.player_name(mover)),
+    };
+    let moves = game.moves(index);
+    if args.json {
+        let (v, d) = label(index);
+        let out = json!({
+            "position": game.format_position(index),
+            "index": index,
+            "node": node(index),
+            "value": v,
+            "depth": d,
+            "moves": moves.iter().map(|(text, child)| {
+                let (v, d) = label(*child);
+                json!({"move": text, "position": game.format_position(*child), "index": child, "value": v, "depth": d})
+            }).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let (v, d) = label(index);
+    println!("position {}  (index {index})", game.format_position(index));
+    println!("{}", game.picture(index));
+    println!("{}", node(index));
+    println!("value {v} (depth {d})   W = {} wins, L = {} wins, D = draw", game.player_name(0), game.player_name(1));
+    if moves.is_empty() {
+        println!("no moves");
+    }
+    for (text, child) in &moves {
+        let (v, d) = label(*child);
+        println!("move {text:<12} -> {v}{d:<4} {}", game.format_position(*child));
+    }
+    Ok(())
+}
+
+fn query_cc3p(run: &RunDir, g: &kingmaker_worker::games::cc3p::Cc3p, args: &QueryArgs) -> Result<()> {
+    let tables = Cc3pTables::open(run)?;
     let index = g.parse_position(&args.position)?;
     let here = answers(g, &tables, index);
     let moves: Vec<(String, u64, Answers)> =
