@@ -1,12 +1,19 @@
 //! Three-player Chinese Checkers (`cc3p`), levels 1 and 2 as a dense index space (level 3 only as
 //! counts): the rules of RULES.md §1.
 //!
-//! - [`geometry`]: the star, lanes, neighbours, the rotation, cell names.
-//! - [`rank`]: counting and the dense ranking of placements.
-//! - [`moves`]: successors and predecessors on bit masks (the hot path of the kernel).
-//! - [`notation`]: the position notation (docs/cc3p-notation.md), move texts, pictures.
+//! - `geometry.rs`: the star, lanes, neighbours, the rotation, cell names.
+//! - `rank.rs`: counting and the dense ranking of placements.
+//! - `moves.rs`: successors and predecessors on bit masks (the hot path of the kernel).
+//! - `notation.rs`: the position notation (docs/cc3p-notation.md), move texts, pictures.
 //!
-//! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2.
+//! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2. The placement rank does not
+//! depend on the mover (a pass keeps `index / 3`). Methods taking an index expect `index < size()`
+//! (every index the game, the kernel or `parse_position` hands out); larger ones may panic.
+//!
+//! Speed: successors and predecessors unrank once, then rank each child incrementally
+//! (`RankTables::moved_rank` in `rank.rs`): only the moved player's stage and the later stages are
+//! re-ranked, with the positions among free hexagon cells taken from a per-state table, so the hot
+//! path has no popcount, division or allocation per child.
 
 mod geometry;
 mod moves;
@@ -260,7 +267,7 @@ pub struct Cc3pCounts {
 
 /// Exact counts for any level 1..=3, computed combinatorially.
 ///
-/// Placements are `N_0(H)` (see [`rank`]). A filled goal holds all k of its owner's pieces, which
+/// Placements are `N_0(H)` (see `rank.rs`). A filled goal holds all k of its owner's pieces, which
 /// are then off the hexagon; with two goals filled the third player may stand anywhere in its lane
 /// (L = H + 2k cells), so by inclusion–exclusion the placements with ≥ 2 goals filled number
 /// `3 · C(L, k) − 2`.

@@ -117,16 +117,12 @@ impl Cc3p {
             let c = pieces.trailing_zeros() as usize;
             pieces &= pieces - 1;
             let at = 1u64 << c;
-            if prev_won && at & goal == 0 {
-                // Only moving a piece back out of the filled goal gives a live predecessor.
-                continue;
-            }
             let mut origins = self.destinations(c, occ & !at, lane);
             while origins != 0 {
                 let from = origins.trailing_zeros() as usize;
                 origins &= origins - 1;
                 if (sets[prev] ^ at ^ (1u64 << from)) & goal == goal {
-                    continue; // the predecessor would be terminal
+                    continue; // the predecessor would be terminal (prev's goal filled)
                 }
                 out.push(self.tables.moved_rank(&delta, c, from) * 3 + p);
             }
