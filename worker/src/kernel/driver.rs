@@ -140,8 +140,7 @@ impl<G: Game> Router for InProcessRouter<G> {
     fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError> {
         let peers = self.peers.get().expect("in-process router used before its peers were set");
         let wave = self.wave.load(std::sync::atomic::Ordering::Relaxed);
-        peers[worker].engine.receive(updates, wave);
-        Ok(())
+        peers[worker].engine.receive(updates, wave)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
-use super::shard::{ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS, CELL_MAX_COUNTER, CELL_WIN};
+use super::shard::{ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN};
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
@@ -100,10 +100,10 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     /// Wave 0: classify every owned state. Terminal states are decided (frontier of wave 0); live
-    /// states get their successor count; both frontiers and all depths are cleared.
+    /// states start with an unknown counter (see [`CELL_UNCOUNTED`]); both frontiers and all
+    /// depths are cleared.
     pub fn init_pass(&self) -> Result<(), KernelError> {
-        self.tasks().into_par_iter().try_for_each(|(shard, w0, w1)| {
-            let mut succ = Vec::new();
+        self.tasks().into_par_iter().for_each(|(shard, w0, w1)| {
             let cells = shard.cells();
             let (f0, f1) = (shard.frontier(0), shard.frontier(1));
             for w in w0..w1 {
@@ -123,26 +123,15 @@ impl<G: Game> WorkerEngine<G> {
                                 CELL_LOSS
                             }
                         }
-                        Node::Live { .. } => {
-                            succ.clear();
-                            self.game.successors(index, &mut succ);
-                            if succ.is_empty() || succ.len() > CELL_MAX_COUNTER as usize {
-                                return Err(KernelError::CounterOverflow {
-                                    index,
-                                    count: succ.len(),
-                                    max: CELL_MAX_COUNTER,
-                                });
-                            }
-                            succ.len() as u8
-                        }
+                        Node::Live { .. } => CELL_UNCOUNTED,
                     };
                     cells[i].store(cell, Relaxed);
                 }
                 f0[w].store(bits, Relaxed);
                 f1[w].store(0, Relaxed);
             }
-            Ok(())
-        })
+        });
+        Ok(())
     }
 
     /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, route every predecessor
@@ -166,7 +155,7 @@ impl<G: Game> WorkerEngine<G> {
                     for &p in &preds {
                         let owner = self.owners[self.plan.shard_of(p)];
                         if owner == self.me {
-                            self.apply(p, child_is_win, wave);
+                            self.apply(p, child_is_win, wave)?;
                             applied += 1;
                         } else {
                             outbox[owner].push(encode_update(p, child_is_win));
@@ -198,18 +187,23 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     /// Apply a batch of updates from another worker during wave `wave`.
-    pub fn receive(&self, updates: &[u64], wave: u32) {
+    pub fn receive(&self, updates: &[u64], wave: u32) -> Result<(), KernelError> {
         let apply = |&u: &u64| self.apply(u >> 1, u & 1 == 1, wave);
         if updates.len() >= 4096 {
-            updates.par_iter().for_each(apply);
+            updates.par_iter().try_for_each(apply)?;
         } else {
-            updates.iter().for_each(apply);
+            updates.iter().try_for_each(apply)?;
         }
         self.counters.applied.fetch_add(updates.len() as u64, Relaxed);
+        Ok(())
     }
 
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).
-    fn apply(&self, pred: u64, child_is_win: bool, wave: u32) {
+    ///
+    /// Counters are initialised lazily: a live state's successors are counted the first time an
+    /// unfavourable child reaches it, so states that no update ever reaches cost nothing, and the
+    /// initial pass needs no move generation.
+    fn apply(&self, pred: u64, child_is_win: bool, wave: u32) -> Result<(), KernelError> {
         let shard = &self.shards[&self.plan.shard_of(pred)];
         let i = (pred - shard.start) as usize;
         let cell = &shard.cells()[i];
@@ -220,25 +214,41 @@ impl<G: Game> WorkerEngine<G> {
         let mut current = cell.load(Relaxed);
         loop {
             if current > CELL_MAX_COUNTER {
-                return; // already decided (or illegal, which has no successors)
+                return Ok(()); // already decided (or illegal, which has no successors)
             }
+            let remaining = if current == CELL_UNCOUNTED { self.count_successors(pred)? } else { current };
             let new = if favourable {
                 child
-            } else if current == 1 {
+            } else if remaining == 1 {
                 bad_for_mover
             } else {
-                current - 1
+                remaining - 1
             };
             match cell.compare_exchange_weak(current, new, Relaxed, Relaxed) {
                 Ok(_) => {
                     if new > CELL_MAX_COUNTER {
                         shard.frontier(wave)[i / 64].fetch_or(1 << (i % 64), Relaxed);
                     }
-                    return;
+                    return Ok(());
                 }
                 Err(seen) => current = seen,
             }
         }
+    }
+
+    /// The number of successors of a live state (a pass counts as one).
+    fn count_successors(&self, index: u64) -> Result<u8, KernelError> {
+        thread_local!(static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) });
+        let count = SCRATCH.with(|scratch| {
+            let mut out = scratch.borrow_mut();
+            out.clear();
+            self.game.successors(index, &mut out);
+            out.len()
+        });
+        if count == 0 || count > CELL_MAX_COUNTER as usize {
+            return Err(KernelError::CounterOverflow { index, count, max: CELL_MAX_COUNTER });
+        }
+        Ok(count as u8)
     }
 
     /// Close wave `wave`: record its depth for every state it decided, clear the frontier it

@@ -7,7 +7,9 @@
 //!
 //! The algorithm (one byte per state while solving, see [`shard`]):
 //! 1. Initial pass: terminal states get W or L at wave 0 and form the first frontier; every other
-//!    legal state gets a counter = its number of successors (a pass counts as one).
+//!    legal state gets a counter = its number of successors (a pass counts as one). The counter is
+//!    set lazily, when the first unfavourable child reaches the state: states no update reaches
+//!    are never expanded forwards.
 //! 2. Wave `w`: for every state `s` decided in wave `w-1`, generate its predecessors `p`. If `p` is
 //!    undecided and its mover is on the side `s`'s value favours, `p` takes that value; otherwise
 //!    `p`'s counter drops by one, and at zero `p` takes the value bad for its mover. Whatever is

@@ -1,8 +1,8 @@
 //! Shards: contiguous ranges of the index space and the arrays a worker keeps for each.
 //!
 //! Per state, while a layer is being solved:
-//! - one *cell* byte: a counter of successors not yet known to be bad for the mover (1..=252),
-//!   or W, L, or illegal (see the `CELL_*` constants);
+//! - one *cell* byte: undecided (successors not counted yet, or a counter of successors not yet
+//!   known to be bad for the mover, 1..=252), or W, L, or illegal (see the `CELL_*` constants);
 //! - two frontier bits (the states decided in the previous wave, and those decided in this one);
 //! - the depth, a `u16` written once, in index order, when the wave that decided it closes.
 //!
@@ -15,7 +15,10 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8};
 
-/// Cell values. Anything at or below `CELL_MAX_COUNTER` is an undecided state's counter.
+/// Cell values. Anything at or below `CELL_MAX_COUNTER` is an undecided state: either
+/// `CELL_UNCOUNTED` (no child decided yet, successors not counted) or the number of successors
+/// not yet known to be bad for the mover.
+pub const CELL_UNCOUNTED: u8 = 0;
 pub const CELL_MAX_COUNTER: u8 = 252;
 pub const CELL_WIN: u8 = 0xFD;
 pub const CELL_LOSS: u8 = 0xFE;
