@@ -1,5 +1,6 @@
 //! Kingmaker's on-disk formats. No async, no game rules: bytes in, bytes out.
 
+pub mod checkpoint;
 pub mod table;
 
 use std::path::Path;
