@@ -89,7 +89,8 @@ mod tests {
 
         let path = dir.path().join("c0.zst");
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes[bytes.len() / 2] ^= 0x10;
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x10;
         std::fs::write(&path, &bytes).unwrap();
         let err = read_chunk(dir.path(), &r).unwrap_err().to_string();
         assert!(err.contains("c0.zst") && err.contains("crc32"), "{err}");
