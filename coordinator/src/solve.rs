@@ -26,7 +26,7 @@ pub fn solve_layer(
     workers: &[Arc<dyn WorkerHandle>],
 ) -> Result<TableSummary> {
     let progress = LayerProgress::new(&layer.name, plan.size);
-    let outcome = drive_layer(layer, workers, |w| progress.wave(w))?;
+    let outcome = drive_layer(layer, workers, None, &mut |w: &kingmaker_worker::kernel::WaveSummary| progress.wave(w))?;
     progress.finish();
     let mut writer = TableWriter::create(&run.layers_dir(), &layer.name)?;
     let mut max_depth = 0;

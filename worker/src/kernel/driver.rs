@@ -1,5 +1,6 @@
 //! The barrier: run the waves of one layer over a set of workers, in-process or remote.
 
+use super::checkpoint::{prune, WorkerCheckpoint};
 use super::engine::{Router, WaveStats, WorkerEngine};
 use super::shard::ShardPlan;
 use super::{KernelError, Layer};
@@ -17,6 +18,46 @@ pub trait WorkerHandle: Send + Sync {
     fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError>;
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError>;
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError>;
+    /// Save this worker's arrays after wave `wave` closed (see [`super::checkpoint`]).
+    fn checkpoint(&self, _wave: u32) -> Result<(), KernelError> {
+        Err(KernelError::Checkpoint(format!("worker {} cannot write checkpoints", self.name())))
+    }
+    /// Load this worker's arrays as they were after wave `wave` closed.
+    fn restore(&self, _wave: u32) -> Result<(), KernelError> {
+        Err(KernelError::Checkpoint(format!("worker {} cannot restore checkpoints", self.name())))
+    }
+}
+
+/// What the caller of [`drive_layer`] sees and decides between waves.
+pub trait LayerObserver {
+    /// A wave has closed (wave 0 is the initial pass).
+    fn wave(&mut self, summary: &WaveSummary);
+    /// Should every worker checkpoint now?
+    fn want_checkpoint(&mut self, _summary: &WaveSummary) -> bool {
+        false
+    }
+    /// Every worker has checkpointed `wave`: record it as the run's restart point.
+    fn checkpointed(&mut self, _wave: u32, _decided_total: u64) -> Result<(), KernelError> {
+        Ok(())
+    }
+    /// Stop after this wave? (A checkpoint is taken first, so the run can be resumed.)
+    fn should_stop(&mut self) -> bool {
+        false
+    }
+}
+
+/// Any closure is an observer that only watches.
+impl<F: FnMut(&WaveSummary)> LayerObserver for F {
+    fn wave(&mut self, summary: &WaveSummary) {
+        self(summary)
+    }
+}
+
+/// Where a resumed layer starts: the workers hold the state after `wave` closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ResumePoint {
+    pub wave: u32,
+    pub decided_total: u64,
 }
 
 /// One line of progress: what a wave did, summed over the workers.
@@ -36,6 +77,8 @@ pub struct LayerOutcome {
     pub waves: u32,
     pub decided: u64,
     pub seconds: f64,
+    /// The observer asked to stop: the layer is not finished, its last wave is checkpointed.
+    pub stopped: bool,
 }
 
 /// Call `f` on every worker at once and collect the results in worker order.
@@ -49,16 +92,23 @@ fn on_all<T: Send>(
     })
 }
 
-/// Run one layer to its fixpoint: the initial pass, then waves until one decides nothing.
-/// `observe` sees every wave (wave 0 is the initial pass).
+/// Run one layer to its fixpoint: the initial pass (or the restored state of `resume`), then
+/// waves until one decides nothing. The observer sees every wave and decides about checkpoints
+/// and stopping; a stopped layer returns with `stopped` set.
 pub fn drive_layer(
     layer: &Layer,
     workers: &[Arc<dyn WorkerHandle>],
-    mut observe: impl FnMut(&WaveSummary),
+    resume: Option<ResumePoint>,
+    observer: &mut dyn LayerObserver,
 ) -> Result<LayerOutcome, KernelError> {
     let started = Instant::now();
-    let mut total = 0;
-    let mut wave = 0;
+    let (mut wave, mut total) = match resume {
+        Some(r) => {
+            on_all(workers, |w| w.restore(r.wave))?;
+            (r.wave + 1, r.decided_total)
+        }
+        None => (0, 0),
+    };
     loop {
         let t = Instant::now();
         if wave == 0 {
@@ -74,18 +124,32 @@ pub fn drive_layer(
             sent: a.sent + c.1.sent,
         });
         total += decided;
-        observe(&WaveSummary {
+        let summary = WaveSummary {
             layer: layer.name.clone(),
             wave,
             decided,
             decided_total: total,
             stats,
             seconds: t.elapsed().as_secs_f64(),
-        });
-        if decided == 0 {
+        };
+        observer.wave(&summary);
+        let outcome = |stopped| LayerOutcome {
             // The last wave decided nothing: the layer settled in the wave before it.
-            let waves = wave.saturating_sub(1);
-            return Ok(LayerOutcome { waves, decided: total, seconds: started.elapsed().as_secs_f64() });
+            waves: if stopped { wave } else { wave.saturating_sub(1) },
+            decided: total,
+            seconds: started.elapsed().as_secs_f64(),
+            stopped,
+        };
+        if decided == 0 {
+            return Ok(outcome(false));
+        }
+        let stop = observer.should_stop();
+        if stop || observer.want_checkpoint(&summary) {
+            on_all(workers, |w| w.checkpoint(wave))?;
+            observer.checkpointed(wave, total)?;
+        }
+        if stop {
+            return Ok(outcome(true));
         }
         wave += 1;
     }
@@ -95,6 +159,10 @@ pub fn drive_layer(
 pub struct LocalWorker<G: Game> {
     pub engine: WorkerEngine<G>,
     name: String,
+    /// Where checkpoints go (None: in-memory worker, no checkpoints).
+    checkpoint_dir: Option<std::path::PathBuf>,
+    /// The checkpoints kept on disk, oldest first (at most two).
+    kept: std::sync::Mutex<Vec<WorkerCheckpoint>>,
 }
 
 impl<G: Game> WorkerHandle for LocalWorker<G> {
@@ -116,9 +184,30 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         self.engine.shard_depth(shard).ok_or_else(|| self.not_mine(shard))
     }
+    fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
+        let dir = self.checkpoint_dir()?;
+        let mut kept = self.kept.lock().expect("checkpoint list");
+        let cp = self.engine.checkpoint(wave, dir, kept.last())?;
+        kept.push(cp);
+        if kept.len() > 2 {
+            kept.remove(0);
+        }
+        prune(dir, self.engine.me(), &kept)
+    }
+    fn restore(&self, wave: u32) -> Result<(), KernelError> {
+        let cp = self.engine.restore(wave, self.checkpoint_dir()?)?;
+        *self.kept.lock().expect("checkpoint list") = vec![cp];
+        Ok(())
+    }
 }
 
 impl<G: Game> LocalWorker<G> {
+    fn checkpoint_dir(&self) -> Result<&std::path::Path, KernelError> {
+        self.checkpoint_dir
+            .as_deref()
+            .ok_or_else(|| KernelError::Checkpoint(format!("{} keeps its arrays in memory", self.name)))
+    }
+
     fn not_mine(&self, shard: usize) -> KernelError {
         KernelError::Worker { worker: self.name.clone(), message: format!("does not own shard {shard}") }
     }
@@ -177,7 +266,12 @@ pub fn local_workers<G: Game + 'static>(
             sub.as_deref(),
             router.clone() as Arc<dyn Router>,
         )?;
-        locals.push(Arc::new(LocalWorker { engine, name: format!("in-process worker {me}") }));
+        locals.push(Arc::new(LocalWorker {
+            engine,
+            name: format!("in-process worker {me}"),
+            checkpoint_dir: sub.as_ref().map(|d| d.join("checkpoint")),
+            kept: Default::default(),
+        }));
     }
     let _ = router.peers.set(locals.clone());
     Ok(locals.into_iter().map(|w| WaveTracking { inner: w, router: router.clone() }).map(|w| Arc::new(w) as _).collect())
@@ -209,6 +303,12 @@ impl<G: Game> WorkerHandle for WaveTracking<G> {
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         self.inner.shard_depth(shard)
     }
+    fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
+        self.inner.checkpoint(wave)
+    }
+    fn restore(&self, wave: u32) -> Result<(), KernelError> {
+        self.inner.restore(wave)
+    }
 }
 
 /// A solved layer held in memory.
@@ -237,7 +337,7 @@ pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads:
     let run = || -> Result<Solved, KernelError> {
         let plan = ShardPlan::new(game.size(), 1 << 22);
         let workers = local_workers(game.clone(), layer, plan, 1, None)?;
-        let outcome = drive_layer(layer, &workers, |_| {})?;
+        let outcome = drive_layer(layer, &workers, None, &mut |_: &WaveSummary| {})?;
         let mut solved = Solved { values: Vec::new(), depth: Vec::new(), waves: outcome.waves };
         gather(&plan, &workers, |_, v, d| {
             solved.values.extend(v);

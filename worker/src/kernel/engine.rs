@@ -80,6 +80,16 @@ impl<G: Game> WorkerEngine<G> {
         &self.layer
     }
 
+    /// This worker's number.
+    pub fn me(&self) -> usize {
+        self.me
+    }
+
+    /// The arrays of an owned shard.
+    pub(super) fn shard(&self, id: usize) -> &ShardArrays {
+        &self.shards[&id]
+    }
+
     pub fn owned_shards(&self) -> Vec<usize> {
         let mut ids: Vec<usize> = self.shards.keys().copied().collect();
         ids.sort_unstable();

@@ -21,11 +21,14 @@
 //! the owners of other shards; [`driver`] is the barrier that runs waves over any set of workers,
 //! in-process or remote. The embedded default is the same code with in-process workers.
 
+pub mod checkpoint;
 pub mod driver;
 pub mod engine;
 pub mod shard;
 
-pub use driver::{drive_layer, solve_in_memory, LayerOutcome, Solved, WaveSummary, WorkerHandle};
+pub use driver::{
+    drive_layer, solve_in_memory, LayerObserver, LayerOutcome, ResumePoint, Solved, WaveSummary, WorkerHandle,
+};
 pub use engine::{Router, WaveStats, WorkerEngine};
 pub use shard::ShardPlan;
 
@@ -67,6 +70,10 @@ pub enum KernelError {
     Io { path: String, source: std::io::Error },
     #[error("worker {worker}: {message}")]
     Worker { worker: String, message: String },
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+    #[error(transparent)]
+    Format(#[from] kingmaker_tablefmt::FormatError),
     #[error("layer {layer} did not settle after {waves} waves (the depth field holds {max})")]
     TooManyWaves { layer: String, waves: u32, max: u32 },
 }

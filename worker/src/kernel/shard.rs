@@ -71,6 +71,24 @@ fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
     }
 }
 
+/// One of a shard's arrays (the frontier of a given wave).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Array {
+    Cells,
+    Depth,
+    Frontier(u32),
+}
+
+impl Array {
+    pub fn name(self) -> &'static str {
+        match self {
+            Array::Cells => "cells",
+            Array::Depth => "depth",
+            Array::Frontier(_) => "frontier",
+        }
+    }
+}
+
 /// The arrays of one shard.
 pub struct ShardArrays {
     pub id: usize,
@@ -122,6 +140,41 @@ impl ShardArrays {
 
     pub fn words(&self) -> usize {
         self.len.div_ceil(64) as usize
+    }
+
+    /// The raw bytes of one array.
+    ///
+    /// # Safety
+    /// Only at a barrier: no thread may be updating the array while the slice is alive.
+    pub unsafe fn raw(&self, array: Array) -> &[u8] {
+        let m = self.map_of(array);
+        std::slice::from_raw_parts(m.as_ptr(), self.byte_len(array))
+    }
+
+    /// The raw bytes of one array, for restoring a checkpoint.
+    ///
+    /// # Safety
+    /// Only at a barrier, and callers must write disjoint ranges.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn raw_mut(&self, array: Array) -> &mut [u8] {
+        let m = self.map_of(array);
+        std::slice::from_raw_parts_mut(m.as_ptr() as *mut u8, self.byte_len(array))
+    }
+
+    fn map_of(&self, array: Array) -> &MmapMut {
+        match array {
+            Array::Cells => &self.cells,
+            Array::Depth => &self.depth,
+            Array::Frontier(wave) => &self.frontiers[(wave % 2) as usize],
+        }
+    }
+
+    fn byte_len(&self, array: Array) -> usize {
+        match array {
+            Array::Cells => self.len as usize,
+            Array::Depth => 2 * self.len as usize,
+            Array::Frontier(_) => self.words() * 8,
+        }
     }
 
     /// Write dirty pages of file-backed arrays to disk.

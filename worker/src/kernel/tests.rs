@@ -95,7 +95,7 @@ fn several_workers_and_shards_give_the_same_tables() {
         let plan = ShardPlan::new(game.size(), shard_size);
         let path = on_disk.then(|| dir.path().join(format!("w{workers}")));
         let handles = local_workers(game.clone(), &layer, plan, workers, path.as_deref()).unwrap();
-        drive_layer(&layer, &handles, |_| {}).unwrap();
+        drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
         let (mut v, mut d) = (Vec::new(), Vec::new());
         gather(&plan, &handles, |_, sv, sd| {
             v.extend(sv);
@@ -106,4 +106,83 @@ fn several_workers_and_shards_give_the_same_tables() {
         assert_eq!(v, values, "{workers} workers, shard size {shard_size}");
         assert_eq!(d, depth, "{workers} workers, shard size {shard_size}");
     }
+}
+
+/// Stops after `stop_after` waves, checkpointing every `every` waves (and at the stop).
+struct StopAt {
+    stop_after: u32,
+    every: u32,
+    last: Option<super::ResumePoint>,
+    seen: u32,
+}
+
+impl super::LayerObserver for StopAt {
+    fn wave(&mut self, s: &super::WaveSummary) {
+        self.seen = s.wave;
+    }
+    fn want_checkpoint(&mut self, s: &super::WaveSummary) -> bool {
+        s.wave % self.every == 0
+    }
+    fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), super::KernelError> {
+        self.last = Some(super::ResumePoint { wave, decided_total });
+        Ok(())
+    }
+    fn should_stop(&mut self) -> bool {
+        self.seen >= self.stop_after
+    }
+}
+
+#[test]
+fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
+    let game = Arc::new(RandomGame::new(11, 20_000, 3));
+    let layer = Layer::new("solo", 1, 1);
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    let plan = ShardPlan::new(game.size(), 4096);
+    for stop_after in [0, 1, 3, 6] {
+        let dir = tempfile::tempdir().unwrap();
+        let first = local_workers(game.clone(), &layer, plan, 2, Some(dir.path())).unwrap();
+        let mut obs = StopAt { stop_after, every: 2, last: None, seen: 0 };
+        let outcome = drive_layer(&layer, &first, None, &mut obs).unwrap();
+        assert!(outcome.stopped, "stopped after wave {stop_after}");
+        drop(first);
+        // Fresh workers (as after a crash) on the same directory pick up from the checkpoint.
+        let second = local_workers(game.clone(), &layer, plan, 2, Some(dir.path())).unwrap();
+        drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
+        let (mut v, mut d) = (Vec::new(), Vec::new());
+        gather(&plan, &second, |_, sv, sd| {
+            v.extend(sv);
+            d.extend(sd);
+            Ok::<(), super::KernelError>(())
+        })
+        .unwrap();
+        assert_eq!(v, values, "values after a stop at wave {stop_after}");
+        assert_eq!(d, depth, "depths after a stop at wave {stop_after}");
+    }
+}
+
+#[test]
+fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
+    let game = Arc::new(RandomGame::new(12, 5_000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let workers = local_workers(game.clone(), &layer, plan, 1, Some(dir.path())).unwrap();
+    let mut obs = StopAt { stop_after: 2, every: 1, last: None, seen: 0 };
+    drive_layer(&layer, &workers, None, &mut obs).unwrap();
+    let cpdir = dir.path().join("worker-0").join("checkpoint");
+    let chunk = std::fs::read_dir(&cpdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("cells") && p.to_string_lossy().contains("w00002"))
+        .expect("a cells chunk of wave 2");
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    std::fs::write(&chunk, bytes).unwrap();
+    let err = drive_layer(&layer, &workers, obs.last, &mut |_: &super::WaveSummary| {}).unwrap_err().to_string();
+    let name = chunk.file_name().unwrap().to_string_lossy().to_string();
+    assert!(err.contains(&name), "{err}");
+    // The previous checkpoint (wave 1) is still there and loads.
+    drive_layer(&layer, &workers, Some(super::ResumePoint { wave: 1, decided_total: 0 }), &mut |_: &super::WaveSummary| {})
+        .unwrap();
 }

@@ -1,0 +1,195 @@
+//! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them.
+//!
+//! After wave `w` has closed, a worker's whole state is: every cell, every depth, and the frontier
+//! of wave `w` (the other frontier is clear). Each array is cut into chunks of [`CHUNK_STATES`]
+//! states and saved as zstd frames with crc32s (`tablefmt::checkpoint`); a chunk whose bytes did
+//! not change since the previous checkpoint is not written again but shared. The worker then
+//! writes its manifest `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest
+//! checkpoints are kept, so a corrupt newest one can fall back to the one before.
+
+use super::engine::WorkerEngine;
+use super::shard::{Array, ShardArrays};
+use super::KernelError;
+use crate::game::Game;
+use kingmaker_tablefmt::checkpoint::{crc32, read_chunk, write_chunk, ChunkRef};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// States per checkpoint chunk (a multiple of 64, so frontier chunks are whole words).
+pub const CHUNK_STATES: u64 = 1 << 22;
+
+/// The saved arrays of one shard, chunk by chunk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardCheckpoint {
+    pub shard: usize,
+    pub cells: Vec<ChunkRef>,
+    pub depth: Vec<ChunkRef>,
+    pub frontier: Vec<ChunkRef>,
+}
+
+/// One worker's checkpoint of one layer after wave `wave` closed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerCheckpoint {
+    pub layer: String,
+    pub wave: u32,
+    pub worker: usize,
+    pub shards: Vec<ShardCheckpoint>,
+}
+
+fn manifest_name(worker: usize, layer: &str, wave: u32) -> String {
+    format!("worker-{worker}.{layer}.w{wave:05}.json")
+}
+
+/// The manifest path of a worker's checkpoint of `layer` at `wave`.
+pub fn manifest_path(dir: &Path, worker: usize, layer: &str, wave: u32) -> PathBuf {
+    dir.join(manifest_name(worker, layer, wave))
+}
+
+fn io(path: &Path, source: std::io::Error) -> KernelError {
+    KernelError::Io { path: path.display().to_string(), source }
+}
+
+/// Byte range of chunk `c` of an array with `bytes_per_state` (frontiers: 1/8).
+fn chunk_range(array: Array, shard: &ShardArrays, c: u64) -> std::ops::Range<usize> {
+    let first = c * CHUNK_STATES;
+    let last = (first + CHUNK_STATES).min(shard.len);
+    match array {
+        Array::Cells => first as usize..last as usize,
+        Array::Depth => 2 * first as usize..2 * last as usize,
+        Array::Frontier(_) => (first / 8) as usize..(last.div_ceil(64) * 8) as usize,
+    }
+}
+
+impl<G: Game> WorkerEngine<G> {
+    /// Save every owned shard after wave `wave` closed, into `dir`. Chunks identical to those of
+    /// `previous` are shared, not rewritten. Must be called at a barrier (no wave running).
+    pub fn checkpoint(
+        &self,
+        wave: u32,
+        dir: &Path,
+        previous: Option<&WorkerCheckpoint>,
+    ) -> Result<WorkerCheckpoint, KernelError> {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let mut shards = Vec::new();
+        for id in self.owned_shards() {
+            let arrays = self.shard(id);
+            let old = previous.and_then(|p| p.shards.iter().find(|s| s.shard == id));
+            let chunks = arrays.len.div_ceil(CHUNK_STATES).max(1);
+            let save = |array: Array, old: Option<&Vec<ChunkRef>>| -> Result<Vec<ChunkRef>, KernelError> {
+                (0..chunks)
+                    .into_par_iter()
+                    .map(|c| {
+                        // SAFETY: called at a barrier; nothing writes the arrays meanwhile.
+                        let bytes = &unsafe { arrays.raw(array) }[chunk_range(array, arrays, c)];
+                        if let Some(r) = old.and_then(|o| o.get(c as usize)) {
+                            if r.raw_len == bytes.len() as u64 && r.raw_crc == crc32(bytes) {
+                                return Ok(r.clone());
+                            }
+                        }
+                        let name = format!("s{id:05}-{}-c{c:05}-w{wave:05}.zst", array.name());
+                        Ok(write_chunk(dir, &name, bytes)?)
+                    })
+                    .collect()
+            };
+            shards.push(ShardCheckpoint {
+                shard: id,
+                cells: save(Array::Cells, old.map(|o| &o.cells))?,
+                depth: save(Array::Depth, old.map(|o| &o.depth))?,
+                frontier: save(Array::Frontier(wave), old.map(|o| &o.frontier))?,
+            });
+        }
+        let cp = WorkerCheckpoint { layer: self.layer().name.clone(), wave, worker: self.me(), shards };
+        write_json_durably(&manifest_path(dir, self.me(), &cp.layer, wave), &cp)?;
+        Ok(cp)
+    }
+
+    /// Load the checkpoint of this worker's layer at `wave` from `dir`, checking every chunk's crc
+    /// first: a missing or corrupt chunk is an error naming it, and nothing is loaded.
+    pub fn restore(&self, wave: u32, dir: &Path) -> Result<WorkerCheckpoint, KernelError> {
+        let path = manifest_path(dir, self.me(), &self.layer().name, wave);
+        let cp: WorkerCheckpoint = read_json(&path)?;
+        let mut mine = self.owned_shards();
+        mine.sort_unstable();
+        let mut saved: Vec<usize> = cp.shards.iter().map(|s| s.shard).collect();
+        saved.sort_unstable();
+        if mine != saved || cp.wave != wave {
+            return Err(KernelError::Checkpoint(format!(
+                "{} holds shards {saved:?} at wave {}, but this worker owns {mine:?} at wave {wave}",
+                path.display(),
+                cp.wave
+            )));
+        }
+        // Check everything before touching the arrays.
+        let all: Vec<&ChunkRef> =
+            cp.shards.iter().flat_map(|s| s.cells.iter().chain(&s.depth).chain(&s.frontier)).collect();
+        all.par_iter().try_for_each(|r| kingmaker_tablefmt::checkpoint::check_chunk(dir, r))?;
+        for s in &cp.shards {
+            let arrays = self.shard(s.shard);
+            for (array, refs) in [(Array::Cells, &s.cells), (Array::Depth, &s.depth), (Array::Frontier(wave), &s.frontier)] {
+                refs.par_iter().enumerate().try_for_each(|(c, r)| -> Result<(), KernelError> {
+                    let bytes = read_chunk(dir, r)?;
+                    // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
+                    let target = &mut unsafe { arrays.raw_mut(array) }[chunk_range(array, arrays, c as u64)];
+                    if target.len() != bytes.len() {
+                        return Err(KernelError::Checkpoint(format!("chunk {} has the wrong size", r.file)));
+                    }
+                    target.copy_from_slice(&bytes);
+                    Ok(())
+                })?;
+            }
+            // SAFETY: as above.
+            unsafe { arrays.raw_mut(Array::Frontier(wave + 1)) }.fill(0);
+        }
+        Ok(cp)
+    }
+}
+
+/// Delete this worker's checkpoints of `layer` other than the `keep` waves, and every chunk file
+/// that no kept manifest references.
+pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(), KernelError> {
+    let prefix = format!("worker-{worker}.");
+    let kept_manifests: HashSet<String> = keep.iter().map(|c| manifest_name(worker, &c.layer, c.wave)).collect();
+    let kept_chunks: HashSet<&str> = keep
+        .iter()
+        .flat_map(|c| c.shards.iter())
+        .flat_map(|s| s.cells.iter().chain(&s.depth).chain(&s.frontier))
+        .map(|r| r.file.as_str())
+        .collect();
+    let shards: HashSet<usize> = keep.iter().flat_map(|c| c.shards.iter().map(|s| s.shard)).collect();
+    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
+        let entry = entry.map_err(|e| io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let stale_manifest = name.starts_with(&prefix) && name.ends_with(".json") && !kept_manifests.contains(&name);
+        let chunk_shard = name.strip_prefix('s').and_then(|r| r.get(..5)).and_then(|n| n.parse::<usize>().ok());
+        let stale_chunk = name.ends_with(".zst")
+            && chunk_shard.is_some_and(|s| shards.contains(&s))
+            && !kept_chunks.contains(name.as_str());
+        if stale_manifest || stale_chunk {
+            std::fs::remove_file(entry.path()).map_err(|e| io(&entry.path(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Write JSON to a temporary file, fsync, rename into place, fsync the directory.
+pub fn write_json_durably<T: Serialize>(path: &Path, value: &T) -> Result<(), KernelError> {
+    use std::io::Write;
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(value).expect("serialisable");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
+    f.write_all(&text).map_err(|e| io(&tmp, e))?;
+    f.sync_all().map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(path, e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| io(parent, e))?;
+    }
+    Ok(())
+}
+
+/// Read a JSON file, naming it in errors.
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, KernelError> {
+    let text = std::fs::read(path).map_err(|e| io(path, e))?;
+    serde_json::from_slice(&text).map_err(|e| KernelError::Checkpoint(format!("{} is malformed: {e}", path.display())))
+}
