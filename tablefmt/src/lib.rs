@@ -1,6 +1,7 @@
 //! Kingmaker's on-disk formats. No async, no game rules: bytes in, bytes out.
 
 pub mod checkpoint;
+pub mod release;
 pub mod table;
 
 use std::path::Path;
@@ -17,5 +18,38 @@ pub enum FormatError {
 impl FormatError {
     pub fn io(path: &Path, source: std::io::Error) -> FormatError {
         FormatError::Io { path: path.display().to_string(), source }
+    }
+}
+
+/// Random access to one solved layer, whatever holds it: a run's mapped table
+/// ([`table::TableReader`]) or a packed release ([`release::LayerFile`]).
+pub trait Lookup: Send + Sync {
+    /// Number of states (the layer's index space is `0..states`).
+    fn states(&self) -> u64;
+    /// (value, depth) of one state: value 0 illegal, 1 W, 2 L, 3 D.
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError>;
+}
+
+impl<T: Lookup + ?Sized> Lookup for Box<T> {
+    fn states(&self) -> u64 {
+        (**self).states()
+    }
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        (**self).lookup(index)
+    }
+}
+
+impl Lookup for table::TableReader {
+    fn states(&self) -> u64 {
+        table::TableReader::states(self)
+    }
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        if index >= table::TableReader::states(self) {
+            return Err(FormatError::Corrupt(format!(
+                "index {index} out of range (the layer has {} states)",
+                table::TableReader::states(self)
+            )));
+        }
+        Ok(self.get(index))
     }
 }

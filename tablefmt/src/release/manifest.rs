@@ -1,0 +1,233 @@
+//! `manifest.json` and `manifest.sha256`: what a release holds and how to check it.
+//!
+//! The manifest lists every file of the release with its size and sha256; `manifest.sha256`
+//! holds the sha256 of `manifest.json` itself as one line in `sha256sum` format, so the manifest is
+//! covered too and `sha256sum -c manifest.sha256` checks it by hand. `manifest.sha256` is written
+//! last: its presence means the release is complete.
+
+use crate::table::ValueCounts;
+use crate::FormatError;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::Path;
+
+pub const MANIFEST: &str = "manifest.json";
+pub const MANIFEST_SHA256: &str = "manifest.sha256";
+/// The `format` field of every manifest.
+pub const FORMAT_NAME: &str = "kingmaker-release";
+
+/// The contents of `manifest.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`FORMAT_NAME`].
+    pub format: String,
+    /// [`super::FORMAT_VERSION`] of the writer.
+    pub format_version: u32,
+    /// The game and its parameters, exactly as in the run's `run.json` (`{"game": "cc3p", "level": 1}`).
+    pub game: serde_json::Value,
+    /// Short name of the game instance (`cc3p-1`).
+    pub name: String,
+    /// Size of the index space (every layer has this many states).
+    pub states: u64,
+    pub layers: Vec<ManifestLayer>,
+    /// Every file of the release except `manifest.json` and `manifest.sha256`.
+    pub files: Vec<ManifestFile>,
+    pub provenance: Provenance,
+}
+
+/// One layer of a release.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestLayer {
+    pub name: String,
+    /// Bit p set: player p plays for the coalition.
+    pub coalition: u8,
+    /// Bit p set: a win by player p counts as W.
+    pub objective: u8,
+    /// The layer file (listed in `files`).
+    pub file: String,
+    pub states: u64,
+    pub block_states: u32,
+    pub blocks: u64,
+    pub counts: ValueCounts,
+    /// sha256 (hex) of the values, one byte per state in index order: the digest of the run's
+    /// `summary.json`.
+    pub digest: String,
+    pub max_depth: u16,
+}
+
+/// One file of a release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    /// A plain file name inside the release directory (see [`check_file_name`]).
+    pub path: String,
+    pub size: u64,
+    /// sha256 (hex, lower case) of the file's bytes.
+    pub sha256: String,
+}
+
+/// Who built the release, when, and from what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub kingmaker_version: String,
+    /// When `pack` ran (RFC 3339, UTC).
+    pub packed_at: String,
+    pub host: String,
+    /// The run's `run.json`.
+    pub run: serde_json::Value,
+    /// The run's `summary.json`.
+    pub summary: serde_json::Value,
+}
+
+/// File names in a release are plain names: 1 to 128 characters of `A-Z a-z 0-9 . _ -`, not
+/// starting with a dot. No separators, so no path can leave the release directory.
+pub fn check_file_name(name: &str) -> Result<(), FormatError> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(FormatError::Corrupt(format!(
+            "{MANIFEST}: file name {name:?} is not a plain file name (letters, digits, '.', '_', '-')"
+        )))
+    }
+}
+
+/// The line of `manifest.sha256` for manifest bytes `bytes`.
+pub fn manifest_sha256_line(bytes: &[u8]) -> String {
+    format!("{}  {MANIFEST}\n", hex::encode(Sha256::digest(bytes)))
+}
+
+impl Manifest {
+    /// The manifest as written: pretty JSON with a final newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut text = serde_json::to_string_pretty(self).expect("a manifest serialises");
+        text.push('\n');
+        text.into_bytes()
+    }
+
+    /// Parse manifest bytes after checking them against the contents of `manifest.sha256`.
+    pub fn parse_checked(bytes: &[u8], sha256_file: &[u8]) -> Result<Manifest, FormatError> {
+        let want = manifest_sha256_line(bytes);
+        if sha256_file != want.as_bytes() {
+            let found = String::from_utf8_lossy(sha256_file);
+            let found = found.split_whitespace().next().unwrap_or("");
+            return Err(FormatError::Corrupt(format!(
+                "{MANIFEST} does not match {MANIFEST_SHA256} (its sha256 is {}, {MANIFEST_SHA256} says {found:?}): \
+                 one of them was altered or damaged; fetch the release again",
+                &want[..64]
+            )));
+        }
+        let manifest: Manifest = serde_json::from_slice(bytes)
+            .map_err(|e| FormatError::Corrupt(format!("{MANIFEST} is malformed: {e}")))?;
+        manifest.check()?;
+        Ok(manifest)
+    }
+
+    /// Structural rules: format name and version, plain unique file names, one listed file per
+    /// layer, consistent state counts.
+    pub fn check(&self) -> Result<(), FormatError> {
+        let bad = |what: String| Err(FormatError::Corrupt(format!("{MANIFEST}: {what}")));
+        if self.format != FORMAT_NAME {
+            return bad(format!("format is {:?}, not {FORMAT_NAME:?}", self.format));
+        }
+        if self.format_version != super::FORMAT_VERSION {
+            return bad(format!(
+                "format version {}; this kingmaker reads version {} (upgrade kingmaker)",
+                self.format_version,
+                super::FORMAT_VERSION
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for f in &self.files {
+            check_file_name(&f.path)?;
+            if f.path == MANIFEST || f.path == MANIFEST_SHA256 {
+                return bad(format!("{} may not be listed among the files", f.path));
+            }
+            if !seen.insert(f.path.as_str()) {
+                return bad(format!("{} is listed twice", f.path));
+            }
+            if f.sha256.len() != 64 || !f.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return bad(format!(
+                    "{}: sha256 {:?} is not 64 hex digits",
+                    f.path, f.sha256
+                ));
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for l in &self.layers {
+            if !names.insert(l.name.as_str()) {
+                return bad(format!("layer {} is listed twice", l.name));
+            }
+            if !seen.contains(l.file.as_str()) {
+                return bad(format!(
+                    "layer {}'s file {} is not among the files",
+                    l.name, l.file
+                ));
+            }
+            if l.states != self.states {
+                return bad(format!(
+                    "layer {} has {} states, the game {}",
+                    l.name, l.states, self.states
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The entry of file `path`.
+    pub fn file(&self, path: &str) -> Option<&ManifestFile> {
+        self.files.iter().find(|f| f.path == path)
+    }
+
+    pub fn layer(&self, name: &str) -> Option<&ManifestLayer> {
+        self.layers.iter().find(|l| l.name == name)
+    }
+}
+
+/// Read `dir/manifest.json`, checked against `dir/manifest.sha256`.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => FormatError::Corrupt(format!(
+                "{}: missing {name}: not a Kingmaker release, or an incomplete one",
+                dir.display()
+            )),
+            _ => FormatError::io(&path, e),
+        })
+    };
+    let sha = read(MANIFEST_SHA256)?;
+    let bytes = read(MANIFEST)?;
+    Manifest::parse_checked(&bytes, &sha)
+}
+
+/// Write `bytes` to `dir/name` durably: a temporary file, fsync, rename, fsync of the directory.
+pub fn write_file_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), FormatError> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| FormatError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| FormatError::io(&path, e))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Write `manifest.json`, then `manifest.sha256` (last: it marks the release complete).
+pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), FormatError> {
+    manifest.check()?;
+    let bytes = manifest.to_bytes();
+    write_file_atomically(dir, MANIFEST, &bytes)?;
+    write_file_atomically(
+        dir,
+        MANIFEST_SHA256,
+        manifest_sha256_line(&bytes).as_bytes(),
+    )
+}

@@ -1,0 +1,227 @@
+//! The byte-level check of a whole release: the manifest against `manifest.sha256`, every listed
+//! file's presence, size and sha256, every layer file's header, block index and blocks (crc32,
+//! decompression, payload layout), and the decoded values against the manifest's counts and digest.
+//! Game rules are not consulted here (that is `verify --deep`, in the coordinator).
+
+use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256};
+use super::{file_sha256, LayerFile};
+use crate::table::ValueCounts;
+use crate::FormatError;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// What `verify` found.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// The manifest, when it could be read and matched its checksum.
+    pub manifest: Option<Manifest>,
+    /// Everything wrong, one message per problem, each naming the file.
+    pub problems: Vec<String>,
+    /// Things worth knowing that do not make the release wrong (unlisted files).
+    pub warnings: Vec<String>,
+    /// Files checked and their bytes (the manifest and its checksum file included).
+    pub files: usize,
+    pub bytes: u64,
+    /// States decoded from layer files.
+    pub states: u64,
+}
+
+impl VerifyReport {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// At most this many problems are listed per layer file (the rest are counted).
+const MAX_BLOCK_PROBLEMS: usize = 8;
+
+/// Check a release directory. Never stops at the first problem of a file it can still read.
+pub fn verify_release(dir: &Path) -> VerifyReport {
+    let mut report = VerifyReport::default();
+    let manifest = match read_manifest(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            report.problems.push(e.to_string());
+            return report;
+        }
+    };
+    for name in [MANIFEST, MANIFEST_SHA256] {
+        report.files += 1;
+        report.bytes += std::fs::metadata(dir.join(name))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    }
+    // Every listed file: present, the right size, the right sha256.
+    let file_results: Vec<Result<u64, String>> = manifest
+        .files
+        .par_iter()
+        .map(|f| {
+            let path = dir.join(&f.path);
+            let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => format!("{}: missing (listed in {MANIFEST})", f.path),
+                _ => format!("{}: {e}", f.path),
+            })?;
+            if meta.len() != f.size {
+                let how = if meta.len() < f.size { "truncated" } else { "longer than listed" };
+                return Err(format!(
+                    "{}: {how}: {} bytes on disk, {MANIFEST} says {}",
+                    f.path,
+                    meta.len(),
+                    f.size
+                ));
+            }
+            let (_, sha) = file_sha256(&path).map_err(|e| e.to_string())?;
+            if sha != f.sha256.to_ascii_lowercase() {
+                return Err(format!(
+                    "{}: sha256 mismatch: the file is {sha}, {MANIFEST} says {} (altered or damaged; \
+                     fetch it again)",
+                    f.path, f.sha256
+                ));
+            }
+            Ok(meta.len())
+        })
+        .collect();
+    for r in file_results {
+        report.files += 1;
+        match r {
+            Ok(n) => report.bytes += n,
+            Err(e) => report.problems.push(e),
+        }
+    }
+    // Every layer file: structure and contents (independently of the sha256 above, so a damaged
+    // file is also located: header, index or which block).
+    for layer in &manifest.layers {
+        match check_layer(dir, layer) {
+            Ok(n) => report.states += n,
+            Err(problems) => report.problems.extend(problems),
+        }
+    }
+    // Files nobody listed.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut extra: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != MANIFEST && n != MANIFEST_SHA256 && manifest.file(n).is_none())
+            .collect();
+        extra.sort();
+        for n in extra {
+            report.warnings.push(format!(
+                "{n}: not part of the release (not listed in {MANIFEST})"
+            ));
+        }
+    }
+    report.manifest = Some(manifest);
+    report
+}
+
+/// Check one layer file completely; the number of states decoded, or the problems found.
+pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>> {
+    let path = dir.join(&layer.file);
+    let name = &layer.file;
+    let file = LayerFile::open(&path).map_err(|e| vec![relative(e, dir)])?;
+    let h = *file.header();
+    let mut problems = Vec::new();
+    let mismatch = |what: &str, file_says: String, manifest_says: String| {
+        format!("{name}: the header says {what} {file_says}, {MANIFEST} says {manifest_says}")
+    };
+    if h.states != layer.states {
+        problems.push(mismatch(
+            "states",
+            h.states.to_string(),
+            layer.states.to_string(),
+        ));
+    }
+    if h.block_states != layer.block_states {
+        problems.push(mismatch(
+            "block size",
+            h.block_states.to_string(),
+            layer.block_states.to_string(),
+        ));
+    }
+    if h.max_depth != layer.max_depth {
+        problems.push(mismatch(
+            "max depth",
+            h.max_depth.to_string(),
+            layer.max_depth.to_string(),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut hasher = Sha256::new();
+    let mut counts = ValueCounts::default();
+    let mut block_problems = Vec::new();
+    let group = (4 * rayon::current_num_threads()).max(4) as u64;
+    let mut b = 0;
+    while b < h.blocks {
+        let last = (b + group).min(h.blocks);
+        let decoded: Vec<Result<Vec<u8>, String>> = (b..last)
+            .into_par_iter()
+            .map(|i| {
+                let block = file.read_block(i).map_err(|e| relative(e, dir))?;
+                let mut values = Vec::with_capacity(block.len());
+                for j in 0..block.len() {
+                    let (v, d) = block.get(j);
+                    if d > h.max_depth {
+                        return Err(format!("{name}: block {i}: depth {d} above the header's max depth {}", h.max_depth));
+                    }
+                    if d != 0 && (v == 0 || v == 3) {
+                        return Err(format!(
+                            "{name}: block {i}: state {} is {} with depth {d} (only W and L have depths)",
+                            block.first + j as u64,
+                            if v == 0 { "illegal" } else { "a draw" }
+                        ));
+                    }
+                    values.push(v);
+                }
+                Ok(values)
+            })
+            .collect();
+        for r in decoded {
+            match r {
+                Ok(values) => {
+                    hasher.update(&values);
+                    counts.add(&values);
+                }
+                Err(e) => block_problems.push(e),
+            }
+        }
+        b = last;
+    }
+    if !block_problems.is_empty() {
+        let n = block_problems.len();
+        problems.extend(block_problems.into_iter().take(MAX_BLOCK_PROBLEMS));
+        if n > MAX_BLOCK_PROBLEMS {
+            problems.push(format!(
+                "{name}: {} more damaged blocks",
+                n - MAX_BLOCK_PROBLEMS
+            ));
+        }
+        return Err(problems);
+    }
+    if counts != layer.counts {
+        problems.push(format!(
+            "{name}: decoded counts {counts:?} differ from {MANIFEST}'s {:?}",
+            layer.counts
+        ));
+    }
+    let digest = hex::encode(hasher.finalize());
+    if digest != layer.digest {
+        problems.push(format!(
+            "{name}: the values' digest is {digest}, {MANIFEST} says {}",
+            layer.digest
+        ));
+    }
+    if problems.is_empty() {
+        Ok(h.states)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Error messages name files relative to the release directory.
+fn relative(e: FormatError, dir: &Path) -> String {
+    let prefix = format!("{}/", dir.display());
+    e.to_string().replace(&prefix, "")
+}
