@@ -2,3 +2,4 @@
 
 pub mod cc3p;
 pub mod toppen;
+pub mod cc2p;
