@@ -2,6 +2,7 @@
 
 mod cc3p_view;
 mod cmd;
+mod line;
 mod progress;
 mod rundir;
 mod solve;
@@ -28,6 +29,10 @@ enum Command {
     Bfs(cmd::bfs::BfsArgs),
     /// Look up a position in a built run: its values, depths and every move.
     Query(cmd::query::QueryArgs),
+    /// TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain.
+    Census(cmd::census::CensusArgs),
+    /// A principal line of optimal play from a position of a two-player game, as boards.
+    Line(cmd::line::LineArgs),
 }
 
 fn main() {
@@ -38,6 +43,8 @@ fn main() {
         Command::Count(args) => cmd::count::run(args),
         Command::Bfs(args) => cmd::bfs::run(args),
         Command::Query(args) => cmd::query::run(args),
+        Command::Census(args) => cmd::census::run(args),
+        Command::Line(args) => cmd::line::run(args),
     };
     if let Err(err) = result {
         eprintln!("kingmaker: error: {err:#}");

@@ -2,6 +2,8 @@
 
 pub mod bfs;
 pub mod build;
+pub mod census;
 pub mod count;
 pub mod game;
+pub mod line;
 pub mod query;

@@ -69,17 +69,28 @@ fn query_two_player(run: &RunDir, game: &AnyGame, args: &QueryArgs) -> Result<()
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    let (v, d) = label(index);
+    // A draw has no depth worth showing.
+    let value_text = |i: u64| match label(i) {
+        ("D", _) => "D".to_string(),
+        (v, d) => format!("{v}{d}"),
+    };
     println!("position {}  (index {index})", game.format_position(index));
-    println!("{}", game.picture(index));
-    println!("{}", node(index));
-    println!("value {v} (depth {d})   W = {} wins, L = {} wins, D = draw", game.player_name(0), game.player_name(1));
+    println!("{}", game.picture(index).trim_end());
+    // TOPPEN's picture already ends with the side to move (or the winner).
+    if !matches!(game, AnyGame::Toppen(_)) {
+        println!("{}", node(index));
+    }
+    println!(
+        "value {}   W = {} wins, L = {} wins, D = draw; digits = depth (plies to the end with best play)",
+        value_text(index),
+        game.player_name(0),
+        game.player_name(1)
+    );
     if moves.is_empty() {
         println!("no moves");
     }
     for (text, child) in &moves {
-        let (v, d) = label(*child);
-        println!("move {text:<12} -> {v}{d:<4} {}", game.format_position(*child));
+        println!("move {text:<12} -> {:<5} {}", value_text(*child), game.format_position(*child));
     }
     Ok(())
 }

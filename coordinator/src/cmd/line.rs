@@ -1,0 +1,159 @@
+//! `kingmaker line DIR POSITION`: a principal line of optimal play in a built two-player run,
+//! printed as boards (see `crate::line` for how the moves are chosen).
+
+use crate::line::{principal_line, value_letter, Ending, Line};
+use crate::rundir::RunDir;
+use anyhow::{bail, Result};
+use clap::Args;
+use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::Game;
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct LineArgs {
+    /// A run directory written by `kingmaker build` (a two-player game, e.g. toppen).
+    pub dir: PathBuf,
+    /// The position, in the game's notation (for TOPPEN see docs/toppen-notation.md).
+    pub position: String,
+    /// Stop a drawn line after this many plies if no state has repeated by then.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_plies: usize,
+    /// Print JSON: every ply's move, position, value and depth, and how the line ends.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: LineArgs) -> Result<()> {
+    let (run, info) = RunDir::open(&args.dir)?;
+    if !run.summary_path().exists() {
+        bail!(
+            "{} is not a finished build (no summary.json); wait for it or resume it",
+            args.dir.display()
+        );
+    }
+    let game = info.spec.build()?;
+    if game.players() != 2 {
+        bail!(
+            "`line` needs a two-player game; {} holds {} ({} players). Use `kingmaker query` instead",
+            args.dir.display(),
+            game.name(),
+            game.players()
+        );
+    }
+    let table = run.table("solo")?;
+    let start = game.parse_position(&args.position)?;
+    let line = principal_line(&game, start, |i| table.get(i), args.max_plies)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&line_json(&game, &line))?
+        );
+    } else {
+        print!("{}", line_text(&game, &line));
+    }
+    Ok(())
+}
+
+fn value_and_depth(value: u8, depth: u16) -> String {
+    match value_letter(value) {
+        'D' => "D".to_string(),
+        v => format!("{v}{depth}"),
+    }
+}
+
+/// The line as JSON: `plies` (ply, move, position, index, value, depth) and `ending`.
+fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
+    let plies: Vec<_> = line
+        .plies
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            json!({
+                "ply": k,
+                "move": p.mv,
+                "position": game.format_position(p.index),
+                "index": p.index,
+                "value": value_letter(p.value).to_string(),
+                "depth": p.depth,
+            })
+        })
+        .collect();
+    let ending = match line.ending {
+        Ending::GameOver { winner } => {
+            json!({"kind": "game_over", "winner": game.player_name(winner)})
+        }
+        Ending::Cycle { from } => json!({
+            "kind": "cycle",
+            "from": from,
+            "to": line.plies.len() - 1,
+            "length": line.plies.len() - 1 - from,
+        }),
+        Ending::Cut => json!({"kind": "cut", "plies": line.plies.len() - 1}),
+    };
+    json!({"plies": plies, "ending": ending})
+}
+
+/// The line as text: a header with the result, then every ply as a board.
+fn line_text(game: &AnyGame, line: &Line) -> String {
+    let first = &line.plies[0];
+    let (a, b) = (game.player_name(0), game.player_name(1));
+    let mut out = format!("line from {}\n", game.format_position(first.index));
+    out += &match value_letter(first.value) {
+        'W' => format!(
+            "value W{}: {a} wins in {} plies with best play\n",
+            first.depth, first.depth
+        ),
+        'L' => format!(
+            "value L{}: {b} wins in {} plies with best play\n",
+            first.depth, first.depth
+        ),
+        _ => "value D: a draw, neither side can force a win\n".to_string(),
+    };
+    out += "(the winner takes the shortest win, the loser the longest defence; in a draw both \
+            keep the draw)\n";
+    for (k, p) in line.plies.iter().enumerate() {
+        out.push('\n');
+        match &p.mv {
+            None => out += &format!("ply 0: start  [{}]\n", value_and_depth(p.value, p.depth)),
+            Some(mv) => {
+                let mover = game.player_name(game.mover(line.plies[k - 1].index));
+                let what = if mv == "pass" {
+                    format!("{mover} passes (no legal move)")
+                } else {
+                    format!("{mover} plays {mv}")
+                };
+                out += &format!("ply {k}: {what}  [{}]\n", value_and_depth(p.value, p.depth));
+            }
+        }
+        out += &format!("{}\n", game.format_position(p.index));
+        out += game.picture(p.index).trim_end();
+        out.push('\n');
+    }
+    out.push('\n');
+    out += &match line.ending {
+        Ending::GameOver { winner } => format!(
+            "game over after {} plies: {} wins\n",
+            line.plies.len() - 1,
+            game.player_name(winner)
+        ),
+        Ending::Cycle { from } => {
+            let last = line.plies.len() - 1;
+            let moves: Vec<&str> = line.plies[from + 1..]
+                .iter()
+                .filter_map(|p| p.mv.as_deref())
+                .collect();
+            format!(
+                "draw record: ply {last} repeats ply {from}; the cycle of {} plies ({}) repeats \
+                 forever, so the game is drawn\n",
+                last - from,
+                moves.join(" ")
+            )
+        }
+        Ending::Cut => format!(
+            "line cut after {} plies without a repetition (raise --max-plies)\n",
+            line.plies.len() - 1
+        ),
+    };
+    out
+}
