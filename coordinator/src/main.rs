@@ -29,6 +29,10 @@ enum Command {
     Bfs(cmd::bfs::BfsArgs),
     /// Look up a position in a built run: its values, depths and every move.
     Query(cmd::query::QueryArgs),
+    /// Continue a stopped or crashed build from its last checkpoint.
+    Resume(cmd::resume::ResumeArgs),
+    /// Where a run stands: layer, wave, states decided, rate, last checkpoint.
+    Status(cmd::status::StatusArgs),
     /// TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain.
     Census(cmd::census::CensusArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
@@ -43,6 +47,8 @@ fn main() {
         Command::Count(args) => cmd::count::run(args),
         Command::Bfs(args) => cmd::bfs::run(args),
         Command::Query(args) => cmd::query::run(args),
+        Command::Resume(args) => cmd::resume::run(args),
+        Command::Status(args) => cmd::status::run(args),
         Command::Census(args) => cmd::census::run(args),
         Command::Line(args) => cmd::line::run(args),
     };

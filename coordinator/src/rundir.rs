@@ -4,12 +4,14 @@
 //! DIR/run.json          the game and its layers (written first)
 //! DIR/work/             shard arrays while a layer is being solved (removed when it is done)
 //! DIR/layers/NAME.values, NAME.depth   one finished table per layer (see tablefmt::table)
+//! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
+//! DIR/progress.json     where the run stands (rewritten every wave; read by `kingmaker status`)
 //! DIR/summary.json      counts, digests, classes (written last: its presence means "complete")
 //! ```
 
 use anyhow::{bail, Context, Result};
-use kingmaker_tablefmt::table::TableReader;
-use kingmaker_worker::kernel::Layer;
+use kingmaker_tablefmt::table::{TableReader, TableSummary};
+use kingmaker_worker::kernel::{Layer, ResumePoint, WaveSummary};
 use kingmaker_worker::spec::GameSpec;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -57,6 +59,33 @@ impl RunDir {
         Ok((RunDir { path: path.to_path_buf() }, info))
     }
 
+    /// The run manifest (`checkpoint.json`); a run that never checkpointed has an empty one.
+    pub fn state(&self) -> Result<RunState> {
+        let path = self.path.join("checkpoint.json");
+        if !path.exists() {
+            return Ok(RunState::default());
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))
+    }
+
+    pub fn write_state(&self, state: &RunState) -> Result<()> {
+        write_json_atomically(&self.path.join("checkpoint.json"), state)
+    }
+
+    pub fn progress(&self) -> Result<Option<Progress>> {
+        let path = self.path.join("progress.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?))
+    }
+
+    pub fn write_progress(&self, progress: &Progress) -> Result<()> {
+        write_json_atomically(&self.path.join("progress.json"), progress)
+    }
+
     pub fn write_info(&self, info: &RunInfo) -> Result<()> {
         write_json_atomically(&self.path.join("run.json"), info)
     }
@@ -97,4 +126,94 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()>
         }
     }
     Ok(())
+}
+
+/// A layer whose table is written.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinishedLayer {
+    pub layer: Layer,
+    pub table: TableSummary,
+}
+
+/// The restart point of the layer being solved: the newest complete checkpoint and the one
+/// before it (kept by the workers so a damaged newest one can be skipped).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CurrentLayer {
+    pub layer: String,
+    pub last: ResumePoint,
+    pub previous: Option<ResumePoint>,
+    pub at_unix: u64,
+}
+
+/// The run manifest, `checkpoint.json`: written atomically after every complete checkpoint and
+/// every finished layer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunState {
+    pub finished: Vec<FinishedLayer>,
+    pub current: Option<CurrentLayer>,
+}
+
+impl RunState {
+    pub fn finished(&self, layer: &str) -> Option<&TableSummary> {
+        self.finished.iter().find(|f| f.layer.name == layer).map(|f| &f.table)
+    }
+
+    /// Where to restart `layer`, best first.
+    pub fn resume_points(&self, layer: &str) -> Vec<Option<ResumePoint>> {
+        match &self.current {
+            Some(c) if c.layer == layer => std::iter::once(Some(c.last)).chain(c.previous.map(Some)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn checkpointed(&mut self, layer: &str, point: ResumePoint) {
+        let previous = self.current.as_ref().filter(|c| c.layer == layer).map(|c| c.last);
+        self.current = Some(CurrentLayer { layer: layer.to_string(), last: point, previous, at_unix: unix_now() });
+    }
+
+    pub fn finish(&mut self, layer: Layer, table: TableSummary) {
+        self.finished.push(FinishedLayer { layer, table });
+        self.current = None;
+    }
+}
+
+/// `progress.json`: the latest wave of a run, for `kingmaker status`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Progress {
+    pub layer: String,
+    pub wave: u32,
+    pub decided_in_wave: u64,
+    pub decided_total: u64,
+    pub states: u64,
+    pub layers_finished: Vec<String>,
+    /// Seconds since this layer (re)started, and states decided per second over that time.
+    pub seconds: f64,
+    pub rate: f64,
+    pub updated_unix: u64,
+    pub pid: u32,
+    pub last_checkpoint: Option<(String, u32)>,
+    pub workers: Vec<String>,
+}
+
+impl Progress {
+    pub fn new(layer: &Layer, w: &WaveSummary, states: u64, seconds: f64, state: &RunState, workers: &[String]) -> Progress {
+        Progress {
+            layer: layer.name.clone(),
+            wave: w.wave,
+            decided_in_wave: w.decided,
+            decided_total: w.decided_total,
+            states,
+            layers_finished: state.finished.iter().map(|f| f.layer.name.clone()).collect(),
+            seconds,
+            rate: if seconds > 0.0 { w.decided_total as f64 / seconds } else { 0.0 },
+            updated_unix: unix_now(),
+            pid: std::process::id(),
+            last_checkpoint: state.current.as_ref().map(|c| (c.layer.clone(), c.last.wave)),
+            workers: workers.to_vec(),
+        }
+    }
+}
+
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

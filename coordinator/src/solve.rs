@@ -1,14 +1,20 @@
-//! Solve a game's layers into a run directory on the embedded default (in-process workers).
+//! Solve a game's layers into a run directory: checkpointing as it goes, resuming from the last
+//! good checkpoint, stopping cleanly on a signal. The workers may be in-process (the embedded
+//! default) or remote; this module only sees them through `WorkerHandle`.
 
 use crate::progress::LayerProgress;
-use crate::rundir::RunDir;
+use crate::rundir::{Progress, RunDir, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use kingmaker_worker::kernel::driver::{gather, local_workers};
-use kingmaker_worker::kernel::{drive_layer, Layer, ShardPlan, WorkerHandle};
+use kingmaker_worker::kernel::{
+    drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
+};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How to run the kernel.
 #[derive(Clone, Debug)]
@@ -16,54 +22,169 @@ pub struct SolveOptions {
     pub shard_size: u64,
     /// In-process workers (more than one exercises the transport path inside one process).
     pub local_workers: usize,
+    /// Checkpoint after every N waves (0: never by count).
+    pub checkpoint_every_waves: u32,
+    /// Checkpoint when this many seconds have passed since the last one (0: never by time).
+    pub checkpoint_every_secs: u64,
 }
 
-/// Solve one layer with the given workers and write its table into the run directory.
-pub fn solve_layer(
+/// How a call to [`solve_layers`] ended.
+pub enum Ending {
+    /// Every layer is solved; their tables are in the run directory.
+    Finished(Vec<(Layer, TableSummary)>),
+    /// A stop was requested; the run is checkpointed and can be resumed.
+    Stopped,
+}
+
+/// Set by SIGINT/SIGTERM: finish the current wave, checkpoint, stop. A second signal exits at
+/// once (the last checkpoint still stands, so the run can be resumed).
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
+}
+
+/// Watches the waves of one layer: progress, checkpoints, the run manifest, stopping.
+struct Observer<'a> {
+    run: &'a RunDir,
+    state: &'a mut RunState,
+    layer: &'a Layer,
+    states: u64,
+    opts: &'a SolveOptions,
+    stop: &'a AtomicBool,
+    bar: LayerProgress,
+    last_checkpoint: Instant,
+    started: Instant,
+    workers: Vec<String>,
+}
+
+impl LayerObserver for Observer<'_> {
+    fn wave(&mut self, w: &WaveSummary) {
+        self.bar.wave(w);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let progress = Progress::new(self.layer, w, self.states, elapsed, self.state, &self.workers);
+        if let Err(e) = self.run.write_progress(&progress) {
+            tracing::warn!("could not write progress.json: {e:#}");
+        }
+    }
+    fn want_checkpoint(&mut self, w: &WaveSummary) -> bool {
+        let by_waves = self.opts.checkpoint_every_waves > 0 && w.wave % self.opts.checkpoint_every_waves == 0;
+        let by_time = self.opts.checkpoint_every_secs > 0
+            && self.last_checkpoint.elapsed().as_secs() >= self.opts.checkpoint_every_secs;
+        by_waves || by_time
+    }
+    fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), KernelError> {
+        self.state.checkpointed(&self.layer.name, ResumePoint { wave, decided_total });
+        self.run.write_state(self.state).map_err(|e| KernelError::Checkpoint(format!("{e:#}")))?;
+        self.last_checkpoint = Instant::now();
+        tracing::info!("layer {} checkpointed after wave {wave}", self.layer.name);
+        Ok(())
+    }
+    fn should_stop(&mut self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Solve every layer not yet finished in `state`, with workers from `make_workers`.
+/// Where the run manifest has a checkpoint of the current layer the workers restore it; if that
+/// checkpoint is damaged, the one before, and failing that the layer starts again.
+pub fn solve_layers(
     run: &RunDir,
-    layer: &Layer,
-    plan: &ShardPlan,
-    workers: &[Arc<dyn WorkerHandle>],
-) -> Result<TableSummary> {
-    let progress = LayerProgress::new(&layer.name, plan.size);
-    let outcome = drive_layer(layer, workers, None, &mut |w: &kingmaker_worker::kernel::WaveSummary| progress.wave(w))?;
-    progress.finish();
+    game: &Arc<AnyGame>,
+    layers: &[Layer],
+    opts: &SolveOptions,
+    state: &mut RunState,
+    stop: &AtomicBool,
+    make_workers: &dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>>,
+) -> Result<Ending> {
+    let plan = ShardPlan::new(game.size(), opts.shard_size);
+    for layer in layers {
+        if state.finished(&layer.name).is_some() {
+            continue;
+        }
+        let workers = make_workers(layer, &plan)?;
+        let names: Vec<String> = workers.iter().map(|w| w.name()).collect();
+        let mut starts: Vec<Option<ResumePoint>> = state.resume_points(&layer.name);
+        starts.push(None);
+        let mut outcome = None;
+        for start in starts {
+            let mut observer = Observer {
+                run,
+                state,
+                layer,
+                states: game.size(),
+                opts,
+                stop,
+                bar: LayerProgress::new(&layer.name, game.size()),
+                last_checkpoint: Instant::now(),
+                started: Instant::now(),
+                workers: names.clone(),
+            };
+            if let Some(p) = start {
+                tracing::info!("layer {}: resuming after wave {}", layer.name, p.wave);
+            }
+            match drive_layer(layer, &workers, start, &mut observer) {
+                Ok(o) => {
+                    observer.bar.finish();
+                    outcome = Some(o);
+                    break;
+                }
+                Err(KernelError::Format(e)) if start.is_some() => {
+                    observer.bar.finish();
+                    tracing::error!("layer {}: checkpoint after wave {} is damaged: {e}", layer.name, start.unwrap().wave);
+                    tracing::warn!("falling back to the checkpoint before it (or the start of the layer)");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let outcome = outcome.expect("the last attempt starts from scratch and either ends or fails");
+        if outcome.stopped {
+            tracing::info!("stopped after wave {} of layer {}; resume with `kingmaker resume {}`", outcome.waves, layer.name, run.path.display());
+            return Ok(Ending::Stopped);
+        }
+        let table = write_table(run, &plan, layer, &workers)?;
+        tracing::info!(
+            "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
+            layer.name,
+            outcome.waves,
+            outcome.seconds,
+            table.counts.win,
+            table.counts.loss,
+            table.counts.draw,
+            table.counts.illegal
+        );
+        state.finish(layer.clone(), table);
+        run.write_state(state)?;
+        drop(workers);
+        let work = run.work_dir();
+        if work.exists() {
+            std::fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
+        }
+    }
+    Ok(Ending::Finished(layers.iter().map(|l| (l.clone(), state.finished(&l.name).cloned().expect("solved"))).collect()))
+}
+
+/// Gather a solved layer from the workers into its table file.
+fn write_table(run: &RunDir, plan: &ShardPlan, layer: &Layer, workers: &[Arc<dyn WorkerHandle>]) -> Result<TableSummary> {
     let mut writer = TableWriter::create(&run.layers_dir(), &layer.name)?;
     let mut max_depth = 0;
     gather(plan, workers, |_, values, depth| -> Result<()> {
         writer.append(&values, &depth, &mut max_depth)?;
         Ok(())
     })?;
-    let table = writer.finish(max_depth)?;
-    tracing::info!(
-        "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
-        layer.name,
-        outcome.waves,
-        outcome.seconds,
-        table.counts.win,
-        table.counts.loss,
-        table.counts.draw,
-        table.counts.illegal
-    );
-    Ok(table)
+    Ok(writer.finish(max_depth)?)
 }
 
-/// Solve every layer on in-process workers whose arrays live in `run/work/`.
-pub fn solve_embedded(
+/// In-process workers whose arrays and checkpoints live in `run/work/`.
+pub fn embedded_workers(
     run: &RunDir,
     game: &Arc<AnyGame>,
-    layers: &[Layer],
     opts: &SolveOptions,
-) -> Result<Vec<(Layer, TableSummary)>> {
-    let plan = ShardPlan::new(game.size(), opts.shard_size);
-    let mut done = Vec::new();
-    for layer in layers {
-        let work = run.work_dir();
-        let workers = local_workers(game.clone(), layer, plan, opts.local_workers, Some(&work))?;
-        let table = solve_layer(run, layer, &plan, &workers)?;
-        drop(workers);
-        std::fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
-        done.push((layer.clone(), table));
-    }
-    Ok(done)
+) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
+    let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);
+    move |layer, plan| Ok(local_workers(game.clone(), layer, *plan, count, Some(&work))?)
 }

@@ -2,10 +2,11 @@
 
 use super::game::GameChoice;
 use crate::rundir::{write_json_atomically, RunDir, RunInfo};
-use crate::solve::{solve_embedded, SolveOptions};
+use crate::solve::{embedded_workers, solve_layers, stop_on_signals, Ending, SolveOptions};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +30,12 @@ pub struct BuildArgs {
     /// In-process workers (more than one routes updates between them, as remote workers do).
     #[arg(long, global = true, default_value_t = 1)]
     pub local_workers: usize,
+    /// Checkpoint after every N waves (0: not by count).
+    #[arg(long, global = true, default_value_t = 0)]
+    pub checkpoint_every_waves: u32,
+    /// Checkpoint when S seconds have passed since the last checkpoint (0: not by time).
+    #[arg(long, global = true, default_value_t = 600)]
+    pub checkpoint_every_secs: u64,
     /// Count control classes over the states reachable from the start (default: level 1 only).
     #[arg(long, global = true)]
     pub reachable: Option<bool>,
@@ -72,16 +79,43 @@ pub fn run(args: BuildArgs) -> Result<()> {
     };
     run.write_info(&info)?;
     tracing::info!("building {} ({} states) into {}", game.name(), game.size(), out.display());
-    let opts = SolveOptions { shard_size: args.shard_size, local_workers: args.local_workers };
-    let tables = solve_embedded(&run, &game, &layers, &opts)?;
+    let opts = SolveOptions {
+        shard_size: args.shard_size,
+        local_workers: args.local_workers,
+        checkpoint_every_waves: args.checkpoint_every_waves,
+        checkpoint_every_secs: args.checkpoint_every_secs,
+    };
     let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
-    let summary = summarize(&run, &info, &game, &tables, reach)?;
+    solve_run(&run, &info, &game, &opts, reach, args.json)
+}
+
+/// Solve what is left of a run on in-process workers, then write and print its summary.
+/// Shared by `build` and `resume`.
+pub fn solve_run(
+    run: &RunDir,
+    info: &RunInfo,
+    game: &Arc<AnyGame>,
+    opts: &SolveOptions,
+    reach: bool,
+    json: bool,
+) -> Result<()> {
+    let stop = stop_on_signals()?;
+    let mut state = run.state()?;
+    let workers = embedded_workers(run, game, opts);
+    let tables = match solve_layers(run, game, &info.layers, opts, &mut state, &stop, &workers)? {
+        Ending::Finished(tables) => tables,
+        Ending::Stopped => {
+            println!("stopped; the run is checkpointed: `kingmaker resume {}` continues it", run.path.display());
+            return Ok(());
+        }
+    };
+    let summary = summarize(run, info, game, &tables, reach)?;
     write_json_atomically(&run.summary_path(), &summary)?;
-    if args.json {
+    if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print_summary(&summary);
-        println!("tables and summary.json written to {}", out.display());
+        println!("tables and summary.json written to {}", run.path.display());
     }
     Ok(())
 }

@@ -7,3 +7,5 @@ pub mod count;
 pub mod game;
 pub mod line;
 pub mod query;
+pub mod resume;
+pub mod status;

@@ -65,6 +65,7 @@ fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
                 .open(p)
                 .map_err(|e| io(p, e))?;
             file.set_len(len as u64).map_err(|e| io(p, e))?;
+            reserve(&file, len).map_err(|e| io(p, e))?;
             // SAFETY: the file is private to this worker's data directory for the run.
             unsafe { MmapMut::map_mut(&file) }.map_err(|e| io(p, e))
         }
@@ -86,6 +87,19 @@ impl Array {
             Array::Depth => "depth",
             Array::Frontier(_) => "frontier",
         }
+    }
+}
+
+/// Reserve the file's blocks now, so a full disk is an error here and not a SIGBUS later, when a
+/// page of the mapping is first written.
+fn reserve(file: &std::fs::File, len: usize) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) } {
+        0 => Ok(()),
+        // Filesystems without fallocate: fall back to the sparse file.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        err => Err(std::io::Error::from_raw_os_error(err)),
     }
 }
 
