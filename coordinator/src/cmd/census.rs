@@ -107,7 +107,14 @@ pub fn run(args: CensusArgs) -> Result<()> {
     }
     let overview = Overview::new(&game, &rows);
     if let Some(path) = &args.report {
-        std::fs::write(path, report_markdown(&overview, &args.dir))
+        let landmarks: Vec<(&str, Row)> = LANDMARKS
+            .iter()
+            .map(|&(name, spec)| {
+                let terrain = Toppen::parse_terrain(spec).expect("a valid terrain");
+                (name, census_row(&game, values, terrain))
+            })
+            .collect();
+        std::fs::write(path, report_markdown(&overview, &landmarks))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
@@ -515,16 +522,55 @@ fn picture_block(c: &ClassRow) -> String {
     format!("```\n{}```\n", terrain_picture(&c.row.terrain, ""))
 }
 
+/// The terrains of RULES.md §2, shown in every report.
+const LANDMARKS: [(&str, &str); 3] = [
+    ("path", "##########"),
+    ("ring", "####/#..#/####"),
+    ("cross", "..#.../..#.../######/..#.../..#..."),
+];
+
 /// The Markdown section of docs/toppen.md for one run.
-fn report_markdown(o: &Overview, dir: &Path) -> String {
+fn report_markdown(o: &Overview, landmarks: &[(&str, Row)]) -> String {
     let (f, s) = (o.first_name(), o.second_name());
     let (ta, tb, td) = o.totals;
     let all = 252 * o.terrains as u64;
-    let mut out = format!("## {}\n\n", o.variant.replace(", ", "; "));
+    let mut build = String::from("kingmaker build toppen");
+    if o.diagonal {
+        build += " --diagonal";
+    }
+    if o.first == 1 {
+        build += " --first B";
+    }
+    let mut heading = o.variant.clone();
+    heading[..1].make_ascii_uppercase();
+    let mut out = format!("## {heading}\n\n");
+    {
+        let pick = o.worst_for_first()[0];
+        let (pf, ps) = pick.row.first_second(o.first);
+        let (first_total, _) = if o.first == 0 { (ta, tb) } else { (tb, ta) };
+        out += &format!(
+            "**In brief.** Over all starting positions the first player ({f}) wins {:.1}%. {} \
+             If {s} chooses the terrain, it picks `{}`, and {f}'s winning chance drops to {:.1}% \
+             ({s} wins {:.1}%, draws {:.1}%).\n\n",
+            o.pct(first_total),
+            if o.second_ahead == 0 {
+                format!("The second player ({s}) never wins more often than {f}.")
+            } else {
+                format!(
+                    "The second player ({s}) wins more often than {f} on {} of the {} terrains.",
+                    o.second_ahead, o.terrains
+                )
+            },
+            pick.row.terrain.spec(),
+            100.0 * f64::from(pf) / 252.0,
+            100.0 * f64::from(ps) / 252.0,
+            100.0 * f64::from(pick.row.d) / 252.0,
+        );
+    }
     out += &format!(
-        "From `kingmaker census {} --all`: {} terrains (free decominoes) × 252 colourings = {} \
-         starting positions, {} graph classes among the terrains.\n\n",
-        dir.display(),
+        "Built with `{build} --out DIR`, counted with `kingmaker census DIR --all`: {} terrains \
+         (free decominoes) × 252 colourings = {} starting positions, {} graph classes among the \
+         terrains.\n\n",
         o.terrains,
         thousands(all),
         o.classes.len()
@@ -538,6 +584,17 @@ fn report_markdown(o: &Overview, dir: &Path) -> String {
         thousands(td),
         o.pct(td)
     );
+    out += "The terrains of RULES.md §2:\n\n| terrain | SPEC | A wins | B wins | draws |\n|---|---|---|---|---|\n";
+    for (name, r) in landmarks {
+        out += &format!(
+            "| {name} | `{}` | {} | {} | {} |\n",
+            r.terrain.spec(),
+            r.a,
+            r.b,
+            r.d
+        );
+    }
+    out.push('\n');
     out += &format!(
         "The first player ({f}) wins more colourings than the second ({s}) on {} terrains, fewer \
          on {}, as many on {}. There are {} distinct results (A, B, D).\n\n",
