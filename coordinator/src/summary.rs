@@ -79,6 +79,17 @@ pub fn summarize(run: &RunDir, info: &RunInfo, game: &AnyGame, tables: &[(Layer,
     let layers: Map<String, Value> = tables.iter().map(|(l, t)| (l.name.clone(), layer_json(t))).collect();
     s.insert("layers".into(), Value::Object(layers));
 
+    if let AnyGame::Cc2p(g) = game {
+        s.insert("board".into(), json!(format!("{0}x{0}", g.board())));
+    }
+    // Two-player games: the value of the start position ("W": the first player wins).
+    if let (Some(start), Some(solo)) = (game.start_index(), tables.iter().find(|t| t.0.name == "solo")) {
+        if game.players() == 2 {
+            let (v, d) = run.table(&solo.0.name)?.get(start);
+            let value = ["illegal", "W", "L", "D"][v as usize & 3];
+            s.insert("start".into(), json!({"value": value, "depth": d}));
+        }
+    }
     if let (AnyGame::Cc3p(cc3p), 3) = (game, tables.len()) {
         cc3p_classes(run, cc3p, reach, &mut s)?;
     }

@@ -2,6 +2,7 @@
 //! exchange, and `AnyGame`, the one type the kernel is instantiated for.
 
 use crate::game::{Game, Node};
+use crate::games::cc2p::{Cc2p, TipRule};
 use crate::games::cc3p::Cc3p;
 use crate::games::toppen::{Toppen, ToppenOptions};
 use crate::kernel::Layer;
@@ -14,6 +15,9 @@ pub enum GameSpec {
     Cc3p { level: u8 },
     /// `first`: the player who moves first at the start (0 = A); `diagonal`: 8-neighbour moves.
     Toppen { first: u8, diagonal: bool },
+    /// `board`×`board` diamond, `pieces` per player; `shortcut_tip_rule`: the published solver's
+    /// shortcut for the 6-piece tip rule instead of the exact rule.
+    Cc2p { board: u8, pieces: u8, shortcut_tip_rule: bool },
 }
 
 impl GameSpec {
@@ -24,6 +28,10 @@ impl GameSpec {
             GameSpec::Toppen { first, diagonal } => {
                 AnyGame::Toppen(Toppen::new(ToppenOptions { first: *first, diagonal: *diagonal })?)
             }
+            GameSpec::Cc2p { board, pieces, shortcut_tip_rule } => {
+                let tip = if *shortcut_tip_rule { TipRule::SolverShortcut } else { TipRule::Exact };
+                AnyGame::Cc2p(Cc2p::new(*board, *pieces, tip)?)
+            }
         })
     }
 
@@ -32,6 +40,7 @@ impl GameSpec {
         match self {
             GameSpec::Cc3p { .. } => "cc3p",
             GameSpec::Toppen { .. } => "toppen",
+            GameSpec::Cc2p { .. } => "cc2p",
         }
     }
 
@@ -45,7 +54,7 @@ impl GameSpec {
                 Layer::new("enable_ac", 0b101, 0b100),
             ],
             // Two-player games need one layer: "the first colour (player 0) wins".
-            GameSpec::Toppen { .. } => vec![Layer::new("solo", 0b01, 0b01)],
+            GameSpec::Toppen { .. } | GameSpec::Cc2p { .. } => vec![Layer::new("solo", 0b01, 0b01)],
         }
     }
 }
@@ -55,6 +64,7 @@ impl GameSpec {
 pub enum AnyGame {
     Cc3p(Cc3p),
     Toppen(Toppen),
+    Cc2p(Cc2p),
 }
 
 macro_rules! each_game {
@@ -62,6 +72,7 @@ macro_rules! each_game {
         match $self {
             AnyGame::Cc3p($g) => $body,
             AnyGame::Toppen($g) => $body,
+            AnyGame::Cc2p($g) => $body,
         }
     };
 }
@@ -108,11 +119,20 @@ impl AnyGame {
     pub fn picture(&self, index: u64) -> String {
         each_game!(self, g => g.picture(index))
     }
+    /// The start position, for games that have one.
+    pub fn start_index(&self) -> Option<u64> {
+        match self {
+            AnyGame::Cc3p(g) => Some(g.start_index()),
+            AnyGame::Cc2p(g) => Some(g.start_index()),
+            AnyGame::Toppen(_) => None,
+        }
+    }
     /// Player names as shown to users.
     pub fn player_name(&self, player: u8) -> String {
         match self {
             AnyGame::Cc3p(_) => ["A", "B", "C"][player as usize].to_string(),
             AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
+            AnyGame::Cc2p(_) => format!("player {player}"),
         }
     }
 }

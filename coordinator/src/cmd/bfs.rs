@@ -21,6 +21,7 @@ pub struct BfsArgs {
 pub fn run(args: BfsArgs) -> Result<()> {
     let per_depth = match &args.game {
         GameChoice::Cc3p(a) => cc3p::bfs_new_per_depth(&Cc3p::new(a.level)?, args.depth),
+        GameChoice::Cc2p(_) => anyhow::bail!("bfs is implemented for cc3p"),
         GameChoice::Toppen(_) => {
             anyhow::bail!("toppen has no single start position (every terrain and colouring is one); use `census`")
         }

@@ -137,6 +137,14 @@ pub fn print_summary(s: &serde_json::Value) {
             println!("  classes over {title}: {}", parts.join(", "));
         }
     }
+    if let Some(v) = s["start"]["value"].as_str() {
+        let meaning = match v {
+            "W" => "a first-player win",
+            "L" => "a second-player win",
+            _ => "a draw",
+        };
+        println!("  start position: {v} ({meaning}) in {} plies", s["start"]["depth"]);
+    }
     if let Some(n) = s["reachable"]["states"].as_u64() {
         println!("  reachable from the start: {n} states");
     }

@@ -10,6 +10,33 @@ pub enum GameChoice {
     Cc3p(Cc3pArgs),
     /// TOPPEN: every position of every terrain in one universal table.
     Toppen(ToppenArgs),
+    /// 2-player Chinese Checkers on Sturtevant's m×m boards.
+    Cc2p(Cc2pArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct Cc2pArgs {
+    /// The board: MxM for M in 4..=9 (e.g. 7x7).
+    #[arg(long, default_value = "7x7", value_parser = parse_board)]
+    pub board: u8,
+    /// Pieces per player (1..=6).
+    #[arg(long, default_value_t = 1)]
+    pub pieces: u8,
+    /// Apply the 6-piece tip rule as the published solver does (skipping it when the player to
+    /// move has no piece in its own start or goal area), to compare with its 5x5 and 6x6 rows.
+    #[arg(long)]
+    pub shortcut_tip_rule: bool,
+}
+
+/// "7x7" -> 7.
+fn parse_board(text: &str) -> Result<u8, String> {
+    let bad = || format!("board {text:?} is not of the form MxM with M in 4..=9 (e.g. 7x7)");
+    let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (a, b): (u8, u8) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    if a != b || !(4..=9).contains(&a) {
+        return Err(bad());
+    }
+    Ok(a)
 }
 
 #[derive(Args, Clone, Debug)]
@@ -33,6 +60,9 @@ impl GameChoice {
     pub fn spec(&self) -> GameSpec {
         match self {
             GameChoice::Cc3p(a) => GameSpec::Cc3p { level: a.level },
+            GameChoice::Cc2p(a) => {
+                GameSpec::Cc2p { board: a.board, pieces: a.pieces, shortcut_tip_rule: a.shortcut_tip_rule }
+            }
             GameChoice::Toppen(a) => {
                 GameSpec::Toppen { first: u8::from(a.first.eq_ignore_ascii_case("b")), diagonal: a.diagonal }
             }
