@@ -70,10 +70,13 @@ pub enum TipRule {
     SolverShortcut,
 }
 
-/// One cell's neighbourhood: neighbour mask and the (jumped-over cell, landing cell) pairs.
+/// One cell's neighbourhood: neighbour mask and the (jumped-over cell, landing cell) pairs, also
+/// as masks (`over`, `land`) for the move generator's inner loop.
 #[derive(Copy, Clone, Debug)]
 struct Cell {
     nb: u128,
+    over: [u128; 6],
+    land: [u128; 6],
     nj: u8,
     jumps: [(u8, u8); 6],
 }
@@ -206,6 +209,8 @@ impl Cc2p {
                 let (r, x) = (r as i32, x as i32);
                 let mut cell = Cell {
                     nb: 0,
+                    over: [0; 6],
+                    land: [0; 6],
                     nj: 0,
                     jumps: [(0, 0); 6],
                 };
@@ -214,6 +219,8 @@ impl Cc2p {
                         cell.nb |= bit(a);
                         if let Some(b) = at(r + 2 * dr, x + 2 * dx) {
                             cell.jumps[cell.nj as usize] = (a as u8, b as u8);
+                            cell.over[cell.nj as usize] = bit(a);
+                            cell.land[cell.nj as usize] = bit(b);
                             cell.nj += 1;
                         }
                     }
@@ -654,11 +661,11 @@ impl Cc2p {
         while sp > 0 {
             sp -= 1;
             let cell = &self.cells[stack[sp] as usize];
-            for &(over, land) in &cell.jumps[..cell.nj as usize] {
-                let lb = bit(land as usize);
-                if all & bit(over as usize) != 0 && (all | seen) & lb == 0 {
+            for j in 0..cell.nj as usize {
+                let lb = cell.land[j];
+                if all & cell.over[j] != 0 && (all | seen) & lb == 0 {
                     seen |= lb;
-                    stack[sp] = land;
+                    stack[sp] = cell.jumps[j].1;
                     sp += 1;
                 }
             }
@@ -911,7 +918,9 @@ mod tests {
 
     /// Class of every state: 0 illegal, 1 live, 2 won by player 0, 3 won by player 1.
     fn classes(game: &Cc2p) -> Vec<u8> {
+        use rayon::prelude::*;
         (0..game.size())
+            .into_par_iter()
             .map(|i| match game.node(i) {
                 Node::Illegal => 0,
                 Node::Live { mover } => {
@@ -947,60 +956,89 @@ mod tests {
     /// Check the move/unmove contract over the whole index space, then solve by counting retrograde
     /// analysis (an independent little solver: the kernel proper lives elsewhere).
     fn exhaustive(game: &Cc2p) -> Summary {
+        use rayon::prelude::*;
         let class = classes(game);
         let size = game.size();
         let mut sum = Summary::default();
         let mut counter = vec![0u8; size as usize];
-        let (mut hs, mut ns, mut hp, mut np) = (0u64, 0u64, 0u64, 0u64);
-        let mut out = Vec::new();
-        for i in 0..size {
-            out.clear();
-            game.successors(i, &mut out);
-            let c = class[i as usize];
-            match c {
-                0 => sum.illegal += 1,
-                1 => assert!(!out.is_empty(), "live state {i} has no successors"),
-                _ => {
-                    sum.terminal += 1;
-                    let p = game.unrank(i);
-                    if !game.wins(&p.o, 1 - p.mover) {
-                        sum.stuck += 1;
+        const CHUNK: usize = 1 << 14;
+        // Per chunk: illegal, terminal, stuck, passes, edges, edge hash.
+        let parts: Vec<[u64; 6]> = counter
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(ci, counts)| {
+                let mut t = [0u64; 6];
+                let mut out = Vec::new();
+                for (off, count) in counts.iter_mut().enumerate() {
+                    let i = (ci * CHUNK + off) as u64;
+                    out.clear();
+                    game.successors(i, &mut out);
+                    let c = class[i as usize];
+                    match c {
+                        0 => t[0] += 1,
+                        1 => assert!(!out.is_empty(), "live state {i} has no successors"),
+                        _ => {
+                            t[1] += 1;
+                            let p = game.unrank(i);
+                            if !game.wins(&p.o, 1 - p.mover) {
+                                t[2] += 1;
+                            }
+                        }
                     }
+                    if c != 1 {
+                        assert!(out.is_empty(), "non-live state {i} has successors");
+                    }
+                    if out.len() == 1 && out[0] == i ^ 1 {
+                        t[3] += 1;
+                    }
+                    assert!(out.len() < 256);
+                    *count = out.len() as u8;
+                    for &s in &out {
+                        assert_ne!(class[s as usize], 0, "{i} -> illegal {s}");
+                        t[5] = t[5].wrapping_add(mix(i, s));
+                    }
+                    t[4] += out.len() as u64;
+                    let mut sorted = out.clone();
+                    sorted.sort_unstable();
+                    sorted.dedup();
+                    assert_eq!(sorted.len(), out.len(), "duplicate successors of {i}");
                 }
-            }
-            if c != 1 {
-                assert!(out.is_empty(), "non-live state {i} has successors");
-            }
-            if out.len() == 1 && out[0] == i ^ 1 {
-                sum.passes += 1;
-            }
-            assert!(out.len() < 256);
-            counter[i as usize] = out.len() as u8;
-            for &s in &out {
-                assert_ne!(class[s as usize], 0, "{i} -> illegal {s}");
-                hs = hs.wrapping_add(mix(i, s));
-            }
-            ns += out.len() as u64;
-            let mut sorted = out.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            assert_eq!(sorted.len(), out.len(), "duplicate successors of {i}");
+                t
+            })
+            .collect();
+        let (mut ns, mut hs) = (0u64, 0u64);
+        for t in parts {
+            sum.illegal += t[0];
+            sum.terminal += t[1];
+            sum.stuck += t[2];
+            sum.passes += t[3];
+            ns += t[4];
+            hs = hs.wrapping_add(t[5]);
         }
-        for i in 0..size {
-            out.clear();
-            game.predecessors(i, &mut out);
-            for &p in &out {
-                assert_eq!(class[p as usize], 1, "predecessor {p} of {i} is not live");
-                hp = hp.wrapping_add(mix(p, i));
-            }
-            np += out.len() as u64;
-        }
+        let (np, hp) = (0..size.div_ceil(CHUNK as u64))
+            .into_par_iter()
+            .map(|ci| {
+                let (mut np, mut hp) = (0u64, 0u64);
+                let mut out = Vec::new();
+                for i in ci * CHUNK as u64..((ci + 1) * CHUNK as u64).min(size) {
+                    out.clear();
+                    game.predecessors(i, &mut out);
+                    for &p in &out {
+                        assert_eq!(class[p as usize], 1, "predecessor {p} of {i} is not live");
+                        hp = hp.wrapping_add(mix(p, i));
+                    }
+                    np += out.len() as u64;
+                }
+                (np, hp)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.wrapping_add(b.1)));
         assert_eq!(
             (ns, hs),
             (np, hp),
             "successor and predecessor edge sets differ"
         );
 
+        let mut out = Vec::new();
         // 0 undecided, 1 won by player 0, 2 won by player 1.
         let mut value = vec![0u8; size as usize];
         let mut queue = VecDeque::new();
@@ -1452,5 +1490,61 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `CC2P_CENSUS=7,3 cargo test --release -p kingmaker-worker --lib games::cc2p::tests::census
+    /// -- --ignored --nocapture`: class counts over a whole index space (all cores), including the
+    /// states lost because every move leads into an illegal state and the states with no move.
+    #[test]
+    #[ignore]
+    fn census() {
+        use rayon::prelude::*;
+        let spec = std::env::var("CC2P_CENSUS").unwrap_or_else(|_| "7,3".to_string());
+        let nums: Vec<u8> = spec.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        let rule = if nums.get(2) == Some(&1) {
+            TipRule::SolverShortcut
+        } else {
+            TipRule::Exact
+        };
+        let game = Cc2p::new(nums[0], nums[1], rule).unwrap();
+        let chunk = 1u64 << 20;
+        let chunks = game.size().div_ceil(chunk);
+        // illegal, live, won (by the player who just moved), stuck (lost for want of a legal
+        // move), no move at all (live: passes)
+        let total = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut t = [0u64; 5];
+                for i in c * chunk..((c + 1) * chunk).min(game.size()) {
+                    let p = game.unrank(i);
+                    let y = p.mover;
+                    let slot = match game.classify(&p) {
+                        Node::Illegal => 0,
+                        Node::Live { .. } => {
+                            let all = p.o[0] | p.o[1];
+                            if bits(p.o[y]).all(|c| game.dests(c, all & !bit(c)) == 0) {
+                                t[4] += 1;
+                            }
+                            1
+                        }
+                        Node::Terminal { .. } if game.wins(&p.o, 1 - y) => 2,
+                        Node::Terminal { .. } => 3,
+                    };
+                    t[slot] += 1;
+                }
+                t
+            })
+            .reduce(|| [0u64; 5], |a, b| std::array::from_fn(|j| a[j] + b[j]));
+        eprintln!(
+            "{} {:?}: illegal {}, live {}, terminal (won) {}, terminal (no legal move) {}, \
+             passes {}",
+            game.name(),
+            rule,
+            total[0],
+            total[1],
+            total[2],
+            total[3],
+            total[4]
+        );
     }
 }
