@@ -4,6 +4,7 @@
 use crate::rundir::RunDir;
 use anyhow::Result;
 use kingmaker_tablefmt::table::TableReader;
+use kingmaker_tablefmt::{FormatError, Lookup};
 use kingmaker_worker::games::cc3p::Cc3p;
 use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
 use kingmaker_worker::{Game, Node};
@@ -11,11 +12,12 @@ use serde::Serialize;
 
 pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
 
-/// The three representative layers of a cc3p run.
-pub struct Cc3pTables {
-    pub solo: TableReader,
-    pub enable_ab: TableReader,
-    pub enable_ac: TableReader,
+/// The three representative layers of a cc3p build: a run's mapped tables (the default) or any
+/// other [`Lookup`], such as the layer files of a packed release.
+pub struct Cc3pTables<T: Lookup = TableReader> {
+    pub solo: T,
+    pub enable_ab: T,
+    pub enable_ac: T,
 }
 
 impl Cc3pTables {
@@ -79,19 +81,28 @@ impl Answers {
     }
 }
 
-/// Read the answers of state `s`. With R the rotation A→B→C→A, the player P's questions at `s`
-/// are player A's at R^(3−P)(s): R maps A's pieces onto B's, so B's pieces at `s` are A's at R²(s).
+/// Read the answers of state `s` from a run's tables (mapped: they cannot fail to read).
 pub fn answers(game: &Cc3p, t: &Cc3pTables, s: u64) -> Answers {
+    try_answers(game, t, s).unwrap_or_else(|e| panic!("state {s} is outside the run's tables: {e}"))
+}
+
+/// Read the answers of state `s` from any tables. With R the rotation A→B→C→A, the player P's
+/// questions at `s` are player A's at R^(3−P)(s): R maps A's pieces onto B's, so B's pieces at `s`
+/// are A's at R²(s).
+pub fn try_answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answers, FormatError> {
     let r1 = game.rotate(s);
     let r2 = game.rotate(r1);
     let as_a = [s, r2, r1]; // state in which player P plays A's role
-    let solo = as_a.map(|i| answer(t.solo.get(i)));
+    let mut solo = [Answer { value: '-', depth: 0 }; 3];
+    for (p, &i) in as_a.iter().enumerate() {
+        solo[p] = answer(t.solo.lookup(i)?);
+    }
     let dash = Answer { value: '-', depth: 0 };
     let mut enable = [[dash; 3]; 3];
     for p in 0..3 {
         // In as_a[p], P is A; the player after P is B and the one before P is C.
-        enable[p][(p + 1) % 3] = answer(t.enable_ab.get(as_a[p]));
-        enable[p][(p + 2) % 3] = answer(t.enable_ac.get(as_a[p]));
+        enable[p][(p + 1) % 3] = answer(t.enable_ab.lookup(as_a[p])?);
+        enable[p][(p + 2) % 3] = answer(t.enable_ac.lookup(as_a[p])?);
     }
     let class = match game.node(s) {
         Node::Illegal | Node::Terminal { .. } => Class::Terminal,
@@ -99,6 +110,6 @@ pub fn answers(game: &Cc3p, t: &Cc3pTables, s: u64) -> Answers {
         Node::Live { .. } if solo.iter().any(|a| a.value == 'D') => Class::SpoilerDraw,
         Node::Live { .. } => Class::Kingmaker,
     };
-    Answers { solo, enable, class }
+    Ok(Answers { solo, enable, class })
 }
 

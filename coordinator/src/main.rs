@@ -2,11 +2,13 @@
 
 mod cc3p_view;
 mod cmd;
+mod explore;
 mod line;
 mod progress;
 mod rundir;
 mod solve;
 mod summary;
+mod tables;
 
 use clap::{Parser, Subcommand};
 
@@ -37,6 +39,14 @@ enum Command {
     Census(cmd::census::CensusArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
     Line(cmd::line::LineArgs),
+    /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
+    Pack(cmd::pack::PackArgs),
+    /// Check a release: sizes, checksums, headers; --deep re-derives every state from its children.
+    Verify(cmd::verify::VerifyArgs),
+    /// Download a release over HTTP(S), resuming partial files and checking every sha256.
+    Fetch(cmd::fetch::FetchArgs),
+    /// Serve a release read-only over HTTP: a JSON API and a page to explore it in a browser.
+    Serve(cmd::serve::ServeArgs),
 }
 
 fn main() {
@@ -51,6 +61,10 @@ fn main() {
         Command::Status(args) => cmd::status::run(args),
         Command::Census(args) => cmd::census::run(args),
         Command::Line(args) => cmd::line::run(args),
+        Command::Pack(args) => cmd::pack::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
+        Command::Fetch(args) => cmd::fetch::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     };
     if let Err(err) = result {
         eprintln!("kingmaker: error: {err:#}");

@@ -15,11 +15,13 @@
 //! - [`manifest`]: the manifest, its checksum file and file-name rules.
 //! - [`verify`]: the byte-level check of a whole release (`kingmaker verify`).
 
+pub mod depth;
 pub mod manifest;
 pub mod verify;
 
 use crate::table::ValueCounts;
 use crate::{FormatError, Lookup};
+use depth::{DepthCode, DepthCodeFinder, DEPTH_CODE_LEN};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -33,11 +35,14 @@ pub const LAYER_MAGIC: [u8; 8] = *b"KMLAYER\0";
 /// Version of the layer file layout (and of the release format as a whole).
 pub const FORMAT_VERSION: u32 = 1;
 /// Size of the fixed header.
-pub const HEADER_LEN: u64 = 64;
+pub const HEADER_LEN: u64 = 96;
+/// Offset of the header's crc32 (it covers bytes `0..CRC_AT`).
+const CRC_AT: usize = 92;
 /// Size of one block index entry: offset u64, length u32, crc32 u32.
 pub const INDEX_ENTRY_LEN: u64 = 16;
-/// Value encoding 1: values packed 2 bits per state, then a depth-width byte and the depths as
-/// byte planes (see docs/format.md). The only encoding so far.
+/// Value encoding 1: a width byte, then one byte per state (value | depth code << 2) when every
+/// depth code of the block is below 64, else a value plane and two depth-code planes (see
+/// docs/format.md). The only encoding so far.
 pub const ENCODING_PACKED: u32 = 1;
 /// Default states per block: 64 Ki states, 16 KiB of packed values.
 pub const DEFAULT_BLOCK_STATES: u32 = 1 << 16;
@@ -60,7 +65,7 @@ pub fn layer_file_name(layer: &str) -> String {
     format!("{layer}.{LAYER_EXT}")
 }
 
-/// The fixed 64-byte header of a layer file.
+/// The fixed 96-byte header of a layer file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayerHeader {
     pub version: u32,
@@ -71,11 +76,18 @@ pub struct LayerHeader {
     pub index_offset: u64,
     pub index_len: u64,
     pub max_depth: u16,
+    /// How depths are stored (see [`depth`]).
+    pub depth_code: DepthCode,
 }
 
 impl LayerHeader {
     /// The header of a layer of `states` states cut into blocks of `block_states`.
-    pub fn new(states: u64, block_states: u32, max_depth: u16) -> LayerHeader {
+    pub fn new(
+        states: u64,
+        block_states: u32,
+        max_depth: u16,
+        depth_code: DepthCode,
+    ) -> LayerHeader {
         let blocks = states.div_ceil(block_states as u64);
         LayerHeader {
             version: FORMAT_VERSION,
@@ -86,6 +98,7 @@ impl LayerHeader {
             index_offset: HEADER_LEN,
             index_len: blocks * INDEX_ENTRY_LEN + 4,
             max_depth,
+            depth_code,
         }
     }
 
@@ -112,9 +125,10 @@ impl LayerHeader {
         h[40..48].copy_from_slice(&self.index_offset.to_le_bytes());
         h[48..56].copy_from_slice(&self.index_len.to_le_bytes());
         h[56..58].copy_from_slice(&self.max_depth.to_le_bytes());
-        // 58..60 reserved, zero.
-        let crc = crc32(&h[0..60]);
-        h[60..64].copy_from_slice(&crc.to_le_bytes());
+        h[58..58 + DEPTH_CODE_LEN].copy_from_slice(&self.depth_code.to_bytes());
+        // 92..92 + 0: nothing reserved; the crc covers everything before it.
+        let crc = crc32(&h[0..CRC_AT]);
+        h[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         h
     }
 
@@ -134,8 +148,8 @@ impl LayerHeader {
         }
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
-        let stored_crc = u32_at(60);
-        if crc32(&h[0..60]) != stored_crc {
+        let stored_crc = u32_at(CRC_AT);
+        if crc32(&h[0..CRC_AT]) != stored_crc {
             return Err(bad(
                 "header crc32 mismatch (the header was altered or damaged)".into(),
             ));
@@ -155,9 +169,10 @@ impl LayerHeader {
             index_offset: u64_at(40),
             index_len: u64_at(48),
             max_depth: u16::from_le_bytes([h[56], h[57]]),
+            depth_code: DepthCode::parse(&h[58..58 + DEPTH_CODE_LEN], name)?,
         };
-        if u32_at(12) as u64 != HEADER_LEN || h[58..60] != [0, 0] {
-            return Err(bad("unexpected header length or reserved bytes".into()));
+        if u32_at(12) as u64 != HEADER_LEN {
+            return Err(bad("unexpected header length".into()));
         }
         if header.encoding != ENCODING_PACKED {
             return Err(bad(format!("unknown value encoding {}", header.encoding)));
@@ -177,7 +192,12 @@ impl LayerHeader {
                 header.states
             )));
         }
-        let want = LayerHeader::new(header.states, header.block_states, header.max_depth);
+        let want = LayerHeader::new(
+            header.states,
+            header.block_states,
+            header.max_depth,
+            header.depth_code,
+        );
         if header != want {
             return Err(bad(format!(
                 "inconsistent header: {} states in blocks of {} need {} blocks and a {}-byte index at \
@@ -265,32 +285,34 @@ fn parse_index(
 
 /// Largest uncompressed payload of a block of `n` states.
 fn max_payload(n: usize) -> usize {
-    n.div_ceil(4) + 1 + 2 * n
+    1 + 3 * n
 }
 
-/// Encode one block's payload (before compression): packed values, depth width, depth planes.
-fn encode_payload(values: &[u8], depth: &[u16]) -> Vec<u8> {
+/// Width byte: one byte per state, `value | code << 2`.
+const WIDTH_BYTE: u8 = 1;
+/// Width byte: three planes of `n` bytes: values, depth codes' low bytes, their high bytes.
+const WIDTH_PLANES: u8 = 3;
+
+/// Encode one block's payload (before compression). `first` is the index of its first state.
+fn encode_payload(first: u64, values: &[u8], depth: &[u16], code: &DepthCode) -> Vec<u8> {
     let n = values.len();
+    let codes: Vec<u16> = (0..n)
+        .map(|j| code.encode(first + j as u64, values[j], depth[j]))
+        .collect();
     let mut out = Vec::with_capacity(max_payload(n));
-    for chunk in values.chunks(4) {
-        let mut byte = 0u8;
-        for (k, &v) in chunk.iter().enumerate() {
-            byte |= (v & 3) << (2 * k);
-        }
-        out.push(byte);
-    }
-    let max = depth.iter().copied().max().unwrap_or(0);
-    let width: u8 = match max {
-        0 => 0,
-        1..=255 => 1,
-        _ => 2,
-    };
-    out.push(width);
-    if width >= 1 {
-        out.extend(depth.iter().map(|&d| d as u8));
-    }
-    if width == 2 {
-        out.extend(depth.iter().map(|&d| (d >> 8) as u8));
+    if codes.iter().all(|&c| c < 64) {
+        out.push(WIDTH_BYTE);
+        out.extend(
+            values
+                .iter()
+                .zip(&codes)
+                .map(|(&v, &c)| (v & 3) | (c as u8) << 2),
+        );
+    } else {
+        out.push(WIDTH_PLANES);
+        out.extend_from_slice(values);
+        out.extend(codes.iter().map(|&c| c as u8));
+        out.extend(codes.iter().map(|&c| (c >> 8) as u8));
     }
     out
 }
@@ -301,27 +323,36 @@ pub struct Block {
     pub first: u64,
     n: usize,
     width: u8,
+    code: DepthCode,
     payload: Vec<u8>,
 }
 
 impl Block {
-    fn decode(first: u64, n: usize, payload: Vec<u8>) -> Result<Block, String> {
-        let vb = n.div_ceil(4);
-        let width = *payload.get(vb).ok_or("payload shorter than its values")?;
-        if width > 2 {
-            return Err(format!("depth width {width} (must be 0, 1 or 2)"));
-        }
-        let want = vb + 1 + width as usize * n;
+    fn decode(first: u64, n: usize, code: DepthCode, payload: Vec<u8>) -> Result<Block, String> {
+        let width = *payload.first().ok_or("empty payload")?;
+        let want = match width {
+            WIDTH_BYTE => 1 + n,
+            WIDTH_PLANES => 1 + 3 * n,
+            w => {
+                return Err(format!(
+                    "width byte {w} (must be {WIDTH_BYTE} or {WIDTH_PLANES})"
+                ))
+            }
+        };
         if payload.len() != want {
             return Err(format!(
                 "payload of {} bytes, {want} expected",
                 payload.len()
             ));
         }
+        if width == WIDTH_PLANES && payload[1..1 + n].iter().any(|&v| v > 3) {
+            return Err("a value byte above 3".into());
+        }
         Ok(Block {
             first,
             n,
             width,
+            code,
             payload,
         })
     }
@@ -338,18 +369,23 @@ impl Block {
     /// Value of the block's `j`-th state (0 illegal, 1 W, 2 L, 3 D).
     #[inline]
     pub fn value(&self, j: usize) -> u8 {
-        (self.payload[j >> 2] >> ((j & 3) * 2)) & 3
+        self.payload[1 + j] & 3
     }
 
     /// Depth of the block's `j`-th state.
     #[inline]
     pub fn depth(&self, j: usize) -> u16 {
-        let base = self.n.div_ceil(4) + 1;
-        match self.width {
-            0 => 0,
-            1 => self.payload[base + j] as u16,
-            _ => self.payload[base + j] as u16 | (self.payload[base + self.n + j] as u16) << 8,
-        }
+        let (v, c) = if self.width == WIDTH_BYTE {
+            let b = self.payload[1 + j];
+            (b & 3, (b >> 2) as u16)
+        } else {
+            let n = self.n;
+            (
+                self.payload[1 + j],
+                self.payload[1 + n + j] as u16 | (self.payload[1 + 2 * n + j] as u16) << 8,
+            )
+        };
+        self.code.decode(self.first + j as u64, v, c)
     }
 
     #[inline]
@@ -385,6 +421,8 @@ pub struct WrittenLayer {
     pub digest: String,
     pub max_depth: u16,
     pub blocks: u64,
+    /// The depth code's modulus (1: depths stored as they are).
+    pub depth_modulus: u8,
 }
 
 /// Write one layer file at `path` (which must not exist). `fill(first, values, depth)` supplies
@@ -402,46 +440,72 @@ pub fn write_layer(
         )));
     }
     let io = |e| FormatError::io(path, e);
+    // States are read a group of blocks at a time (the blocks of a group compress in parallel).
+    let group_states = (4 * rayon::current_num_threads()).max(4) as u64 * bs as u64;
+    let mut values = Vec::new();
+    let mut depth = Vec::new();
+    let mut read =
+        |first: u64, values: &mut Vec<u8>, depth: &mut Vec<u16>| -> Result<(), FormatError> {
+            let n = (group_states.min(states - first)) as usize;
+            values.resize(n, 0);
+            depth.resize(n, 0);
+            fill(first, values, depth)?;
+            if let Some(v) = values.iter().find(|&&v| v > 3) {
+                return Err(FormatError::Corrupt(format!(
+                    "value byte {v} in the source table (values are 0..=3)"
+                )));
+            }
+            Ok(())
+        };
+    // Pass 1: counts, digest, max depth, and the depth code.
+    let mut hasher = Sha256::new();
+    let mut counts = ValueCounts::default();
+    let mut max_depth = 0u16;
+    let mut finder = DepthCodeFinder::default();
+    let mut first = 0;
+    while first < states {
+        read(first, &mut values, &mut depth)?;
+        hasher.update(&values);
+        counts.add(&values);
+        max_depth = depth.iter().copied().fold(max_depth, u16::max);
+        finder.add(first, &values, &depth);
+        first += values.len() as u64;
+    }
+    let code = finder.finish();
+    let header = LayerHeader::new(states, bs, max_depth, code);
+    // Pass 2: the blocks.
     let mut file = File::options()
         .write(true)
         .read(true)
         .create_new(true)
         .open(path)
         .map_err(io)?;
-    let mut header = LayerHeader::new(states, bs, 0);
     // Header and index are written last; reserve their space.
     file.write_all(&vec![0u8; header.data_offset() as usize])
         .map_err(io)?;
     let mut entries = Vec::with_capacity(header.blocks as usize);
     let mut offset = header.data_offset();
-    let mut hasher = Sha256::new();
-    let mut counts = ValueCounts::default();
-    let mut max_depth = 0u16;
-    // Blocks are compressed in parallel, a group at a time.
-    let group = (4 * rayon::current_num_threads()).max(4) as u64;
-    let mut values = Vec::new();
-    let mut depth = Vec::new();
-    let mut b = 0;
-    while b < header.blocks {
-        let last = (b + group).min(header.blocks);
-        let first_state = header.block_range(b).0;
-        let end_state = header.block_range(last - 1).1;
-        let n = (end_state - first_state) as usize;
-        values.resize(n, 0);
-        depth.resize(n, 0);
-        fill(first_state, &mut values, &mut depth)?;
-        if let Some(v) = values.iter().find(|&&v| v > 3) {
+    let mut first = 0;
+    while first < states {
+        read(first, &mut values, &mut depth)?;
+        let changed = (0..values.len()).find(|&j| {
+            let i = first + j as u64;
+            !code.fits(i, values[j], depth[j]) || depth[j] > max_depth
+        });
+        if let Some(j) = changed {
             return Err(FormatError::Corrupt(format!(
-                "value byte {v} in the source table (values are 0..=3)"
+                "state {} of the source changed while it was being packed",
+                first + j as u64
             )));
         }
-        hasher.update(&values);
-        counts.add(&values);
-        max_depth = depth.iter().copied().fold(max_depth, u16::max);
         let frames: Vec<Result<Vec<u8>, std::io::Error>> = values
             .par_chunks(bs as usize)
             .zip(depth.par_chunks(bs as usize))
-            .map(|(v, d)| zstd::bulk::compress(&encode_payload(v, d), opts.zstd_level))
+            .enumerate()
+            .map(|(k, (v, d))| {
+                let block_first = first + k as u64 * bs as u64;
+                zstd::bulk::compress(&encode_payload(block_first, v, d, &code), opts.zstd_level)
+            })
             .collect();
         for frame in frames {
             let frame = frame.map_err(io)?;
@@ -453,9 +517,8 @@ pub fn write_layer(
             });
             offset += frame.len() as u64;
         }
-        b = last;
+        first += values.len() as u64;
     }
-    header.max_depth = max_depth;
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     file.write_all(&header.to_bytes()).map_err(io)?;
     file.write_all(&index_bytes(&entries)).map_err(io)?;
@@ -469,6 +532,7 @@ pub fn write_layer(
         digest: hex::encode(hasher.finalize()),
         max_depth,
         blocks: header.blocks,
+        depth_modulus: code.modulus,
     })
 }
 
@@ -592,7 +656,7 @@ impl LayerFile {
         let n = (end - first) as usize;
         let payload = zstd::bulk::decompress(&frame, max_payload(n))
             .map_err(|e| bad(format!("zstd: {e}")))?;
-        Block::decode(first, n, payload).map_err(bad)
+        Block::decode(first, n, self.header.depth_code, payload).map_err(bad)
     }
 
     /// Block `b`, from the cache or read.

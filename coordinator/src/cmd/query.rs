@@ -1,8 +1,9 @@
-//! `kingmaker query DIR POSITION`: look a position up in a built run.
+//! `kingmaker query DIR POSITION`: look a position up in a built run or a packed release.
 
-use crate::cc3p_view::{answers, Answers, Cc3pTables, PLAYERS};
-use crate::rundir::RunDir;
-use anyhow::{bail, Result};
+use crate::cc3p_view::{try_answers, Answers, PLAYERS};
+use crate::tables::Tables;
+use kingmaker_tablefmt::Lookup;
+use anyhow::Result;
 use clap::Args;
 use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// A run directory written by `kingmaker build`.
+    /// A run directory written by `kingmaker build`, or a release written by `kingmaker pack`.
     pub dir: PathBuf,
     /// The position, in the game's notation (see the README), or `start`.
     pub position: String,
@@ -22,23 +23,25 @@ pub struct QueryArgs {
 }
 
 pub fn run(args: QueryArgs) -> Result<()> {
-    let (run, info) = RunDir::open(&args.dir)?;
-    if !run.summary_path().exists() {
-        bail!("{} is not a finished build (no summary.json); wait for it or resume it", args.dir.display());
-    }
-    let game = info.spec.build()?;
+    let tables = Tables::open(&args.dir)?;
+    let game = tables.spec.build()?;
     match &game {
-        AnyGame::Cc3p(g) => query_cc3p(&run, g, &args),
-        _ => query_two_player(&run, &game, &args),
+        AnyGame::Cc3p(g) => query_cc3p(&tables, g, &args),
+        _ => query_two_player(&tables, &game, &args),
     }
 }
 
 /// A two-player game: one layer, `solo` = "player 0 (the first colour) wins".
-fn query_two_player(run: &RunDir, game: &AnyGame, args: &QueryArgs) -> Result<()> {
-    let table = run.table("solo")?;
+fn query_two_player(tables: &Tables, game: &AnyGame, args: &QueryArgs) -> Result<()> {
+    let table = tables.layer("solo")?;
     let index = game.parse_position(&args.position)?;
+    // Every label this query shows, read once (a release read can fail: a damaged block).
+    let mut labels = std::collections::HashMap::new();
+    for i in std::iter::once(index).chain(game.moves(index).into_iter().map(|m| m.1)) {
+        labels.insert(i, table.lookup(i)?);
+    }
     let label = |i: u64| {
-        let (v, d) = table.get(i);
+        let (v, d) = labels[&i];
         let value = match v {
             WIN => "W",
             LOSS => "L",
@@ -95,12 +98,15 @@ fn query_two_player(run: &RunDir, game: &AnyGame, args: &QueryArgs) -> Result<()
     Ok(())
 }
 
-fn query_cc3p(run: &RunDir, g: &kingmaker_worker::games::cc3p::Cc3p, args: &QueryArgs) -> Result<()> {
-    let tables = Cc3pTables::open(run)?;
+fn query_cc3p(tables: &Tables, g: &kingmaker_worker::games::cc3p::Cc3p, args: &QueryArgs) -> Result<()> {
+    let tables = tables.cc3p()?;
     let index = g.parse_position(&args.position)?;
-    let here = answers(g, &tables, index);
-    let moves: Vec<(String, u64, Answers)> =
-        g.moves(index).into_iter().map(|(text, child)| (text, child, answers(g, &tables, child))).collect();
+    let here = try_answers(g, &tables, index)?;
+    let moves: Vec<(String, u64, Answers)> = g
+        .moves(index)
+        .into_iter()
+        .map(|(text, child)| Ok((text, child, try_answers(g, &tables, child)?)))
+        .collect::<Result<_>>()?;
     if args.json {
         let out = json!({
             "position": g.format_position(index),

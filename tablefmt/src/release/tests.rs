@@ -3,6 +3,24 @@ use super::verify::verify_release;
 use super::*;
 use sha2::{Digest, Sha256};
 
+/// A layer with the structure of a 3-player game: the mover is `index % 3` and a W for the
+/// mover-0 states ends after a number of plies ≡ 1 (mod 3), so the depth code applies.
+fn periodic_data(states: usize, seed: u64) -> (Vec<u8>, Vec<u16>) {
+    let (mut values, mut depth) = layer_data(states, seed, true);
+    for i in (0..states).step_by(3) {
+        if values[i] == 1 && depth[i] != 0 {
+            depth[i] = depth[i] / 3 * 3 + 1;
+        }
+    }
+    for (v, d) in values.iter_mut().zip(depth.iter_mut()) {
+        if *d > 300 {
+            *v = 1;
+            *d = 301;
+        }
+    }
+    (values, depth)
+}
+
 /// A deterministic pseudo-random layer: runs of values, depths only on W/L states.
 fn layer_data(states: usize, seed: u64, deep: bool) -> (Vec<u8>, Vec<u16>) {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -63,7 +81,11 @@ fn layer_files_round_trip_every_state() {
     .iter()
     .enumerate()
     {
-        let (values, depth) = layer_data(states, i as u64 + 1, deep);
+        let (values, depth) = if i % 2 == 0 {
+            periodic_data(states, i as u64 + 1)
+        } else {
+            layer_data(states, i as u64 + 1, deep)
+        };
         let opts = PackOptions {
             block_states: bs,
             zstd_level: 3,
@@ -76,6 +98,9 @@ fn layer_files_round_trip_every_state() {
         assert_eq!(w.digest, hex::encode(Sha256::digest(&values)));
         assert_eq!(w.max_depth, depth.iter().copied().max().unwrap_or(0));
         assert_eq!(w.blocks, (states as u64).div_ceil(bs as u64));
+        if i % 2 == 0 && states > 0 {
+            assert_eq!(w.depth_modulus, 3, "layer {i} has a period-3 depth pattern");
+        }
         let path = tmp.path().join(layer_file_name(&name));
         assert_eq!(file_sha256(&path).unwrap(), (w.size, w.sha256.clone()));
         let file = LayerFile::open(&path).unwrap();
@@ -102,7 +127,10 @@ fn layer_files_round_trip_every_state() {
 
 #[test]
 fn header_round_trips_and_rejects_nonsense() {
-    let h = LayerHeader::new(1662, 64, 14);
+    let mut code = depth::DepthCode::plain();
+    code.modulus = 3;
+    code.residue[1][2] = 0;
+    let h = LayerHeader::new(1662, 64, 14, code);
     let bytes = h.to_bytes();
     assert_eq!(LayerHeader::parse(&bytes, "x").unwrap(), h);
     let err = LayerHeader::parse(&bytes[..40], "x")
@@ -118,8 +146,8 @@ fn header_round_trips_and_rejects_nonsense() {
     // A consistent-looking header with a different version, crc recomputed.
     let mut v2 = bytes;
     v2[8] = 2;
-    let crc = crc32(&v2[..60]);
-    v2[60..].copy_from_slice(&crc.to_le_bytes());
+    let crc = crc32(&v2[..CRC_AT]);
+    v2[CRC_AT..].copy_from_slice(&crc.to_le_bytes());
     assert!(LayerHeader::parse(&v2, "x")
         .unwrap_err()
         .to_string()
@@ -127,8 +155,8 @@ fn header_round_trips_and_rejects_nonsense() {
     // Wrong block count, crc recomputed: caught by the consistency rule.
     let mut nb = bytes;
     nb[32] = 99;
-    let crc = crc32(&nb[..60]);
-    nb[60..].copy_from_slice(&crc.to_le_bytes());
+    let crc = crc32(&nb[..CRC_AT]);
+    nb[CRC_AT..].copy_from_slice(&crc.to_le_bytes());
     assert!(LayerHeader::parse(&nb, "x")
         .unwrap_err()
         .to_string()

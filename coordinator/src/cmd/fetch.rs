@@ -1,0 +1,301 @@
+//! `kingmaker fetch URL DIR`: download a release over HTTP(S).
+//!
+//! `URL` is the release directory as served (`https://host/releases/cc3p-2/`). First
+//! `manifest.sha256` and `manifest.json` are fetched and checked against each other (and against
+//! `--manifest-sha256` when given); then every listed file is downloaded to `NAME.part`, resumed
+//! with a `Range` request after an interruption (within this run, up to `--retries` times, and by
+//! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
+//! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
+//! whole release. A file whose sha256 does not match is deleted, never kept.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_tablefmt::release::file_sha256;
+use kingmaker_tablefmt::release::manifest::{
+    manifest_sha256_line, write_file_atomically, Manifest, ManifestFile, MANIFEST, MANIFEST_SHA256,
+};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct FetchArgs {
+    /// URL of the release directory (http:// or https://), as served by any static web server.
+    pub url: String,
+    /// Where to put the release (created if needed; partial downloads there are resumed).
+    pub dir: PathBuf,
+    /// How many times to resume a file after the connection drops, within this run.
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
+    /// The expected sha256 of manifest.json (as published beside the URL), to pin the release.
+    #[arg(long)]
+    pub manifest_sha256: Option<String>,
+    /// Seconds to wait for a connection and for a response's headers.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+pub fn run(args: FetchArgs) -> Result<()> {
+    let started = Instant::now();
+    let base = base_url(&args.url)?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(args.timeout)))
+        .timeout_recv_response(Some(Duration::from_secs(args.timeout)))
+        .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("creating {}", args.dir.display()))?;
+
+    let sha_line = get_small(&agent, &base, MANIFEST_SHA256, 4096)?;
+    let manifest_bytes = get_small(&agent, &base, MANIFEST, 64 << 20)?;
+    let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
+        .with_context(|| format!("the release at {base} is not consistent"))?;
+    if let Some(pin) = &args.manifest_sha256 {
+        let got = &manifest_sha256_line(&manifest_bytes)[..64];
+        if !got.eq_ignore_ascii_case(pin.trim()) {
+            bail!("{base}{MANIFEST} has sha256 {got}, not the {pin} you asked for: refusing this release");
+        }
+    }
+    let total: u64 = manifest.files.iter().map(|f| f.size).sum();
+    eprintln!(
+        "fetching {} from {base}: {} files, {total} bytes",
+        manifest.name,
+        manifest.files.len()
+    );
+    let mut downloaded = 0u64;
+    for f in &manifest.files {
+        downloaded += fetch_file(&agent, &base, f, &args.dir, args.retries)?;
+    }
+    write_file_atomically(&args.dir, MANIFEST, &manifest_bytes)?;
+    write_file_atomically(&args.dir, MANIFEST_SHA256, &sha_line)?;
+    println!(
+        "fetched {} into {} ({} files, {downloaded} bytes downloaded in {:.1}s); every sha256 matches the manifest",
+        manifest.name,
+        args.dir.display(),
+        manifest.files.len() + 2,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped).
+fn base_url(url: &str) -> Result<String> {
+    let url = url.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        bail!("{url:?} is not an http:// or https:// URL");
+    }
+    let url = url.strip_suffix(MANIFEST).unwrap_or(url);
+    Ok(if url.ends_with('/') {
+        url.to_string()
+    } else {
+        format!("{url}/")
+    })
+}
+
+/// A small file, whole.
+fn get_small(agent: &ureq::Agent, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
+    let url = format!("{base}{name}");
+    let mut resp = agent
+        .get(&url)
+        .call()
+        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+    let status = resp.status().as_u16();
+    if status == 404 {
+        bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
+    }
+    if status != 200 {
+        bail!("{url}: the server answered HTTP {status}");
+    }
+    let mut out = Vec::new();
+    resp.body_mut()
+        .with_config()
+        .limit(limit)
+        .reader()
+        .read_to_end(&mut out)
+        .with_context(|| format!("{url}: the download broke off (truncated); run fetch again"))?;
+    Ok(out)
+}
+
+/// Download one file into `dir` (resuming `NAME.part`); the bytes actually transferred.
+fn fetch_file(
+    agent: &ureq::Agent,
+    base: &str,
+    f: &ManifestFile,
+    dir: &Path,
+    retries: u32,
+) -> Result<u64> {
+    let target = dir.join(&f.path);
+    let part = dir.join(format!("{}.part", f.path));
+    if target.exists()
+        && file_sha256(&target)
+            .map(|(n, s)| n == f.size && s == f.sha256)
+            .unwrap_or(false)
+    {
+        eprintln!("  {}: already here", f.path);
+        return Ok(0);
+    }
+    let url = format!("{base}{}", f.path);
+    let mut transferred = 0u64;
+    let mut attempt = 0;
+    loop {
+        let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+        if have > f.size {
+            // Longer than the manifest says: a different file, or a server sending too much.
+            std::fs::remove_file(&part).with_context(|| format!("removing {}", part.display()))?;
+            if attempt >= retries {
+                bail!(
+                    "{url}: the server sends more than the {} bytes the manifest lists",
+                    f.size
+                );
+            }
+            attempt += 1;
+            continue;
+        }
+        let outcome = if have == f.size {
+            Ok(())
+        } else {
+            download(agent, &url, &part, have, f.size, &mut transferred)
+        };
+        match outcome {
+            Ok(()) => {}
+            Err(Failure::Fatal(e)) => return Err(e),
+            Err(Failure::Retry(msg)) => {
+                let now = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+                if attempt >= retries {
+                    bail!(
+                        "{url}: {msg}; {now} of {} bytes are kept in {} (truncated download): run the same \
+                         fetch again to resume",
+                        f.size,
+                        part.display()
+                    );
+                }
+                attempt += 1;
+                eprintln!(
+                    "  {}: {msg} at byte {now} of {}; resuming (retry {attempt} of {retries})",
+                    f.path, f.size
+                );
+                std::thread::sleep(Duration::from_millis(200 * attempt as u64));
+                continue;
+            }
+        }
+        let (size, sha) = file_sha256(&part)?;
+        if size != f.size {
+            // The server's copy is shorter than the manifest says and it ended cleanly.
+            std::fs::remove_file(&part).ok();
+            bail!("{url}: the server sent {size} bytes, the manifest lists {} (truncated on the server?)", f.size);
+        }
+        if sha != f.sha256 {
+            std::fs::remove_file(&part).ok();
+            bail!(
+                "{url}: sha256 mismatch: the download is {sha}, the manifest says {}: the server's copy is \
+                 corrupt; nothing was kept",
+                f.sha256
+            );
+        }
+        File::open(&part)
+            .and_then(|p| p.sync_all())
+            .with_context(|| format!("syncing {}", part.display()))?;
+        std::fs::rename(&part, &target)
+            .with_context(|| format!("renaming {} into place", part.display()))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        eprintln!("  {}: {} bytes, sha256 ok", f.path, f.size);
+        return Ok(transferred);
+    }
+}
+
+/// Why one GET did not complete the file.
+enum Failure {
+    /// Worth resuming after: the connection dropped, the body ended early.
+    Retry(String),
+    /// Retrying cannot fix it: 404, an unexpected status, a local I/O error.
+    Fatal(anyhow::Error),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure::Fatal(e.into())
+    }
+}
+
+fn fatal(msg: String) -> Failure {
+    Failure::Fatal(anyhow::anyhow!(msg))
+}
+
+/// One GET of `url` from byte `have` on, appended to `part`.
+fn download(
+    agent: &ureq::Agent,
+    url: &str,
+    part: &Path,
+    have: u64,
+    size: u64,
+    transferred: &mut u64,
+) -> Result<(), Failure> {
+    let mut req = agent.get(url);
+    if have > 0 {
+        req = req.header("Range", format!("bytes={have}-"));
+    }
+    let mut resp = match req.call() {
+        Ok(r) => r,
+        Err(ureq::Error::Io(e)) => return Err(Failure::Retry(format!("connection failed: {e}"))),
+        Err(ureq::Error::Timeout(t)) => return Err(Failure::Retry(format!("timed out ({t})"))),
+        Err(e) => return Err(fatal(format!("{url}: {e}"))),
+    };
+    let status = resp.status().as_u16();
+    let mut file = match status {
+        206 if have > 0 => {
+            let range = resp
+                .headers()
+                .get("content-range")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if !range.starts_with(&format!("bytes {have}-")) {
+                return Err(fatal(format!(
+                    "{url}: asked for bytes {have}- and got Content-Range {range:?}"
+                )));
+            }
+            OpenOptions::new().append(true).open(part)?
+        }
+        // A full answer (the server ignores Range, or this is the first request): start over.
+        200 => File::create(part)?,
+        404 => {
+            return Err(fatal(format!(
+                "{url}: 404 Not Found: the server does not have this file of the release"
+            )))
+        }
+        416 => {
+            // Our partial file is longer than the server's: drop it and start again.
+            std::fs::remove_file(part)?;
+            return Err(Failure::Retry("the server refused the resume range".into()));
+        }
+        s => return Err(fatal(format!("{url}: the server answered HTTP {s}"))),
+    };
+    let mut reader = resp
+        .body_mut()
+        .with_config()
+        .limit(size - have + 1)
+        .reader();
+    let mut buf = vec![0u8; 1 << 16];
+    let result = loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                file.write_all(&buf[..n])?;
+                *transferred += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Err(Failure::Retry(format!("connection lost ({e})"))),
+        }
+    };
+    file.sync_all()?;
+    result?;
+    let now = file.metadata()?.len();
+    if now < size {
+        return Err(Failure::Retry("the response ended early".into()));
+    }
+    Ok(())
+}

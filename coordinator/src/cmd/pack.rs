@@ -1,0 +1,240 @@
+//! `kingmaker pack RUN_DIR --out RELEASE_DIR`: pack a finished run into a release (docs/format.md).
+//!
+//! The release is written into a hidden staging directory beside `--out` and renamed into place
+//! when complete, so `--out` is either absent/empty or a whole release.
+
+use crate::rundir::{RunDir, RunInfo};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_tablefmt::release::manifest::{
+    write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
+};
+use kingmaker_tablefmt::release::{
+    layer_file_name, write_layer, PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL,
+    FORMAT_VERSION,
+};
+use kingmaker_worker::Game;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct PackArgs {
+    /// A finished run directory written by `kingmaker build`.
+    pub run: PathBuf,
+    /// The new release directory (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// States per block: a lookup reads and decompresses one block (a multiple of 4).
+    #[arg(long, default_value_t = DEFAULT_BLOCK_STATES)]
+    pub block_states: u32,
+    /// zstd level, 1 (fast) to 22 (smallest).
+    #[arg(long, default_value_t = DEFAULT_ZSTD_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub zstd_level: i32,
+    /// Print the manifest's layers and files as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: PackArgs) -> Result<()> {
+    let (run, info) = RunDir::open(&args.run)?;
+    let summary_path = run.summary_path();
+    if !summary_path.exists() {
+        bail!(
+            "{} is an unfinished run (no summary.json): finish the build (or `kingmaker resume` it) before packing",
+            args.run.display()
+        );
+    }
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(&summary_path)
+            .with_context(|| format!("reading {}", summary_path.display()))?,
+    )
+    .with_context(|| format!("{} is malformed", summary_path.display()))?;
+    check_out_dir(&args.out)?;
+    let opts = PackOptions {
+        block_states: args.block_states,
+        zstd_level: args.zstd_level,
+    };
+    if opts.block_states == 0 || opts.block_states % 4 != 0 {
+        bail!("--block-states must be a positive multiple of 4");
+    }
+    let parent = match args.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    let base = args
+        .out
+        .file_name()
+        .context("--out needs a directory name")?
+        .to_string_lossy()
+        .into_owned();
+    let staging = parent.join(format!(".{base}.packing-{}", std::process::id()));
+    std::fs::create_dir(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let manifest = match pack_into(&run, &info, &summary, &staging, &opts) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    if args.out.exists() {
+        std::fs::remove_dir(&args.out)
+            .with_context(|| format!("replacing the empty {}", args.out.display()))?;
+    }
+    std::fs::rename(&staging, &args.out)
+        .with_context(|| format!("moving {} to {}", staging.display(), args.out.display()))?;
+    if let Ok(d) = std::fs::File::open(&parent) {
+        let _ = d.sync_all();
+    }
+    let total: u64 = manifest.files.iter().map(|f| f.size).sum();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "release": args.out, "layers": manifest.layers, "files": manifest.files, "bytes": total
+            }))?
+        );
+    } else {
+        println!(
+            "release of {} written to {} ({} files, {} bytes); check it with `kingmaker verify {}`",
+            manifest.name,
+            args.out.display(),
+            manifest.files.len() + 2,
+            total,
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+/// `--out` must not exist, or be an empty directory.
+fn check_out_dir(out: &Path) -> Result<()> {
+    if out.exists() {
+        let empty = out.is_dir()
+            && out
+                .read_dir()
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+        if !empty {
+            bail!(
+                "{} already exists and is not empty; choose a new --out directory",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Write every layer file and the manifest into `dir`.
+fn pack_into(
+    run: &RunDir,
+    info: &RunInfo,
+    summary: &Value,
+    dir: &Path,
+    opts: &PackOptions,
+) -> Result<Manifest> {
+    let game = info.spec.build()?;
+    if game.size() != info.states {
+        bail!(
+            "run.json says {} states but {} has {}",
+            info.states,
+            game.name(),
+            game.size()
+        );
+    }
+    let mut layers = Vec::new();
+    let mut files = Vec::new();
+    for layer in &info.layers {
+        let started = Instant::now();
+        let table = run.table(&layer.name)?;
+        if table.states() != info.states {
+            bail!(
+                "layer {} of {} has {} states, run.json says {}",
+                layer.name,
+                run.path.display(),
+                table.states(),
+                info.states
+            );
+        }
+        let file = layer_file_name(&layer.name);
+        let written = write_layer(
+            &dir.join(&file),
+            info.states,
+            opts,
+            |first, values, depth| {
+                let f = first as usize;
+                values.copy_from_slice(&table.values()[f..f + values.len()]);
+                for (k, d) in depth.iter_mut().enumerate() {
+                    *d = table.get(first + k as u64).1;
+                }
+                Ok(())
+            },
+        )?;
+        let listed = summary["layers"][&layer.name]["digest"]
+            .as_str()
+            .unwrap_or("");
+        if written.digest != listed {
+            bail!(
+                "layer {} of {} does not match its summary.json (digest {} vs {listed:?}): the run is damaged; rebuild it",
+                layer.name,
+                run.path.display(),
+                written.digest
+            );
+        }
+        let secs = started.elapsed().as_secs_f64();
+        tracing::info!(
+            "packed {}: {} states into {} bytes ({:.3} bits/state) in {:.2}s ({:.1} M states/s)",
+            layer.name,
+            info.states,
+            written.size,
+            written.size as f64 * 8.0 / info.states.max(1) as f64,
+            secs,
+            info.states as f64 / secs.max(1e-9) / 1e6
+        );
+        files.push(ManifestFile {
+            path: file.clone(),
+            size: written.size,
+            sha256: written.sha256,
+        });
+        layers.push(ManifestLayer {
+            name: layer.name.clone(),
+            coalition: layer.coalition,
+            objective: layer.objective,
+            file,
+            states: info.states,
+            block_states: opts.block_states,
+            blocks: written.blocks,
+            counts: written.counts,
+            digest: written.digest,
+            max_depth: written.max_depth,
+        });
+    }
+    let manifest = Manifest {
+        format: FORMAT_NAME.to_string(),
+        format_version: FORMAT_VERSION,
+        game: serde_json::to_value(&info.spec)?,
+        name: game.name(),
+        states: info.states,
+        layers,
+        files,
+        provenance: Provenance {
+            kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
+            packed_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            host: hostname(),
+            run: serde_json::to_value(info)?,
+            summary: summary.clone(),
+        },
+    };
+    write_manifest(dir, &manifest)?;
+    Ok(manifest)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}

@@ -1,0 +1,116 @@
+//! Where solved tables come from: a finished run directory (mapped `layers/NAME.values|depth`) or
+//! a packed release (`manifest.json` + `NAME.kmt`, see tablefmt::release). `query`, `serve` and
+//! `verify --deep` read through this, so they work on either.
+
+use crate::cc3p_view::Cc3pTables;
+use crate::rundir::RunDir;
+use anyhow::{bail, Context, Result};
+use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
+use kingmaker_tablefmt::release::LayerFile;
+use kingmaker_tablefmt::Lookup;
+use kingmaker_worker::kernel::Layer;
+use kingmaker_worker::spec::GameSpec;
+use std::path::{Path, PathBuf};
+
+/// What holds the tables.
+pub enum Source {
+    Run(RunDir),
+    Release(Box<Manifest>),
+}
+
+/// The tables of one finished build, from a run directory or a release.
+pub struct Tables {
+    pub dir: PathBuf,
+    pub spec: GameSpec,
+    pub layers: Vec<Layer>,
+    pub source: Source,
+}
+
+impl Tables {
+    /// Open `dir`: a release if it has a manifest, a run directory if it has `run.json` (the run
+    /// must be finished).
+    pub fn open(dir: &Path) -> Result<Tables> {
+        if dir.join(MANIFEST).exists() || dir.join(MANIFEST_SHA256).exists() {
+            let manifest = read_manifest(dir)?;
+            let spec: GameSpec = serde_json::from_value(manifest.game.clone()).with_context(|| {
+                format!(
+                    "{} is a release of a game this kingmaker does not know ({}); upgrade kingmaker",
+                    dir.display(),
+                    manifest.game
+                )
+            })?;
+            let layers = manifest
+                .layers
+                .iter()
+                .map(|l| Layer::new(&l.name, l.coalition, l.objective))
+                .collect();
+            return Ok(Tables {
+                dir: dir.to_path_buf(),
+                spec,
+                layers,
+                source: Source::Release(Box::new(manifest)),
+            });
+        }
+        if !dir.join("run.json").exists() {
+            bail!(
+                "{} is neither a run directory (no run.json) nor a packed release (no {MANIFEST})",
+                dir.display()
+            );
+        }
+        let (run, info) = RunDir::open(dir)?;
+        if !run.summary_path().exists() {
+            bail!(
+                "{} is not a finished build (no summary.json); wait for it or resume it",
+                dir.display()
+            );
+        }
+        Ok(Tables {
+            dir: dir.to_path_buf(),
+            spec: info.spec,
+            layers: info.layers,
+            source: Source::Run(run),
+        })
+    }
+
+    /// "run" or "release".
+    pub fn kind(&self) -> &'static str {
+        match self.source {
+            Source::Run(_) => "run",
+            Source::Release(_) => "release",
+        }
+    }
+
+    pub fn manifest(&self) -> Option<&Manifest> {
+        match &self.source {
+            Source::Release(m) => Some(m),
+            Source::Run(_) => None,
+        }
+    }
+
+    /// Random access to one layer.
+    pub fn layer(&self, name: &str) -> Result<Box<dyn Lookup>> {
+        match &self.source {
+            Source::Run(run) => Ok(Box::new(run.table(name)?)),
+            Source::Release(m) => {
+                let l = m.layer(name).with_context(|| {
+                    let names: Vec<&str> = m.layers.iter().map(|l| l.name.as_str()).collect();
+                    format!(
+                        "the release {} has no layer {name} (it has {})",
+                        self.dir.display(),
+                        names.join(", ")
+                    )
+                })?;
+                Ok(Box::new(LayerFile::open(&self.dir.join(&l.file))?))
+            }
+        }
+    }
+
+    /// The three cc3p layers.
+    pub fn cc3p(&self) -> Result<Cc3pTables<Box<dyn Lookup>>> {
+        Ok(Cc3pTables {
+            solo: self.layer("solo")?,
+            enable_ab: self.layer("enable_ab")?,
+            enable_ac: self.layer("enable_ac")?,
+        })
+    }
+}

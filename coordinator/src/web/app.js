@@ -1,0 +1,277 @@
+// Kingmaker explorer: asks /api/info what game this is, then shows positions from
+// /api/position?p=... — the board, who can force what, and every move with the labels after it.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const state = { info: null, data: null, selected: null, history: [] };
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, ...children) {
+  const e = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.setAttribute("class", v);
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+async function api(path) {
+  const response = await fetch(path);
+  let body;
+  try {
+    body = await response.json();
+  } catch (_) {
+    body = { error: `HTTP ${response.status}` };
+  }
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+const SOLO_WORDS = { W: "can force a win", L: "can be forced out", D: "can hold a draw", "-": "" };
+const CLASS_NOTES = {
+  terminal: "The game is over (or the placement cannot arise).",
+  solo_win: "Someone can force a win alone.",
+  spoiler_draw: "Nobody can force a win, but someone can stop the others from ever winning.",
+  kingmaker: "Nobody can win alone and every player can be forced out by the other two: whoever hands a win decides who wins.",
+};
+
+async function init() {
+  try {
+    state.info = await api("api/info");
+  } catch (e) {
+    showError(`cannot reach the server: ${e.message}`);
+    return;
+  }
+  const info = state.info;
+  $("game-name").textContent = info.name;
+  document.title = `Kingmaker: ${info.name}`;
+  const rel = info.release;
+  $("source").textContent = rel
+    ? `release packed ${rel.packed_at} by kingmaker ${rel.kingmaker_version}; ${info.states.toLocaleString()} states`
+    : `${info.source}; ${info.states.toLocaleString()} states`;
+  $("legend").textContent =
+    info.game === "cc3p"
+      ? "W = forces it, L = the others force the opposite, D = neither (play goes on forever); the number is the depth: plies to the end with best play. " +
+        "Alone: can the player force a win by itself? Hands the win to: with that player's help it can make them win. " +
+        "Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one."
+      : "W / L: the first / second player wins with best play, D: draw; the number is the depth (plies to the end).";
+  $("position-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    go($("position").value.trim() || "start");
+  });
+  $("start").addEventListener("click", () => go(info.start || "start"));
+  $("back").addEventListener("click", () => {
+    const prev = state.history.pop();
+    if (prev) go(prev, false);
+  });
+  window.addEventListener("hashchange", () => {
+    const p = positionFromHash();
+    if (p && state.data && p !== state.data.position) go(p);
+  });
+  if (info.start) $("position").placeholder = info.start;
+  go(positionFromHash() || info.start || "start", false);
+}
+
+function positionFromHash() {
+  const m = location.hash.match(/^#p=(.*)$/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+async function go(position, remember = true) {
+  let data;
+  try {
+    data = await api("api/position?p=" + encodeURIComponent(position));
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  showError("");
+  if (remember && state.data && state.data.position !== data.position) state.history.push(state.data.position);
+  state.data = data;
+  state.selected = null;
+  const hash = "#p=" + encodeURIComponent(data.position);
+  if (location.hash !== hash) history.replaceState(null, "", hash);
+  render();
+}
+
+function render() {
+  const d = state.data;
+  $("position").value = d.position;
+  $("status").textContent = d.node.text;
+  $("back").disabled = state.history.length === 0;
+  renderBoard();
+  renderLabels();
+  renderMoves();
+  document.body.dataset.position = d.position;
+}
+
+// ---- board ----
+
+function renderBoard() {
+  const box = $("board");
+  box.replaceChildren();
+  const board = state.info.board;
+  if (!board || board.kind !== "star") {
+    box.append(el("pre", { text: state.data.picture }));
+    return;
+  }
+  const dx = 20, dy = 34.64, r = 15, pad = 22;
+  const cells = board.cells;
+  const maxHalf = Math.max(...cells.map((c) => c.half));
+  const maxRow = Math.max(...cells.map((c) => c.row));
+  const at = {};
+  for (const c of cells) at[c.name] = { x: pad + c.half * dx, y: pad + c.row * dy, cell: c };
+  const svg = el("svg:svg", {
+    viewBox: `0 0 ${2 * pad + maxHalf * dx} ${2 * pad + maxRow * dy}`,
+    role: "img",
+  });
+  const owner = {};
+  for (const [who, list] of Object.entries(state.data.pieces)) for (const name of list) owner[name] = who;
+  const mover = state.data.node.mover;
+  const movesFrom = (name) => state.data.moves.filter((m) => m.path.length && m.path[0] === name);
+  const targets = {};
+  if (state.selected) for (const m of movesFrom(state.selected)) targets[m.path[m.path.length - 1]] = m;
+
+  for (const c of cells) {
+    const p = at[c.name];
+    const [kind, who] = c.region.split(":");
+    let cls = "cell" + (kind === "hex" ? "" : ` ${kind}-${who}`);
+    const target = targets[c.name];
+    if (target) cls += " target";
+    const circle = el("svg:circle", { cx: p.x, cy: p.y, r, class: cls, "data-cell": c.name });
+    circle.append(el("svg:title", { text: target ? `${target.move} → ${target.position}` : c.name }));
+    if (target) circle.addEventListener("click", () => go(target.position));
+    svg.append(circle);
+    if (!owner[c.name]) svg.append(el("svg:text", { x: p.x, y: p.y + 3, class: "cellname", text: c.name }));
+  }
+  if (state.hoverPath) {
+    const pts = state.hoverPath.map((n) => `${at[n].x},${at[n].y}`).join(" ");
+    svg.append(el("svg:polyline", { points: pts, class: "path" }));
+  }
+  for (const [name, who] of Object.entries(owner)) {
+    const p = at[name];
+    if (!p) continue;
+    const movable = who === mover && movesFrom(name).length > 0;
+    let cls = `piece ${who}` + (movable ? " movable" : "") + (state.selected === name ? " selected" : "");
+    const piece = el("svg:circle", { cx: p.x, cy: p.y, r: r - 2, class: cls, "data-piece": name, "data-player": who });
+    piece.append(el("svg:title", { text: `${who} on ${name}` + (movable ? ": click to see its moves" : "") }));
+    if (movable) {
+      piece.addEventListener("click", () => {
+        state.selected = state.selected === name ? null : name;
+        renderBoard();
+        renderMoves();
+      });
+    }
+    svg.append(piece, el("svg:text", { x: p.x, y: p.y, class: "piecelabel", text: who }));
+  }
+  box.append(svg);
+}
+
+// ---- labels ----
+
+function valueSpan(a) {
+  const text = a.value === "D" || a.value === "-" ? a.value : `${a.value}${a.depth}`;
+  return el("span", { class: "v", text });
+}
+
+function renderLabels() {
+  const box = $("labels");
+  box.replaceChildren();
+  const l = state.data.labels;
+  box.dataset.position = state.data.position;
+  if (l.kind !== "cc3p") {
+    const row = el("p", { class: "two", "data-value": l.value }, valueSpan(l), " ", el("span", { class: "words", text: l.says }));
+    box.append(row);
+    return;
+  }
+  box.append(
+    el("span", { class: "badge", "data-class": l.class, text: l.class.replace("_", " ") }),
+    el("p", { class: "classnote", text: CLASS_NOTES[l.class] || "" }),
+  );
+  const players = state.info.players;
+  const body = el("tbody");
+  for (const p of players) {
+    const solo = l.solo[p];
+    const hands = players
+      .filter((q) => q !== p && l.enable[p][q].value === "W")
+      .map((q) => `${q} (W${l.enable[p][q].depth})`);
+    body.append(
+      el(
+        "tr",
+        { "data-player": p },
+        el("th", { class: `who ${p}`, text: p }),
+        el("td", { class: "solo", "data-value": solo.value }, valueSpan(solo), " ", el("span", { class: "words", text: SOLO_WORDS[solo.value] })),
+        el("td", { class: "enable", text: hands.length ? hands.join(", ") : "nobody" }),
+      ),
+    );
+  }
+  box.append(
+    el(
+      "table",
+      { class: "labels" },
+      el("thead", {}, el("tr", {}, el("th", { text: "player" }), el("th", { text: "alone" }), el("th", { text: "hands the win to" }))),
+      body,
+    ),
+  );
+  const km = l.kingmakers.map((k) => `${k.maker} for ${k.for}`);
+  box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
+}
+
+// ---- moves ----
+
+function renderMoves() {
+  const list = $("moves");
+  list.replaceChildren();
+  const d = state.data;
+  const here = d.labels;
+  $("moves-hint").textContent = d.moves.length
+    ? `${d.moves.length} legal; ${state.selected ? "showing the moves of " + state.selected : "what each does to the labels"}`
+    : "none";
+  for (const m of d.moves) {
+    const l = m.labels;
+    const chips = el("div", { class: "chips" });
+    if (l.kind === "cc3p") {
+      chips.append(el("span", { class: "badge", "data-class": l.class, text: l.class.replace("_", " ") }));
+      for (const p of state.info.players) {
+        const a = l.solo[p];
+        const changed = here.solo[p].value !== a.value;
+        const chip = el("span", { class: "chip" + (changed ? " changed" : ""), "data-player": p, "data-value": a.value });
+        chip.append(el("span", { class: `who ${p}`, text: p }), " ", a.value === "D" ? "D" : `${a.value}${a.depth}`);
+        chip.title = `${p} ${SOLO_WORDS[a.value]}` + (changed ? ` (was: ${SOLO_WORDS[here.solo[p].value]})` : "");
+        chips.append(chip);
+      }
+      const km = l.kingmakers.map((k) => `${k.maker}⇒${k.for}`);
+      if (km.length) chips.append(el("span", { class: "km", title: "P⇒Q: P is kingmaker for Q", text: "kingmaker " + km.join(" ") }));
+    } else {
+      chips.append(el("span", { class: "chip", "data-value": l.value, text: l.value === "D" ? "D" : `${l.value}${l.depth}` }), " ", el("span", { class: "words", text: l.says }));
+    }
+    const item = el(
+      "li",
+      { class: "move", "data-move": m.move, "data-position": m.position },
+      el("button", { type: "button", class: "play", title: m.position, text: m.move, onclick: () => go(m.position) }),
+      chips,
+    );
+    if (m.changes.length) item.append(el("ul", { class: "changes" }, ...m.changes.map((c) => el("li", { text: c }))));
+    if (state.selected) item.classList.add(m.path[0] === state.selected ? "hot" : "dim");
+    item.addEventListener("mouseenter", () => {
+      state.hoverPath = m.path.length ? m.path : null;
+      renderBoard();
+    });
+    item.addEventListener("mouseleave", () => {
+      state.hoverPath = null;
+      renderBoard();
+    });
+    list.append(item);
+  }
+}
+
+init();
