@@ -1,1 +1,13 @@
-//! Kingmaker's gRPC protocol.
+//! Kingmaker's gRPC protocol: the `kingmaker.v1.Worker` service (see `proto/kingmaker.proto`).
+
+/// The protocol version this build speaks. Bump it on any change an older peer could misread.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The generated messages, client (`worker_client`) and server (`worker_server`).
+pub mod v1 {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("kingmaker.v1");
+}
+
+pub use v1::worker_client::WorkerClient;
+pub use v1::worker_server::{Worker, WorkerServer};

@@ -1,0 +1,44 @@
+//! Connecting to a worker: the coordinator and the workers' peers use the same client.
+
+use super::auth::AddToken;
+use kingmaker_proto::WorkerClient;
+use std::time::Duration;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+/// A client of one worker that sends the run's token with every call.
+pub type Client = WorkerClient<InterceptedService<Channel, AddToken>>;
+
+/// The endpoint of a worker given as `HOST:PORT` (or a full `http://HOST:PORT` URI).
+pub fn endpoint(addr: &str) -> Result<Endpoint, String> {
+    let uri = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
+    let endpoint =
+        Endpoint::from_shared(uri).map_err(|e| format!("{addr:?} is not a worker address (HOST:PORT): {e}"))?;
+    Ok(endpoint
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        // Detect a peer that vanished without closing the connection (power loss, network).
+        .http2_keep_alive_interval(Duration::from_secs(5))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .initial_stream_window_size(1 << 21)
+        .initial_connection_window_size(1 << 23))
+}
+
+/// A client that connects on first use (and reconnects after a failure).
+pub fn lazy_client(addr: &str, token: &AddToken) -> Result<Client, String> {
+    Ok(WorkerClient::with_interceptor(endpoint(addr)?.connect_lazy(), token.clone()))
+}
+
+/// A client connected now, so an unreachable worker is reported at once.
+pub async fn connect(addr: &str, token: &AddToken) -> Result<Client, String> {
+    let channel = endpoint(addr)?.connect().await.map_err(|e| {
+        let mut msg = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            msg = format!("{msg}: {s}");
+            source = s.source();
+        }
+        format!("cannot connect to worker {addr}: {msg}")
+    })?;
+    Ok(WorkerClient::with_interceptor(channel, token.clone()))
+}

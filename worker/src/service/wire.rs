@@ -1,0 +1,194 @@
+//! Compact encodings for what crosses the wire.
+//!
+//! - Predecessor updates (`index << 1 | child_is_win`) travel in sorted batches, so each chunk is
+//!   the LEB128 varints of the differences between consecutive values (the first from 0), and that
+//!   is compressed with zstd when it saves at least an eighth. Differences wrap, so an unsorted
+//!   batch still round-trips (it just encodes worse).
+//! - Shard values and depths travel as raw byte chunks, zstd-compressed when that pays.
+
+use kingmaker_proto::v1::{DataChunk, Encoding, UpdateChunk};
+
+/// Updates per [`UpdateChunk`]: at most 320 KiB of varints per message.
+pub const CHUNK_UPDATES: usize = 1 << 15;
+/// Bytes per [`DataChunk`] before compression.
+pub const CHUNK_BYTES: usize = 1 << 20;
+/// Below this many encoded bytes, compression is not tried.
+const COMPRESS_FROM: usize = 512;
+/// zstd level: the fastest regular level; the data is either very regular or not worth more.
+const ZSTD_LEVEL: i32 = 1;
+
+/// What was wrong with a message.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("malformed update chunk: {0}")]
+    Malformed(&'static str),
+    #[error("update chunk announces {announced} updates but holds {found}")]
+    Count { announced: usize, found: usize },
+    #[error("unknown update encoding {0}")]
+    Encoding(i32),
+    #[error("zstd: {0}")]
+    Zstd(std::io::Error),
+}
+
+/// Append the delta-varint encoding of `values` to `out`.
+pub fn encode_deltas(values: &[u64], out: &mut Vec<u8>) {
+    let mut previous = 0u64;
+    for &v in values {
+        let mut d = v.wrapping_sub(previous);
+        previous = v;
+        while d >= 0x80 {
+            out.push(d as u8 | 0x80);
+            d >>= 7;
+        }
+        out.push(d as u8);
+    }
+}
+
+/// Decode exactly `count` delta varints.
+pub fn decode_deltas(data: &[u8], count: usize) -> Result<Vec<u64>, WireError> {
+    let mut values = Vec::with_capacity(count.min(data.len()));
+    let (mut previous, mut pos) = (0u64, 0usize);
+    while pos < data.len() {
+        let (mut d, mut shift) = (0u64, 0u32);
+        loop {
+            let byte = *data.get(pos).ok_or(WireError::Malformed("truncated varint"))?;
+            pos += 1;
+            if shift == 63 && byte > 1 {
+                return Err(WireError::Malformed("varint longer than 64 bits"));
+            }
+            d |= u64::from(byte & 0x7F) << shift;
+            if byte & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(WireError::Malformed("varint longer than 64 bits"));
+            }
+        }
+        previous = previous.wrapping_add(d);
+        values.push(previous);
+    }
+    if values.len() != count {
+        return Err(WireError::Count { announced: count, found: values.len() });
+    }
+    Ok(values)
+}
+
+/// Compress `raw` when that saves at least an eighth of it.
+fn maybe_compress(raw: Vec<u8>) -> (bool, Vec<u8>) {
+    if raw.len() >= COMPRESS_FROM {
+        if let Ok(packed) = zstd::bulk::compress(&raw, ZSTD_LEVEL) {
+            if packed.len() <= raw.len() - raw.len() / 8 {
+                return (true, packed);
+            }
+        }
+    }
+    (false, raw)
+}
+
+/// One chunk of updates (at most [`CHUNK_UPDATES`] of them), its header fields left empty.
+pub fn encode_updates(values: &[u64]) -> UpdateChunk {
+    let mut raw = Vec::with_capacity(values.len() * 3);
+    encode_deltas(values, &mut raw);
+    let (zstd, data) = maybe_compress(raw);
+    let encoding = if zstd { Encoding::DeltaVarintZstd } else { Encoding::DeltaVarint };
+    UpdateChunk { count: values.len() as u32, encoding: encoding as i32, data, ..Default::default() }
+}
+
+/// The updates of one chunk.
+pub fn decode_updates(chunk: &UpdateChunk) -> Result<Vec<u64>, WireError> {
+    let count = chunk.count as usize;
+    if count > CHUNK_UPDATES {
+        return Err(WireError::Malformed("more updates in one chunk than the protocol allows"));
+    }
+    match Encoding::try_from(chunk.encoding) {
+        Ok(Encoding::DeltaVarint) => decode_deltas(&chunk.data, count),
+        Ok(Encoding::DeltaVarintZstd) => {
+            // A varint of a u64 takes at most 10 bytes: bound the output by what `count` allows.
+            let raw = zstd::bulk::decompress(&chunk.data, count * 10).map_err(WireError::Zstd)?;
+            decode_deltas(&raw, count)
+        }
+        _ => Err(WireError::Encoding(chunk.encoding)),
+    }
+}
+
+/// Cut a byte array into compressed-when-it-pays chunks.
+pub fn pack_bytes(raw: &[u8]) -> Vec<DataChunk> {
+    raw.chunks(CHUNK_BYTES)
+        .map(|piece| {
+            let (zstd, data) = maybe_compress(piece.to_vec());
+            DataChunk { zstd, data }
+        })
+        .collect()
+}
+
+/// The bytes of one chunk made by [`pack_bytes`].
+pub fn unpack_bytes(chunk: DataChunk) -> Result<Vec<u8>, WireError> {
+    if chunk.zstd {
+        zstd::bulk::decompress(&chunk.data, CHUNK_BYTES).map_err(WireError::Zstd)
+    } else if chunk.data.len() > CHUNK_BYTES {
+        Err(WireError::Malformed("data chunk larger than the protocol allows"))
+    } else {
+        Ok(chunk.data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn updates_round_trip(mut values in proptest::collection::vec(any::<u64>(), 0..3000), sort in any::<bool>()) {
+            if sort {
+                values.sort_unstable();
+            }
+            let chunk = encode_updates(&values);
+            prop_assert_eq!(decode_updates(&chunk).unwrap(), values);
+        }
+
+        #[test]
+        fn bytes_round_trip(raw in proptest::collection::vec(0u8..4, 0..5000)) {
+            let mut back = Vec::new();
+            for chunk in pack_bytes(&raw) {
+                back.extend(unpack_bytes(chunk).unwrap());
+            }
+            prop_assert_eq!(back, raw);
+        }
+    }
+
+    #[test]
+    fn dense_sorted_updates_are_small() {
+        let values: Vec<u64> = (0..20_000u64).map(|i| (i * 37) << 1 | (i & 1)).collect();
+        let chunk = encode_updates(&values);
+        assert!(chunk.data.len() < values.len(), "{} bytes for {} updates", chunk.data.len(), values.len());
+        assert_eq!(decode_updates(&chunk).unwrap(), values);
+    }
+
+    #[test]
+    fn malformed_chunks_are_refused() {
+        let mut chunk = encode_updates(&[1, 2, 3]);
+        chunk.count = 4;
+        assert!(decode_updates(&chunk).is_err());
+        let bad =
+            UpdateChunk { count: 1, encoding: Encoding::DeltaVarint as i32, data: vec![0x80], ..Default::default() };
+        assert!(decode_updates(&bad).is_err());
+        let eleven = UpdateChunk {
+            count: 1,
+            encoding: Encoding::DeltaVarint as i32,
+            data: vec![0xFF; 11],
+            ..Default::default()
+        };
+        assert!(decode_updates(&eleven).is_err());
+        let unknown = UpdateChunk { count: 0, encoding: 0, data: vec![], ..Default::default() };
+        assert!(decode_updates(&unknown).is_err());
+        let zip = UpdateChunk {
+            count: 2,
+            encoding: Encoding::DeltaVarintZstd as i32,
+            data: vec![1, 2, 3],
+            ..Default::default()
+        };
+        assert!(decode_updates(&zip).is_err());
+    }
+}
