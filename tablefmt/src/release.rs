@@ -126,7 +126,7 @@ impl LayerHeader {
         h[48..56].copy_from_slice(&self.index_len.to_le_bytes());
         h[56..58].copy_from_slice(&self.max_depth.to_le_bytes());
         h[58..58 + DEPTH_CODE_LEN].copy_from_slice(&self.depth_code.to_bytes());
-        // 92..92 + 0: nothing reserved; the crc covers everything before it.
+        // Bytes 58..92 hold the depth code; the crc32 at 92 covers everything before it.
         let crc = crc32(&h[0..CRC_AT]);
         h[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         h
