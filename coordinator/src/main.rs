@@ -5,6 +5,7 @@ mod cmd;
 mod explore;
 mod line;
 mod progress;
+mod remote;
 mod rundir;
 mod solve;
 mod summary;

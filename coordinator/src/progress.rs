@@ -2,13 +2,33 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kingmaker_worker::kernel::WaveSummary;
+use kingmaker_worker::service::metrics::Registry;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 
 /// Log to stderr; `RUST_LOG` overrides the default level (info).
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+/// Bytes of update messages remote workers reported since the last wave line (see
+/// [`add_wire_bytes`]); only builds with `--workers` set [`WIRE_USED`].
+static WIRE_BYTES: AtomicU64 = AtomicU64::new(0);
+static WIRE_USED: AtomicBool = AtomicBool::new(false);
+
+/// Remote workers report the bytes they sent in each wave; the next wave line shows the sum.
+pub fn add_wire_bytes(bytes: u64) {
+    WIRE_USED.store(true, Relaxed);
+    WIRE_BYTES.fetch_add(bytes, Relaxed);
+}
+
+/// The coordinator's metrics (served by `--metrics ADDR`).
+pub fn metrics() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default).clone()
 }
 
 /// Progress of one layer: a bar of decided states (on a terminal) plus a log line per wave.
@@ -32,10 +52,19 @@ impl LayerProgress {
     }
 
     pub fn wave(&self, w: &WaveSummary) {
+        let wire = WIRE_BYTES.swap(0, Relaxed);
+        let on_wire = if WIRE_USED.load(Relaxed) { format!(", {wire} bytes on the wire") } else { String::new() };
         let line = format!(
-            "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}, {:.2}s",
+            "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}{on_wire}, {:.2}s",
             w.layer, w.wave, w.decided, w.decided_total, w.stats.expanded, w.stats.applied, w.stats.sent, w.seconds
         );
+        let m = metrics();
+        m.counter("kingmaker_waves_total", "Waves closed (all layers).").add(1);
+        m.gauge("kingmaker_wave", "The last wave closed.").set(u64::from(w.wave));
+        m.counter("kingmaker_states_decided_total", "States decided (all layers).").add(w.decided);
+        m.counter("kingmaker_updates_applied_total", "Predecessor updates applied.").add(w.stats.applied);
+        m.counter("kingmaker_updates_sent_total", "Predecessor updates sent between workers.").add(w.stats.sent);
+        m.counter("kingmaker_wire_bytes_total", "Bytes of updates exchanged between remote workers.").add(wire);
         match &self.bar {
             Some(bar) => {
                 bar.set_position(w.decided_total);
@@ -51,4 +80,23 @@ impl LayerProgress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Serve the coordinator's metrics at `http://ADDR/metrics` for the rest of the process, on a
+/// thread of its own (embedded builds have no async runtime).
+pub fn serve_metrics(addr: &str) -> anyhow::Result<std::net::SocketAddr> {
+    let addr = kingmaker_worker::service::resolve(addr)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name("metrics".into()).spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(r) => r,
+            Err(e) => return drop(tx.send(Err(e))),
+        };
+        runtime.block_on(async move {
+            let _ = tx.send(kingmaker_worker::service::metrics::serve(addr, metrics()).await);
+            std::future::pending::<()>().await
+        })
+    })?;
+    let bound = rx.recv()?.map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
+    Ok(bound)
 }

@@ -3,7 +3,8 @@
 //! default) or remote; this module only sees them through `WorkerHandle`.
 
 use crate::progress::LayerProgress;
-use crate::rundir::{Progress, RunDir, RunState};
+use crate::remote::{Cluster, RemoteOptions};
+use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use kingmaker_worker::kernel::driver::{gather, local_workers};
@@ -187,4 +188,42 @@ pub fn embedded_workers(
 ) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
     let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);
     move |layer, plan| Ok(local_workers(game.clone(), layer, *plan, count, Some(&work))?)
+}
+
+/// Solve every layer not yet finished on remote workers (`build --workers`): connect and check
+/// them, open each layer on all of them, drive it and gather its table as the embedded build
+/// does. On a failure the workers are told to stop (their files stay) and the error names the
+/// worker at fault.
+pub fn solve_distributed(
+    run: &RunDir,
+    info: &RunInfo,
+    game: &Arc<AnyGame>,
+    opts: &SolveOptions,
+    remote: &RemoteOptions,
+    state: &mut RunState,
+    stop: &AtomicBool,
+) -> Result<Ending> {
+    let cluster = Cluster::connect(remote, &info.spec)?;
+    // Remote workers do not write checkpoints yet: a distributed run that stops starts again.
+    let opts = SolveOptions { checkpoint_every_waves: 0, checkpoint_every_secs: 0, ..opts.clone() };
+    let make = |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(&info.spec, layer, plan);
+    match solve_layers(run, game, &info.layers, &opts, state, stop, &make) {
+        Ok(ending) => {
+            cluster.shutdown(matches!(ending, Ending::Finished(_)));
+            Ok(ending)
+        }
+        Err(err) => {
+            let culprit = cluster.failure();
+            cluster.shutdown(false);
+            let why = match culprit {
+                Some((addr, reason)) => format!("worker {addr} {reason}"),
+                None => "a worker failed".to_string(),
+            };
+            Err(err.context(format!(
+                "the distributed build stopped: {why}; {} keeps its finished layers, the workers keep their \
+                 shard files",
+                run.path.display()
+            )))
+        }
+    }
 }

@@ -2,10 +2,12 @@
 
 use super::game::GameChoice;
 use crate::rundir::{write_json_atomically, RunDir, RunInfo};
-use crate::solve::{embedded_workers, solve_layers, stop_on_signals, Ending, SolveOptions};
+use crate::remote::RemoteOptions;
+use crate::solve::{embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use std::path::PathBuf;
@@ -42,6 +44,19 @@ pub struct BuildArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Build on remote `kingmaker-worker` processes (HOST:PORT,HOST:PORT,...) instead of in
+    /// process. The tables are byte-identical to an embedded build's.
+    #[arg(long, global = true, value_delimiter = ',', conflicts_with = "local_workers")]
+    pub workers: Vec<String>,
+    /// The token the workers were started with (prefer the environment variable).
+    #[arg(long, global = true, env = TOKEN_ENV, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Stop the run when a worker has not answered heartbeats for this many seconds.
+    #[arg(long, global = true, default_value_t = 5.0)]
+    pub worker_timeout: f64,
+    /// Serve Prometheus metrics at http://ADDR/metrics while building.
+    #[arg(long, global = true)]
+    pub metrics: Option<String>,
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
@@ -86,7 +101,25 @@ pub fn run(args: BuildArgs) -> Result<()> {
         checkpoint_every_secs: args.checkpoint_every_secs,
     };
     let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
-    solve_run(&run, &info, &game, &opts, reach, args.json)
+    if let Some(addr) = &args.metrics {
+        let at = crate::progress::serve_metrics(addr)?;
+        tracing::info!("metrics at http://{at}/metrics");
+    }
+    if args.workers.is_empty() {
+        return solve_run(&run, &info, &game, &opts, reach, args.json);
+    }
+    let Some(token) = args.token.filter(|t| !t.is_empty()) else {
+        bail!("--workers needs the workers' token: pass --token or set {TOKEN_ENV}");
+    };
+    if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
+        bail!("--worker-timeout must be between 0 and 3600 seconds");
+    }
+    let remote = RemoteOptions {
+        addrs: args.workers.clone(),
+        token,
+        timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
+    };
+    solve_run_with(&run, &info, &game, &opts, Some(&remote), reach, args.json)
 }
 
 /// Solve what is left of a run on in-process workers, then write and print its summary.
@@ -99,10 +132,26 @@ pub fn solve_run(
     reach: bool,
     json: bool,
 ) -> Result<()> {
+    solve_run_with(run, info, game, opts, None, reach, json)
+}
+
+/// [`solve_run`] on remote workers when `remote` is given.
+pub fn solve_run_with(
+    run: &RunDir,
+    info: &RunInfo,
+    game: &Arc<AnyGame>,
+    opts: &SolveOptions,
+    remote: Option<&RemoteOptions>,
+    reach: bool,
+    json: bool,
+) -> Result<()> {
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
-    let workers = embedded_workers(run, game, opts);
-    let tables = match solve_layers(run, game, &info.layers, opts, &mut state, &stop, &workers)? {
+    let ending = match remote {
+        None => solve_layers(run, game, &info.layers, opts, &mut state, &stop, &embedded_workers(run, game, opts))?,
+        Some(remote) => solve_distributed(run, info, game, opts, remote, &mut state, &stop)?,
+    };
+    let tables = match ending {
         Ending::Finished(tables) => tables,
         Ending::Stopped => {
             println!("stopped; the run is checkpointed: `kingmaker resume {}` continues it", run.path.display());

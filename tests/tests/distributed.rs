@@ -1,0 +1,349 @@
+//! Distributed builds: real `kingmaker-worker` processes on loopback driven by `kingmaker build
+//! --workers`. The tables must have the embedded build's digests; a wrong token, an incompatible
+//! worker, a killed or stalled worker and a lost coordinator must each be reported clearly.
+//!
+//! Every worker is started by the test itself on a free port (`--listen 127.0.0.1:0`; the worker
+//! prints the port it got) and killed when the test ends, pass or fail (a Drop guard).
+
+use kingmaker_e2e::{bin, kingmaker, read_json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "e2e-secret-token";
+
+/// A worker process, killed (and reaped) on drop.
+struct Worker {
+    child: Child,
+    addr: String,
+    /// The metrics endpoint, when asked for.
+    metrics: Option<String>,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Worker {
+    /// Start a worker with the token in its environment and `extra` arguments.
+    fn start(extra: &[&str]) -> Worker {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("worker.log");
+        let mut child = Command::new(bin("kingmaker-worker"))
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args(["--threads", "1"])
+            .args(extra)
+            .env("KINGMAKER_TOKEN", TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("starting kingmaker-worker");
+        // The worker prints "... listening on ADDR" (and "metrics at http://ADDR/metrics").
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut worker = Worker { child, addr: String::new(), metrics: None, log, _dir: dir };
+        let wants_metrics = extra.contains(&"--metrics");
+        while worker.addr.is_empty() || (wants_metrics && worker.metrics.is_none()) {
+            let line = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("the worker did not say where it listens; its log:\n{}", worker.log_text()));
+            if let Some(addr) = line.strip_prefix("kingmaker-worker listening on ") {
+                worker.addr = addr.trim().to_string();
+            } else if let Some(url) = line.strip_prefix("metrics at http://") {
+                worker.metrics = Some(url.trim_end_matches("/metrics").to_string());
+            }
+        }
+        worker
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+fn addrs(workers: &[Worker]) -> String {
+    workers.iter().map(|w| w.addr.as_str()).collect::<Vec<_>>().join(",")
+}
+
+/// Layer digests of a finished run.
+fn digests(run: &Path) -> Vec<(String, String)> {
+    let summary = read_json(&run.join("summary.json"));
+    let layers = summary["layers"].as_object().expect("layers in summary.json");
+    let mut out: Vec<(String, String)> =
+        layers.iter().map(|(name, l)| (name.clone(), l["digest"].as_str().unwrap_or("").to_string())).collect();
+    out.sort();
+    assert!(!out.is_empty() && out.iter().all(|(_, d)| d.len() == 64), "{summary}");
+    out
+}
+
+fn embedded(game: &[&str], dir: &Path) -> Vec<(String, String)> {
+    let run = dir.join("embedded");
+    let mut args = vec!["build"];
+    args.extend(game);
+    args.extend(["--out", run.to_str().unwrap()]);
+    check(&kingmaker(&args), "embedded build");
+    digests(&run)
+}
+
+/// `kingmaker build GAME... --workers ... --token TOKEN EXTRA...` into `run`.
+fn distributed(game: &[&str], workers: &[Worker], run: &Path, extra: &[&str]) -> Output {
+    let list = addrs(workers);
+    let mut args = vec!["build"];
+    args.extend(game);
+    args.extend(["--out", run.to_str().unwrap(), "--workers", &list, "--token", TOKEN]);
+    args.extend(extra);
+    kingmaker(&args)
+}
+
+fn check(out: &Output, what: &str) {
+    assert!(out.status.success(), "{what} failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// GET http://ADDR/metrics with a bare HTTP/1.0 request.
+fn scrape(addr: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connecting to the metrics endpoint");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("no metric {name} in\n{text}"))
+}
+
+#[test]
+fn two_and_three_workers_give_the_embedded_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc3p", "--level", "1"];
+    let expected = embedded(&game, tmp.path());
+    for count in [2, 3] {
+        let workers: Vec<Worker> = (0..count).map(|_| Worker::start(&[])).collect();
+        let run = tmp.path().join(format!("workers-{count}"));
+        // Small shards, so every worker owns some and updates cross between them.
+        let out = distributed(&game, &workers, &run, &["--shard-size", "128"]);
+        check(&out, &format!("build on {count} workers"));
+        assert_eq!(digests(&run), expected, "{count} workers");
+        let log = stderr(&out);
+        assert!(log.contains("bytes on the wire"), "{log}");
+        assert!(!log.contains(TOKEN), "the token must never be logged");
+        for w in &workers {
+            assert!(!w.log_text().contains(TOKEN), "the token must never be logged");
+        }
+    }
+}
+
+#[test]
+fn toppen_on_two_workers_gives_the_embedded_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["toppen"];
+    let expected = embedded(&game, tmp.path());
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
+    let run = tmp.path().join("distributed");
+    check(&distributed(&game, &workers, &run, &["--shard-size", "1000000"]), "toppen on 2 workers");
+    assert_eq!(digests(&run), expected);
+}
+
+#[test]
+fn metrics_endpoints_count_the_traffic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--metrics", "127.0.0.1:0"])).collect();
+    let run = tmp.path().join("run");
+    let out = distributed(&["cc3p", "--level", "1"], &workers, &run, &["--shard-size", "128"]);
+    check(&out, "build");
+    let sent: u64 = workers
+        .iter()
+        .map(|w| metric(&scrape(w.metrics.as_ref().unwrap()), "kingmaker_worker_update_bytes_sent_total"))
+        .sum();
+    let received: u64 = workers
+        .iter()
+        .map(|w| metric(&scrape(w.metrics.as_ref().unwrap()), "kingmaker_worker_update_bytes_received_total"))
+        .sum();
+    assert!(sent > 0 && sent == received, "sent {sent}, received {received}");
+    let text = scrape(workers[0].metrics.as_ref().unwrap());
+    assert!(text.contains("# TYPE kingmaker_worker_waves_total counter"), "{text}");
+}
+
+#[test]
+fn a_wrong_or_missing_token_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let worker = Worker::start(&[]);
+    let run = tmp.path().join("run");
+    let out = kingmaker(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--out",
+        run.to_str().unwrap(),
+        "--workers",
+        &worker.addr,
+        "--token",
+        "not-the-token",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&worker.addr) && err.contains("token"), "{err}");
+    assert!(!err.contains("not-the-token") && !err.contains(TOKEN), "tokens must not be echoed: {err}");
+    assert!(!run.join("summary.json").exists());
+
+    let out = Command::new(bin("kingmaker"))
+        .args(["build", "cc3p", "--level", "1", "--workers", &worker.addr, "--out"])
+        .arg(tmp.path().join("run2"))
+        .env_remove("KINGMAKER_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("KINGMAKER_TOKEN"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_worker_of_another_protocol_version_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let worker = Worker::start(&["--protocol-version", "999"]);
+    let out = distributed(&["cc3p", "--level", "1"], std::slice::from_ref(&worker), &tmp.path().join("run"), &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&worker.addr) && err.contains("protocol version 999"), "{err}");
+}
+
+#[test]
+fn an_unreachable_worker_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A port nobody listens on: bind one, note it, close it.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let out = kingmaker(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--out",
+        tmp.path().join("run").to_str().unwrap(),
+        "--workers",
+        &addr,
+        "--token",
+        TOKEN,
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&format!("cannot connect to worker {addr}")), "{err}");
+}
+
+/// Start a distributed build in the background (its stderr goes to a file).
+fn spawn_build(workers: &[Worker], run: &Path, log: &Path, extra: &[&str]) -> Child {
+    Command::new(bin("kingmaker"))
+        .args(["build", "cc3p", "--level", "1", "--shard-size", "128", "--out"])
+        .arg(run)
+        .args(["--workers", &addrs(workers), "--token", TOKEN])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("starting kingmaker build")
+}
+
+/// Wait for `child` to exit, at most `limit`.
+fn wait_at_most(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Wait until `log` shows the build is in its waves (so a kill lands mid-run).
+fn wait_for_waves(log: &Path) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        if std::fs::read_to_string(log).unwrap_or_default().contains("wave 2:") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the build did not get to wave 2: {}", std::fs::read_to_string(log).unwrap_or_default());
+}
+
+#[test]
+fn a_worker_killed_mid_run_is_reported_by_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Slow waves (test-only flag) so the kill lands in the middle of the first layer.
+    let mut workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
+    let mut build = spawn_build(&workers, &run, &log, &[]);
+    wait_for_waves(&log);
+    let victim = workers[1].addr.clone();
+    workers[1].child.kill().unwrap(); // SIGKILL
+    let killed = Instant::now();
+    let status = wait_at_most(&mut build, Duration::from_secs(20)).expect("the build should stop on its own");
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(killed.elapsed() < Duration::from_secs(10), "took {:?} to notice", killed.elapsed());
+    assert!(err.contains(&format!("worker {victim}")), "the victim's address should be named:\n{err}");
+    // The run directory is left as it was: run.json, no summary.
+    assert!(run.join("run.json").exists() && !run.join("summary.json").exists());
+    // The surviving worker was told to stop and keeps serving.
+    drop(workers.remove(1));
+}
+
+#[test]
+fn a_stalled_worker_is_reported_by_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
+    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "2"]);
+    wait_for_waves(&log);
+    let stalled = workers[0].addr.clone();
+    assert!(Command::new("kill").args(["-STOP", &workers[0].child.id().to_string()]).status().unwrap().success());
+    let status = wait_at_most(&mut build, Duration::from_secs(20)).expect("the build should stop on its own");
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(err.contains(&format!("worker {stalled}")) && err.contains("heartbeats"), "{err}");
+}
+
+#[test]
+fn a_worker_that_loses_its_coordinator_stops_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
+    // --worker-timeout 1: the workers' lease is 3 s.
+    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "1"]);
+    wait_for_waves(&log);
+    build.kill().unwrap();
+    build.wait().unwrap();
+    let start = Instant::now();
+    for w in &workers {
+        while !w.log_text().contains("lost the coordinator") {
+            assert!(start.elapsed() < Duration::from_secs(15), "worker {} kept going:\n{}", w.addr, w.log_text());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    assert!(!run.join("summary.json").exists());
+}
