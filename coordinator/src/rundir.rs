@@ -32,11 +32,16 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// A new run directory: `path` must not exist, or be an empty directory.
+    /// A new run directory: `path` must not exist, or be empty. (A build killed before it wrote
+    /// `run.json` leaves at most a temporary file behind, which counts as empty.)
     pub fn create(path: &Path) -> Result<RunDir> {
         if path.exists() {
-            let empty = path.is_dir() && path.read_dir().map(|mut d| d.next().is_none()).unwrap_or(false);
-            if !empty {
+            let only_leftovers = path.is_dir()
+                && path
+                    .read_dir()
+                    .map(|d| d.flatten().all(|e| e.file_name().to_string_lossy().ends_with(".tmp")))
+                    .unwrap_or(false);
+            if !only_leftovers {
                 bail!(
                     "{} already exists and is not empty; choose a new --out directory \
                      (or `kingmaker resume {}` to continue a run there)",
@@ -45,7 +50,7 @@ impl RunDir {
                 );
             }
         }
-        std::fs::create_dir_all(path.join("layers")).with_context(|| format!("creating {}", path.display()))?;
+        std::fs::create_dir_all(path).with_context(|| format!("creating {}", path.display()))?;
         Ok(RunDir { path: path.to_path_buf() })
     }
 
@@ -90,6 +95,7 @@ impl RunDir {
         write_json_atomically(&self.path.join("run.json"), info)
     }
 
+    /// Where finished tables go (created on first use).
     pub fn layers_dir(&self) -> PathBuf {
         self.path.join("layers")
     }

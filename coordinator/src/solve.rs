@@ -171,7 +171,9 @@ pub fn solve_layers(
 
 /// Gather a solved layer from the workers into its table file.
 fn write_table(run: &RunDir, plan: &ShardPlan, layer: &Layer, workers: &[Arc<dyn WorkerHandle>]) -> Result<TableSummary> {
-    let mut writer = TableWriter::create(&run.layers_dir(), &layer.name)?;
+    let dir = run.layers_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut writer = TableWriter::create(&dir, &layer.name)?;
     let mut max_depth = 0;
     gather(plan, workers, |_, values, depth| -> Result<()> {
         writer.append(&values, &depth, &mut max_depth)?;

@@ -1,14 +1,15 @@
 //! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them.
 //!
-//! After wave `w` has closed, a worker's whole state is: every cell, every depth, and the frontier
-//! of wave `w` (the other frontier is clear). Each array is cut into chunks of [`CHUNK_STATES`]
+//! After wave `w` has closed, a worker's whole state is its cells (which include the frontier of
+//! wave `w`) and its wave logs up to wave `w`. The cells are cut into chunks of [`CHUNK_STATES`]
 //! states and saved as zstd frames with crc32s (`tablefmt::checkpoint`); a chunk whose bytes did
-//! not change since the previous checkpoint is not written again but shared. The worker then
+//! not change since the previous checkpoint is not written again but shared. The wave logs are
+//! append-only: a checkpoint fsyncs them and records their length and crc32. The worker then
 //! writes its manifest `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest
 //! checkpoints are kept, so a corrupt newest one can fall back to the one before.
 
 use super::engine::WorkerEngine;
-use super::shard::{Array, ShardArrays};
+use super::shard::ShardArrays;
 use super::KernelError;
 use crate::game::Game;
 use kingmaker_tablefmt::checkpoint::{crc32, read_chunk, write_chunk, ChunkRef};
@@ -17,16 +18,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// States per checkpoint chunk (a multiple of 64, so frontier chunks are whole words).
+/// States per checkpoint chunk.
 pub const CHUNK_STATES: u64 = 1 << 22;
 
-/// The saved arrays of one shard, chunk by chunk.
+/// The saved state of one shard: its cells chunk by chunk, and its wave log's length and crc32.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShardCheckpoint {
     pub shard: usize,
     pub cells: Vec<ChunkRef>,
-    pub depth: Vec<ChunkRef>,
-    pub frontier: Vec<ChunkRef>,
+    pub wave_log_len: u64,
+    pub wave_log_crc: u32,
 }
 
 /// One worker's checkpoint of one layer after wave `wave` closed.
@@ -51,15 +52,10 @@ fn io(path: &Path, source: std::io::Error) -> KernelError {
     KernelError::Io { path: path.display().to_string(), source }
 }
 
-/// Byte range of chunk `c` of an array with `bytes_per_state` (frontiers: 1/8).
-fn chunk_range(array: Array, shard: &ShardArrays, c: u64) -> std::ops::Range<usize> {
+/// Byte range of chunk `c` of a shard's cells.
+fn chunk_range(shard: &ShardArrays, c: u64) -> std::ops::Range<usize> {
     let first = c * CHUNK_STATES;
-    let last = (first + CHUNK_STATES).min(shard.len);
-    match array {
-        Array::Cells => first as usize..last as usize,
-        Array::Depth => 2 * first as usize..2 * last as usize,
-        Array::Frontier(_) => (first / 8) as usize..(last.div_ceil(64) * 8) as usize,
-    }
+    first as usize..(first + CHUNK_STATES).min(shard.len) as usize
 }
 
 impl<G: Game> WorkerEngine<G> {
@@ -77,28 +73,23 @@ impl<G: Game> WorkerEngine<G> {
             let arrays = self.shard(id);
             let old = previous.and_then(|p| p.shards.iter().find(|s| s.shard == id));
             let chunks = arrays.len.div_ceil(CHUNK_STATES).max(1);
-            let save = |array: Array, old: Option<&Vec<ChunkRef>>| -> Result<Vec<ChunkRef>, KernelError> {
-                (0..chunks)
-                    .into_par_iter()
-                    .map(|c| {
-                        // SAFETY: called at a barrier; nothing writes the arrays meanwhile.
-                        let bytes = &unsafe { arrays.raw(array) }[chunk_range(array, arrays, c)];
-                        if let Some(r) = old.and_then(|o| o.get(c as usize)) {
-                            if r.raw_len == bytes.len() as u64 && r.raw_crc == crc32(bytes) {
-                                return Ok(r.clone());
-                            }
+            let cells = (0..chunks)
+                .into_par_iter()
+                .map(|c| {
+                    // SAFETY: called at a barrier; nothing writes the cells meanwhile.
+                    let bytes = &unsafe { arrays.raw() }[chunk_range(arrays, c)];
+                    if let Some(r) = old.and_then(|o| o.cells.get(c as usize)) {
+                        if r.raw_len == bytes.len() as u64 && r.raw_crc == crc32(bytes) {
+                            return Ok(r.clone());
                         }
-                        let name = format!("s{id:05}-{}-c{c:05}-w{wave:05}.zst", array.name());
-                        Ok(write_chunk(dir, &name, bytes)?)
-                    })
-                    .collect()
-            };
-            shards.push(ShardCheckpoint {
-                shard: id,
-                cells: save(Array::Cells, old.map(|o| &o.cells))?,
-                depth: save(Array::Depth, old.map(|o| &o.depth))?,
-                frontier: save(Array::Frontier(wave), old.map(|o| &o.frontier))?,
-            });
+                    }
+                    let name = format!("s{id:05}-cells-c{c:05}-w{wave:05}.zst");
+                    Ok(write_chunk(dir, &name, bytes)?)
+                })
+                .collect::<Result<Vec<_>, KernelError>>()?;
+            arrays.waves.sync()?;
+            let (wave_log_len, wave_log_crc) = arrays.waves.fingerprint()?;
+            shards.push(ShardCheckpoint { shard: id, cells, wave_log_len, wave_log_crc });
         }
         let cp = WorkerCheckpoint { layer: self.layer().name.clone(), wave, worker: self.me(), shards };
         write_json_durably(&manifest_path(dir, self.me(), &cp.layer, wave), &cp)?;
@@ -122,25 +113,23 @@ impl<G: Game> WorkerEngine<G> {
             )));
         }
         // Check everything before touching the arrays.
-        let all: Vec<&ChunkRef> =
-            cp.shards.iter().flat_map(|s| s.cells.iter().chain(&s.depth).chain(&s.frontier)).collect();
+        let all: Vec<&ChunkRef> = cp.shards.iter().flat_map(|s| s.cells.iter()).collect();
         all.par_iter().try_for_each(|r| kingmaker_tablefmt::checkpoint::check_chunk(dir, r))?;
         for s in &cp.shards {
+            self.shard(s.shard).waves.rewind(s.wave_log_len, s.wave_log_crc)?;
+        }
+        for s in &cp.shards {
             let arrays = self.shard(s.shard);
-            for (array, refs) in [(Array::Cells, &s.cells), (Array::Depth, &s.depth), (Array::Frontier(wave), &s.frontier)] {
-                refs.par_iter().enumerate().try_for_each(|(c, r)| -> Result<(), KernelError> {
-                    let bytes = read_chunk(dir, r)?;
-                    // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
-                    let target = &mut unsafe { arrays.raw_mut(array) }[chunk_range(array, arrays, c as u64)];
-                    if target.len() != bytes.len() {
-                        return Err(KernelError::Checkpoint(format!("chunk {} has the wrong size", r.file)));
-                    }
-                    target.copy_from_slice(&bytes);
-                    Ok(())
-                })?;
-            }
-            // SAFETY: as above.
-            unsafe { arrays.raw_mut(Array::Frontier(wave + 1)) }.fill(0);
+            s.cells.par_iter().enumerate().try_for_each(|(c, r)| -> Result<(), KernelError> {
+                let bytes = read_chunk(dir, r)?;
+                // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
+                let target = &mut unsafe { arrays.raw_mut() }[chunk_range(arrays, c as u64)];
+                if target.len() != bytes.len() {
+                    return Err(KernelError::Checkpoint(format!("chunk {} has the wrong size", r.file)));
+                }
+                target.copy_from_slice(&bytes);
+                Ok(())
+            })?;
         }
         Ok(cp)
     }
@@ -154,7 +143,7 @@ pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(),
     let kept_chunks: HashSet<&str> = keep
         .iter()
         .flat_map(|c| c.shards.iter())
-        .flat_map(|s| s.cells.iter().chain(&s.depth).chain(&s.frontier))
+        .flat_map(|s| s.cells.iter())
         .map(|r| r.file.as_str())
         .collect();
     let shards: HashSet<usize> = keep.iter().flat_map(|c| c.shards.iter().map(|s| s.shard)).collect();

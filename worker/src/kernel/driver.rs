@@ -182,7 +182,7 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
         self.engine.shard_values(shard).ok_or_else(|| self.not_mine(shard))
     }
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
-        self.engine.shard_depth(shard).ok_or_else(|| self.not_mine(shard))
+        self.engine.shard_depth(shard)?.ok_or_else(|| self.not_mine(shard))
     }
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
         let dir = self.checkpoint_dir()?;

@@ -1,6 +1,9 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
-use super::shard::{ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN};
+use super::shard::{
+    cell_is_win, ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_LOSS_OLD, CELL_MAX_COUNTER,
+    CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW, CELL_WIN_OLD,
+};
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
@@ -20,10 +23,10 @@ pub trait Router: Send + Sync {
     fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError>;
 }
 
-/// Updates buffered per destination before they are sent (bounds memory per thread).
-const BATCH: usize = 1 << 16;
-/// Frontier words per parallel task: 4096 words = 262,144 states.
-const TASK_WORDS: usize = 4096;
+/// Updates buffered per destination before they are sent, unless a memory budget says otherwise.
+pub const DEFAULT_BATCH: usize = 1 << 16;
+/// States per parallel task (a multiple of 64).
+const TASK_STATES: usize = 1 << 18;
 
 /// What one worker did in one wave.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -54,6 +57,8 @@ pub struct WorkerEngine<G: Game> {
     shards: HashMap<usize, ShardArrays>,
     router: Arc<dyn Router>,
     counters: Counters,
+    /// Updates buffered per destination and thread before a batch is sent.
+    batch: usize,
 }
 
 impl<G: Game> WorkerEngine<G> {
@@ -73,11 +78,16 @@ impl<G: Game> WorkerEngine<G> {
                 shards.insert(id, ShardArrays::open(&plan, id, dir)?);
             }
         }
-        Ok(WorkerEngine { game, layer, plan, owners, me, shards, router, counters: Counters::default() })
+        Ok(WorkerEngine { game, layer, plan, owners, me, shards, router, counters: Counters::default(), batch: DEFAULT_BATCH })
     }
 
     pub fn layer(&self) -> &Layer {
         &self.layer
+    }
+
+    /// Bound the update buffers: at most `updates` per destination and thread before sending.
+    pub fn set_batch(&mut self, updates: usize) {
+        self.batch = updates.max(1);
     }
 
     /// This worker's number.
@@ -96,49 +106,36 @@ impl<G: Game> WorkerEngine<G> {
         ids
     }
 
-    /// Parallel work items: (shard, first word, end word) over every owned shard.
+    /// Parallel work items: (shard, first state, end state) over every owned shard, in runs of
+    /// whole 64-state words.
     fn tasks(&self) -> Vec<(&ShardArrays, usize, usize)> {
         let mut tasks = Vec::new();
         for id in self.owned_shards() {
             let shard = &self.shards[&id];
-            let words = shard.words();
-            for first in (0..words).step_by(TASK_WORDS) {
-                tasks.push((shard, first, (first + TASK_WORDS).min(words)));
+            let len = shard.len as usize;
+            for first in (0..len).step_by(TASK_STATES) {
+                tasks.push((shard, first, (first + TASK_STATES).min(len)));
             }
         }
         tasks
     }
 
-    /// Wave 0: classify every owned state. Terminal states are decided (frontier of wave 0); live
-    /// states start with an unknown counter (see [`CELL_UNCOUNTED`]); both frontiers and all
-    /// depths are cleared.
+    /// Wave 0: classify every owned state. Terminal states are decided in wave 0; live states
+    /// start with an unknown counter (see [`CELL_UNCOUNTED`]). The wave logs are cleared.
     pub fn init_pass(&self) -> Result<(), KernelError> {
-        self.tasks().into_par_iter().for_each(|(shard, w0, w1)| {
+        for id in self.owned_shards() {
+            self.shards[&id].waves.clear()?;
+        }
+        self.tasks().into_par_iter().for_each(|(shard, lo, hi)| {
             let cells = shard.cells();
-            let (f0, f1) = (shard.frontier(0), shard.frontier(1));
-            for w in w0..w1 {
-                let mut bits = 0u64;
-                let lo = w * 64;
-                let hi = (lo + 64).min(shard.len as usize);
-                for i in lo..hi {
-                    let index = shard.start + i as u64;
-                    shard.depth()[i].store(0, Relaxed);
-                    let cell = match self.game.node(index) {
-                        Node::Illegal => CELL_ILLEGAL,
-                        Node::Terminal { winner } => {
-                            bits |= 1 << (i - lo);
-                            if self.layer.wins(winner) {
-                                CELL_WIN
-                            } else {
-                                CELL_LOSS
-                            }
-                        }
-                        Node::Live { .. } => CELL_UNCOUNTED,
-                    };
-                    cells[i].store(cell, Relaxed);
-                }
-                f0[w].store(bits, Relaxed);
-                f1[w].store(0, Relaxed);
+            for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+                let value = match self.game.node(shard.start + i as u64) {
+                    Node::Illegal => CELL_ILLEGAL,
+                    Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
+                    Node::Terminal { .. } => CELL_LOSS_NEW,
+                    Node::Live { .. } => CELL_UNCOUNTED,
+                };
+                cell.store(value, Relaxed);
             }
         });
         Ok(())
@@ -146,32 +143,31 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, route every predecessor
     /// update to its owner, and return once all of them have been applied.
-    pub fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
+    pub fn run_wave(&self, _wave: u32) -> Result<(), KernelError> {
         let workers = self.owners.iter().max().map_or(1, |m| m + 1);
-        self.tasks().into_par_iter().try_for_each(|(shard, w0, w1)| {
+        self.tasks().into_par_iter().try_for_each(|(shard, lo, hi)| {
             let mut preds = Vec::new();
             let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
-            let (cells, frontier) = (shard.cells(), shard.frontier(wave - 1));
+            let cells = shard.cells();
             let (mut expanded, mut applied) = (0u64, 0u64);
-            for (w, word) in frontier.iter().enumerate().take(w1).skip(w0) {
-                let mut bits = word.load(Relaxed);
-                while bits != 0 {
-                    let i = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let child_is_win = cells[i].load(Relaxed) == CELL_WIN;
-                    preds.clear();
-                    self.game.predecessors(shard.start + i as u64, &mut preds);
-                    expanded += 1;
-                    for &p in &preds {
-                        let owner = self.owners[self.plan.shard_of(p)];
-                        if owner == self.me {
-                            self.apply(p, child_is_win, wave)?;
-                            applied += 1;
-                        } else {
-                            outbox[owner].push(encode_update(p, child_is_win));
-                            if outbox[owner].len() >= BATCH {
-                                self.flush(owner, &mut outbox[owner])?;
-                            }
+            for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+                let child_is_win = match cell.load(Relaxed) {
+                    CELL_WIN_CUR => true,
+                    CELL_LOSS_CUR => false,
+                    _ => continue,
+                };
+                preds.clear();
+                self.game.predecessors(shard.start + i as u64, &mut preds);
+                expanded += 1;
+                for &p in &preds {
+                    let owner = self.owners[self.plan.shard_of(p)];
+                    if owner == self.me {
+                        self.apply(p, child_is_win)?;
+                        applied += 1;
+                    } else {
+                        outbox[owner].push(encode_update(p, child_is_win));
+                        if outbox[owner].len() >= self.batch {
+                            self.flush(owner, &mut outbox[owner])?;
                         }
                     }
                 }
@@ -197,8 +193,8 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     /// Apply a batch of updates from another worker during wave `wave`.
-    pub fn receive(&self, updates: &[u64], wave: u32) -> Result<(), KernelError> {
-        let apply = |&u: &u64| self.apply(u >> 1, u & 1 == 1, wave);
+    pub fn receive(&self, updates: &[u64], _wave: u32) -> Result<(), KernelError> {
+        let apply = |&u: &u64| self.apply(u >> 1, u & 1 == 1);
         if updates.len() >= 4096 {
             updates.par_iter().try_for_each(apply)?;
         } else {
@@ -213,14 +209,14 @@ impl<G: Game> WorkerEngine<G> {
     /// Counters are initialised lazily: a live state's successors are counted the first time an
     /// unfavourable child reaches it, so states that no update ever reaches cost nothing, and the
     /// initial pass needs no move generation.
-    fn apply(&self, pred: u64, child_is_win: bool, wave: u32) -> Result<(), KernelError> {
+    fn apply(&self, pred: u64, child_is_win: bool) -> Result<(), KernelError> {
         let shard = &self.shards[&self.plan.shard_of(pred)];
         let i = (pred - shard.start) as usize;
         let cell = &shard.cells()[i];
         let mover_in_coalition = self.layer.in_coalition(self.game.mover(pred));
         let favourable = child_is_win == mover_in_coalition;
-        let child = if child_is_win { CELL_WIN } else { CELL_LOSS };
-        let bad_for_mover = if mover_in_coalition { CELL_LOSS } else { CELL_WIN };
+        let child = if child_is_win { CELL_WIN_NEW } else { CELL_LOSS_NEW };
+        let bad_for_mover = if mover_in_coalition { CELL_LOSS_NEW } else { CELL_WIN_NEW };
         let mut current = cell.load(Relaxed);
         loop {
             if current > CELL_MAX_COUNTER {
@@ -235,12 +231,7 @@ impl<G: Game> WorkerEngine<G> {
                 remaining - 1
             };
             match cell.compare_exchange_weak(current, new, Relaxed, Relaxed) {
-                Ok(_) => {
-                    if new > CELL_MAX_COUNTER {
-                        shard.frontier(wave)[i / 64].fetch_or(1 << (i % 64), Relaxed);
-                    }
-                    return Ok(());
-                }
+                Ok(_) => return Ok(()),
                 Err(seen) => current = seen,
             }
         }
@@ -261,33 +252,42 @@ impl<G: Game> WorkerEngine<G> {
         Ok(count as u8)
     }
 
-    /// Close wave `wave`: record its depth for every state it decided, clear the frontier it
-    /// expanded, and return how many states it decided, with the wave's statistics.
+    /// Close wave `wave`: the frontier just expanded becomes old, the states decided in this wave
+    /// become the frontier of the next one and are appended to the wave logs. Returns how many
+    /// states this wave decided, with the wave's statistics.
     pub fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
         let max = u16::MAX as u32 - 1;
         if wave > max {
             return Err(KernelError::TooManyWaves { layer: self.layer.name.clone(), waves: wave, max });
         }
-        let decided: u64 = self
+        let parts: Vec<(usize, usize, Vec<u64>)> = self
             .tasks()
             .into_par_iter()
-            .map(|(shard, w0, w1)| {
-                let (now, depth) = (shard.frontier(wave), shard.depth());
-                let mut count = 0;
-                for w in w0..w1 {
-                    let mut bits = now[w].load(Relaxed);
-                    count += bits.count_ones() as u64;
-                    while bits != 0 {
-                        depth[w * 64 + bits.trailing_zeros() as usize].store(wave as u16, Relaxed);
-                        bits &= bits - 1;
-                    }
-                    if wave > 0 {
-                        shard.frontier(wave - 1)[w].store(0, Relaxed);
+            .map(|(shard, lo, hi)| {
+                let cells = shard.cells();
+                let mut words = vec![0u64; (hi - lo).div_ceil(64)];
+                for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+                    let aged = match cell.load(Relaxed) {
+                        CELL_WIN_CUR => CELL_WIN_OLD,
+                        CELL_LOSS_CUR => CELL_LOSS_OLD,
+                        CELL_WIN_NEW => CELL_WIN_CUR,
+                        CELL_LOSS_NEW => CELL_LOSS_CUR,
+                        _ => continue,
+                    };
+                    cell.store(aged, Relaxed);
+                    if aged == CELL_WIN_CUR || aged == CELL_LOSS_CUR {
+                        words[(i - lo) / 64] |= 1 << ((i - lo) % 64);
                     }
                 }
-                count
+                (shard.id, lo, words)
             })
-            .sum();
+            .collect();
+        let mut decided = 0;
+        for id in self.owned_shards() {
+            let bitmap: Vec<u64> = parts.iter().filter(|p| p.0 == id).flat_map(|p| p.2.iter().copied()).collect();
+            decided += bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+            self.shards[&id].waves.append(wave, &bitmap)?;
+        }
         let stats = WaveStats {
             expanded: self.counters.expanded.swap(0, Relaxed),
             applied: self.counters.applied.swap(0, Relaxed),
@@ -305,25 +305,33 @@ impl<G: Game> WorkerEngine<G> {
                 .par_iter()
                 .map(|c| match c.load(Relaxed) {
                     CELL_ILLEGAL => ILLEGAL,
-                    CELL_WIN => WIN,
-                    CELL_LOSS => LOSS,
+                    c if cell_is_win(c) => WIN,
+                    c if c > CELL_MAX_COUNTER => LOSS,
                     _ => DRAW,
                 })
                 .collect(),
         )
     }
 
-    /// Depth of every state of one owned shard (0 for illegal and drawn states).
-    pub fn shard_depth(&self, shard: usize) -> Option<Vec<u16>> {
-        let arrays = self.shards.get(&shard)?;
-        Some(arrays.depth().iter().map(|d| d.load(Relaxed)).collect())
+    /// Depth of every state of one owned shard (0 for illegal and drawn states), rebuilt from the
+    /// shard's wave log.
+    pub fn shard_depth(&self, shard: usize) -> Result<Option<Vec<u16>>, KernelError> {
+        let Some(arrays) = self.shards.get(&shard) else { return Ok(None) };
+        let mut depth = vec![0u16; arrays.len as usize];
+        for (wave, bitmap) in arrays.waves.frames(arrays.len.div_ceil(64) as usize)? {
+            for (w, &word) in bitmap.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    depth[w * 64 + bits.trailing_zeros() as usize] = wave as u16;
+                    bits &= bits - 1;
+                }
+            }
+        }
+        Ok(Some(depth))
     }
 
     /// Flush file-backed arrays to disk.
     pub fn flush_all(&self) -> Result<(), KernelError> {
-        for shard in self.shards.values() {
-            shard.flush().map_err(|source| KernelError::Io { path: format!("shard {}", shard.id), source })?;
-        }
-        Ok(())
+        self.shards.values().try_for_each(|shard| shard.flush())
     }
 }

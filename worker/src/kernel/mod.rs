@@ -5,7 +5,7 @@
 //! legal state ends up W (the coalition forces it), L (the others force the opposite) or D (neither:
 //! play can go on forever), with the wave (depth) at which it was decided.
 //!
-//! The algorithm (one byte per state while solving, see [`shard`]):
+//! The algorithm (one byte per state while solving, depths in per-shard wave logs; see [`shard`]):
 //! 1. Initial pass: terminal states get W or L at wave 0 and form the first frontier; every other
 //!    legal state gets a counter = its number of successors (a pass counts as one). The counter is
 //!    set lazily, when the first unfavourable child reaches the state: states no update reaches

@@ -1,28 +1,48 @@
-//! Shards: contiguous ranges of the index space and the arrays a worker keeps for each.
+//! Shards: contiguous ranges of the index space and what a worker keeps for each.
 //!
-//! Per state, while a layer is being solved:
-//! - one *cell* byte: undecided (successors not counted yet, or a counter of successors not yet
-//!   known to be bad for the mover, 1..=252), or W, L, or illegal (see the `CELL_*` constants);
-//! - two frontier bits (the states decided in the previous wave, and those decided in this one);
-//! - the depth, a `u16` written once, in index order, when the wave that decided it closes.
+//! While a layer is being solved a state costs **one byte**, its *cell*: undecided (successors
+//! not counted yet, or a counter of successors not yet known to be bad for the mover), or decided
+//! W or L in one of three generations — decided in an earlier wave (*old*), in the previous wave
+//! (*current*: the frontier being expanded) or in this wave (*new*) — or illegal. The frontier is
+//! thus part of the cells and needs no bitmap.
 //!
-//! Every array is a memory map, either of a file in the worker's data directory (so the operating
-//! system may page it out: the kernel never assumes it fits in RAM) or anonymous for small tables.
+//! The depth of a state is the wave that decided it. It is not kept per state while solving:
+//! when a wave closes, the set of states it decided is appended to the shard's *wave log* (one
+//! zstd-compressed bitmap per wave, see [`WaveLog`]), and depths are rebuilt from the log when
+//! the finished table is gathered.
+//!
+//! Cells are a memory map, either of a file in the worker's data directory (so the operating
+//! system may page it out: the kernel never assumes the arrays fit in RAM) or anonymous for small
+//! tables.
 
 use super::KernelError;
 use memmap2::MmapMut;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8};
+use std::sync::atomic::AtomicU8;
+use std::sync::Mutex;
 
 /// Cell values. Anything at or below `CELL_MAX_COUNTER` is an undecided state: either
 /// `CELL_UNCOUNTED` (no child decided yet, successors not counted) or the number of successors
 /// not yet known to be bad for the mover.
 pub const CELL_UNCOUNTED: u8 = 0;
-pub const CELL_MAX_COUNTER: u8 = 252;
-pub const CELL_WIN: u8 = 0xFD;
-pub const CELL_LOSS: u8 = 0xFE;
-pub const CELL_ILLEGAL: u8 = 0xFF;
+pub const CELL_MAX_COUNTER: u8 = 248;
+/// Decided before the previous wave.
+pub const CELL_WIN_OLD: u8 = 249;
+pub const CELL_LOSS_OLD: u8 = 250;
+/// Decided in the previous wave: the frontier the running wave expands.
+pub const CELL_WIN_CUR: u8 = 251;
+pub const CELL_LOSS_CUR: u8 = 252;
+/// Decided in the running wave.
+pub const CELL_WIN_NEW: u8 = 253;
+pub const CELL_LOSS_NEW: u8 = 254;
+pub const CELL_ILLEGAL: u8 = 255;
+
+/// Is this cell a decided W (any generation)?
+pub fn cell_is_win(cell: u8) -> bool {
+    matches!(cell, CELL_WIN_OLD | CELL_WIN_CUR | CELL_WIN_NEW)
+}
 
 /// How the index space `[0, size)` is cut into shards of `shard_size` states (the last may be
 /// shorter).
@@ -33,7 +53,7 @@ pub struct ShardPlan {
 }
 
 impl ShardPlan {
-    /// Shard sizes are rounded up to a multiple of 64 so frontier words never straddle shards.
+    /// Shard sizes are rounded up to a multiple of 64 so wave-log bitmap words never straddle shards.
     pub fn new(size: u64, shard_size: u64) -> ShardPlan {
         let shard_size = shard_size.max(64).div_ceil(64) * 64;
         ShardPlan { size, shard_size }
@@ -53,7 +73,6 @@ impl ShardPlan {
 /// A memory map of `len` bytes: backed by `path` when given, anonymous otherwise.
 fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
     let len = len.max(8);
-    let io = |p: &Path, source| KernelError::Io { path: p.display().to_string(), source };
     match path {
         None => MmapMut::map_anon(len).map_err(|e| io(Path::new("<anonymous>"), e)),
         Some(p) => {
@@ -72,27 +91,13 @@ fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
     }
 }
 
-/// One of a shard's arrays (the frontier of a given wave).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Array {
-    Cells,
-    Depth,
-    Frontier(u32),
-}
-
-impl Array {
-    pub fn name(self) -> &'static str {
-        match self {
-            Array::Cells => "cells",
-            Array::Depth => "depth",
-            Array::Frontier(_) => "frontier",
-        }
-    }
+fn io(path: &Path, source: std::io::Error) -> KernelError {
+    KernelError::Io { path: path.display().to_string(), source }
 }
 
 /// Reserve the file's blocks now, so a full disk is an error here and not a SIGBUS later, when a
 /// page of the mapping is first written.
-fn reserve(file: &std::fs::File, len: usize) -> std::io::Result<()> {
+fn reserve(file: &File, len: usize) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: a plain system call on an open descriptor.
     match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) } {
@@ -109,8 +114,7 @@ pub struct ShardArrays {
     pub start: u64,
     pub len: u64,
     cells: MmapMut,
-    frontiers: [MmapMut; 2],
-    depth: MmapMut,
+    pub waves: WaveLog,
 }
 
 impl ShardArrays {
@@ -118,20 +122,13 @@ impl ShardArrays {
     pub fn open(plan: &ShardPlan, id: usize, dir: Option<&Path>) -> Result<Self, KernelError> {
         let range = plan.range(id);
         let len = range.end - range.start;
-        let words = len.div_ceil(64) as usize;
-        let file = |kind: &str| -> Option<PathBuf> {
-            dir.map(|d| d.join(format!("shard-{id:05}.{kind}")))
-        };
+        let file = |kind: &str| -> Option<PathBuf> { dir.map(|d| d.join(format!("shard-{id:05}.{kind}"))) };
         Ok(ShardArrays {
             id,
             start: range.start,
             len,
             cells: map(file("cells").as_deref(), len as usize)?,
-            frontiers: [
-                map(file("frontier0").as_deref(), words * 8)?,
-                map(file("frontier1").as_deref(), words * 8)?,
-            ],
-            depth: map(file("depth").as_deref(), len as usize * 2)?,
+            waves: WaveLog::open(file("waves").as_deref())?,
         })
     }
 
@@ -140,62 +137,164 @@ impl ShardArrays {
         unsafe { std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize) }
     }
 
-    /// The frontier bitmap of wave `wave` (the states decided in that wave).
-    pub fn frontier(&self, wave: u32) -> &[AtomicU64] {
-        let m = &self.frontiers[(wave % 2) as usize];
-        // SAFETY: maps are page aligned, so aligned for u64; length is a multiple of 8.
-        unsafe { std::slice::from_raw_parts(m.as_ptr() as *const AtomicU64, self.words()) }
-    }
-
-    pub fn depth(&self) -> &[AtomicU16] {
-        // SAFETY: page aligned, 2 bytes per state.
-        unsafe { std::slice::from_raw_parts(self.depth.as_ptr() as *const AtomicU16, self.len as usize) }
-    }
-
-    pub fn words(&self) -> usize {
-        self.len.div_ceil(64) as usize
-    }
-
-    /// The raw bytes of one array.
+    /// The raw bytes of the cells.
     ///
     /// # Safety
-    /// Only at a barrier: no thread may be updating the array while the slice is alive.
-    pub unsafe fn raw(&self, array: Array) -> &[u8] {
-        let m = self.map_of(array);
-        std::slice::from_raw_parts(m.as_ptr(), self.byte_len(array))
+    /// Only at a barrier: no thread may be updating the cells while the slice is alive.
+    pub unsafe fn raw(&self) -> &[u8] {
+        std::slice::from_raw_parts(self.cells.as_ptr(), self.len as usize)
     }
 
-    /// The raw bytes of one array, for restoring a checkpoint.
+    /// The raw bytes of the cells, for restoring a checkpoint.
     ///
     /// # Safety
     /// Only at a barrier, and callers must write disjoint ranges.
     #[allow(clippy::mut_from_ref)]
-    pub unsafe fn raw_mut(&self, array: Array) -> &mut [u8] {
-        let m = self.map_of(array);
-        std::slice::from_raw_parts_mut(m.as_ptr() as *mut u8, self.byte_len(array))
+    pub unsafe fn raw_mut(&self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut u8, self.len as usize)
     }
 
-    fn map_of(&self, array: Array) -> &MmapMut {
-        match array {
-            Array::Cells => &self.cells,
-            Array::Depth => &self.depth,
-            Array::Frontier(wave) => &self.frontiers[(wave % 2) as usize],
+    /// Write the cells' dirty pages and the wave log to disk.
+    pub fn flush(&self) -> Result<(), KernelError> {
+        self.cells.flush().map_err(|e| io(Path::new(&format!("shard {} cells", self.id)), e))?;
+        self.waves.sync()
+    }
+}
+
+/// The states each closed wave decided in one shard: an append-only sequence of frames
+/// `[wave: u32 LE][length: u32 LE][crc32 of the payload: u32 LE][payload]`, the payload being the
+/// zstd-compressed bitmap of the shard's states decided in that wave. A frame is never changed
+/// once written; resuming from a checkpoint cuts the log back to the checkpoint's length.
+pub struct WaveLog {
+    path: Option<PathBuf>,
+    store: Mutex<LogStore>,
+}
+
+enum LogStore {
+    File(File),
+    Memory(Vec<u8>),
+}
+
+const FRAME_HEADER: usize = 12;
+
+impl WaveLog {
+    fn open(path: Option<&Path>) -> Result<WaveLog, KernelError> {
+        let store = match path {
+            None => LogStore::Memory(Vec::new()),
+            Some(p) => LogStore::File(
+                OpenOptions::new().read(true).write(true).create(true).truncate(false).open(p).map_err(|e| io(p, e))?,
+            ),
+        };
+        Ok(WaveLog { path: path.map(Path::to_path_buf), store: Mutex::new(store) })
+    }
+
+    fn name(&self) -> String {
+        self.path.as_ref().map_or("<in-memory wave log>".into(), |p| p.display().to_string())
+    }
+
+    fn err(&self, source: std::io::Error) -> KernelError {
+        KernelError::Io { path: self.name(), source }
+    }
+
+    /// Append the bitmap of the states decided in `wave`; returns the log's new length.
+    pub fn append(&self, wave: u32, bitmap: &[u64]) -> Result<u64, KernelError> {
+        let bytes: Vec<u8> = bitmap.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let payload = zstd::bulk::compress(&bytes, 1).map_err(|e| self.err(e))?;
+        let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
+        frame.extend_from_slice(&wave.to_le_bytes());
+        frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        frame.extend_from_slice(&payload);
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => {
+                v.extend_from_slice(&frame);
+                Ok(v.len() as u64)
+            }
+            LogStore::File(f) => {
+                let end = f.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
+                f.write_all(&frame).map_err(|e| self.err(e))?;
+                Ok(end + frame.len() as u64)
+            }
         }
     }
 
-    fn byte_len(&self, array: Array) -> usize {
-        match array {
-            Array::Cells => self.len as usize,
-            Array::Depth => 2 * self.len as usize,
-            Array::Frontier(_) => self.words() * 8,
+    /// The whole log as bytes.
+    fn bytes(&self) -> Result<Vec<u8>, KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => Ok(v.clone()),
+            LogStore::File(f) => {
+                let mut out = Vec::new();
+                f.seek(SeekFrom::Start(0)).map_err(|e| self.err(e))?;
+                f.read_to_end(&mut out).map_err(|e| self.err(e))?;
+                Ok(out)
+            }
         }
     }
 
-    /// Write dirty pages of file-backed arrays to disk.
-    pub fn flush(&self) -> std::io::Result<()> {
-        self.cells.flush()?;
-        self.frontiers[0].flush()?;
-        self.frontiers[1].flush()?;
-        self.depth.flush()
+    /// Length and crc32 of the log as it stands (recorded by checkpoints).
+    pub fn fingerprint(&self) -> Result<(u64, u32), KernelError> {
+        let bytes = self.bytes()?;
+        Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
+    }
+
+    /// Cut the log back to `len` bytes after checking that its first `len` bytes have `crc`.
+    pub fn rewind(&self, len: u64, crc: u32) -> Result<(), KernelError> {
+        let bytes = self.bytes()?;
+        if (bytes.len() as u64) < len || crc32fast::hash(&bytes[..len as usize]) != crc {
+            return Err(KernelError::Checkpoint(format!(
+                "wave log {} does not match the checkpoint ({} bytes on disk, {len} expected, or altered)",
+                self.name(),
+                bytes.len()
+            )));
+        }
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => v.truncate(len as usize),
+            LogStore::File(f) => f.set_len(len).map_err(|e| self.err(e))?,
+        }
+        Ok(())
+    }
+
+    /// Start afresh (a new layer on these arrays).
+    pub fn clear(&self) -> Result<(), KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => v.clear(),
+            LogStore::File(f) => f.set_len(0).map_err(|e| self.err(e))?,
+        }
+        Ok(())
+    }
+
+    /// Every frame: (wave, bitmap words), checking each frame's crc.
+    pub fn frames(&self, words: usize) -> Result<Vec<(u32, Vec<u64>)>, KernelError> {
+        let bytes = self.bytes()?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        let corrupt = |what: &str| KernelError::Checkpoint(format!("wave log {}: {what}", self.name()));
+        while at < bytes.len() {
+            if bytes.len() - at < FRAME_HEADER {
+                return Err(corrupt("truncated frame header"));
+            }
+            let word = |i: usize| u32::from_le_bytes(bytes[at + i..at + i + 4].try_into().expect("4 bytes"));
+            let (wave, len, crc) = (word(0), word(4) as usize, word(8));
+            let payload = bytes.get(at + FRAME_HEADER..at + FRAME_HEADER + len).ok_or_else(|| corrupt("truncated frame"))?;
+            if crc32fast::hash(payload) != crc {
+                return Err(corrupt(&format!("frame of wave {wave} fails its crc32")));
+            }
+            let raw = zstd::bulk::decompress(payload, words * 8).map_err(|e| corrupt(&format!("zstd: {e}")))?;
+            let bitmap = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            out.push((wave, bitmap));
+            at += FRAME_HEADER + len;
+        }
+        Ok(out)
+    }
+
+    pub fn sync(&self) -> Result<(), KernelError> {
+        match &*self.store.lock().expect("wave log") {
+            LogStore::Memory(_) => Ok(()),
+            LogStore::File(f) => f.sync_data().map_err(|e| self.err(e)),
+        }
     }
 }
