@@ -84,10 +84,16 @@ impl Explorer {
             }
             #[allow(unreachable_patterns)]
             _ => {
-                // No start position: offer the first live state as an example.
-                let first_live = (0..game.size().min(1 << 20))
-                    .find(|&i| matches!(game.node(i), Node::Live { .. }));
-                if let Some(i) = first_live {
+                // The game's own start if its notation has one, else a classic TOPPEN start (the
+                // ring), else the first live state as an example.
+                let start = ["start", "####/#..#/####:AABBABABAB:A"]
+                    .iter()
+                    .find_map(|t| game.parse_position(t).ok())
+                    .or_else(|| {
+                        (0..game.size().min(1 << 20))
+                            .find(|&i| matches!(game.node(i), Node::Live { .. }))
+                    });
+                if let Some(i) = start {
                     info["start"] = json!(game.format_position(i));
                 }
             }
@@ -208,19 +214,19 @@ fn answer_json(value: char, depth: u16) -> Value {
 fn cc3p_labels(a: &Answers) -> Value {
     let mut solo = Map::new();
     let mut enable = Map::new();
-    for p in 0..3 {
+    for (p, name) in PLAYERS.iter().enumerate() {
         solo.insert(
-            PLAYERS[p].to_string(),
+            name.to_string(),
             answer_json(a.solo[p].value, a.solo[p].depth),
         );
         let mut to = Map::new();
-        for q in (0..3).filter(|&q| q != p) {
+        for (q, other) in PLAYERS.iter().enumerate().filter(|&(q, _)| q != p) {
             to.insert(
-                PLAYERS[q].to_string(),
+                other.to_string(),
                 answer_json(a.enable[p][q].value, a.enable[p][q].depth),
             );
         }
-        enable.insert(PLAYERS[p].to_string(), Value::Object(to));
+        enable.insert(name.to_string(), Value::Object(to));
     }
     let kingmakers: Vec<Value> = (0..3)
         .flat_map(|p| (0..3).map(move |q| (p, q)))

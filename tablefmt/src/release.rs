@@ -51,7 +51,7 @@ pub const MAX_BLOCK_STATES: u32 = 1 << 24;
 /// Largest state count a reader accepts (keeps offsets far from overflow).
 pub const MAX_STATES: u64 = 1 << 56;
 /// Default zstd level of `pack`.
-pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
+pub const DEFAULT_ZSTD_LEVEL: i32 = 15;
 /// File extension of layer files.
 pub const LAYER_EXT: &str = "kmt";
 
@@ -178,7 +178,7 @@ impl LayerHeader {
             return Err(bad(format!("unknown value encoding {}", header.encoding)));
         }
         if header.block_states == 0
-            || header.block_states % 4 != 0
+            || !header.block_states.is_multiple_of(4)
             || header.block_states > MAX_BLOCK_STATES
         {
             return Err(bad(format!(
@@ -434,7 +434,7 @@ pub fn write_layer(
     mut fill: impl FnMut(u64, &mut [u8], &mut [u16]) -> Result<(), FormatError>,
 ) -> Result<WrittenLayer, FormatError> {
     let bs = opts.block_states;
-    if bs == 0 || bs % 4 != 0 || bs > MAX_BLOCK_STATES {
+    if bs == 0 || !bs.is_multiple_of(4) || bs > MAX_BLOCK_STATES {
         return Err(FormatError::Corrupt(format!(
             "block size {bs} states: must be a positive multiple of 4, at most {MAX_BLOCK_STATES}"
         )));

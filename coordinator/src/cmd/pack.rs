@@ -55,7 +55,7 @@ pub fn run(args: PackArgs) -> Result<()> {
         block_states: args.block_states,
         zstd_level: args.zstd_level,
     };
-    if opts.block_states == 0 || opts.block_states % 4 != 0 {
+    if opts.block_states == 0 || !opts.block_states.is_multiple_of(4) {
         bail!("--block-states must be a positive multiple of 4");
     }
     let parent = match args.out.parent() {

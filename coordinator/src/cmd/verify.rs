@@ -106,6 +106,9 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     Ok(())
 }
 
+/// A state whose stored (value, depth) differs from what its children give.
+type Mismatch = (u64, (u8, u16), (u8, u16));
+
 pub struct DeepResult {
     pub states: u64,
     pub seconds: f64,
@@ -184,7 +187,7 @@ pub fn deep_check(dir: &Path, scratch: Option<&Path>) -> Result<DeepResult> {
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
         let file = LayerFile::open(&dir.join(&ml.file))?;
         let table = unpack(&file, &ml.name, scratch)?;
-        let bad: Vec<(u64, (u8, u16), (u8, u16))> = (0..game.size())
+        let bad: Vec<Mismatch> = (0..game.size())
             .into_par_iter()
             .filter_map(|i| {
                 expected(&game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))

@@ -95,7 +95,7 @@ impl DepthCode {
             r.copy_from_slice(&bytes[2 + 4 * row..6 + 4 * row]);
             for &x in r.iter() {
                 let unused = row >= modulus as usize || modulus == 1;
-                if (unused && x != NONE) || (x != NONE && x >= modulus) {
+                if x != NONE && (unused || x >= modulus) {
                     return bad(format!("residue {x} in row {row} with modulus {modulus}"));
                 }
             }
@@ -152,9 +152,8 @@ impl DepthCodeFinder {
                 residue: [[NONE; 4]; 8],
             };
             let mut predicted = 0;
-            for row in 0..m as usize {
-                for v in 0..4 {
-                    let (mask, n) = seen[row][v];
+            for (row, classes) in seen.iter().enumerate().take(m as usize) {
+                for (v, &(mask, n)) in classes.iter().enumerate() {
                     if mask.count_ones() == 1 {
                         code.residue[row][v] = mask.trailing_zeros() as u8;
                         predicted += n;
