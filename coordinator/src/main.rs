@@ -2,6 +2,7 @@
 
 mod cc3p_view;
 mod cmd;
+mod deploy;
 mod explore;
 mod line;
 mod progress;
@@ -48,6 +49,8 @@ enum Command {
     Fetch(cmd::fetch::FetchArgs),
     /// Serve a release read-only over HTTP: a JSON API and a page to explore it in a browser.
     Serve(cmd::serve::ServeArgs),
+    /// Run a build on rented servers over SSH: provision, launch, status, resume, fetch, teardown.
+    Deploy(deploy::DeployArgs),
 }
 
 fn main() {
@@ -66,6 +69,7 @@ fn main() {
         Command::Verify(args) => cmd::verify::run(args),
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Deploy(args) => deploy::run(args),
     };
     if let Err(err) = result {
         eprintln!("kingmaker: error: {err:#}");

@@ -1,0 +1,536 @@
+//! The inventory: which servers, in which role, and what to build (`deploy/inventory.example.toml`
+//! documents every field).
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+/// The whole inventory file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inventory {
+    pub run: RunSpec,
+    #[serde(default)]
+    pub ssh: SshSettings,
+    #[serde(rename = "host", default)]
+    pub hosts: Vec<Host>,
+    /// The directory of the inventory file: relative local paths are relative to it.
+    #[serde(skip)]
+    pub base: PathBuf,
+}
+
+/// What to build and how.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Names the services, the remote directories and the release (letters, digits, `-`, `_`).
+    pub name: String,
+    /// The game, as `kingmaker build GAME` takes it.
+    pub game: String,
+    /// The game's options, e.g. `["--level", "1"]`.
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// The run's shared secret on the operator's machine (created with mode 0600 if missing).
+    pub token_file: PathBuf,
+    /// The port every worker listens on, on its private address.
+    #[serde(default = "default_worker_port")]
+    pub worker_port: u16,
+    #[serde(default = "default_checkpoint_secs")]
+    pub checkpoint_every_secs: u64,
+    #[serde(default)]
+    pub checkpoint_every_waves: u32,
+    /// More arguments for `kingmaker build` (and for `kingmaker resume`, where it takes them).
+    #[serde(default)]
+    pub build_args: Vec<String>,
+    /// More arguments for `kingmaker resume` only.
+    #[serde(default)]
+    pub resume_args: Vec<String>,
+    /// More arguments for `kingmaker-worker`.
+    #[serde(default)]
+    pub worker_args: Vec<String>,
+    /// Where `fetch` puts the release on the operator's machine (default `releases/NAME`).
+    pub release_dir: Option<PathBuf>,
+    /// The directory holding `kingmaker` and `kingmaker-worker` to copy (default: beside the
+    /// running `kingmaker`).
+    pub binaries: Option<PathBuf>,
+    /// Refuse to provision or launch on a host with less free space in its data directory.
+    #[serde(default = "default_min_free")]
+    pub min_free_disk: String,
+}
+
+/// How to reach the hosts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshSettings {
+    /// The run's own known_hosts file (default: the inventory's path with `.known_hosts`).
+    pub known_hosts: Option<PathBuf>,
+    /// Refuse hosts whose key is not already in `known_hosts` (default: trust on first use).
+    #[serde(default)]
+    pub strict_host_keys: bool,
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_secs: u64,
+    /// Extra `-o` options for ssh and scp, e.g. `["ProxyJump=bastion"]`.
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+impl Default for SshSettings {
+    fn default() -> Self {
+        SshSettings {
+            known_hosts: None,
+            strict_host_keys: false,
+            connect_timeout_secs: default_connect_timeout(),
+            options: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Coordinator,
+    Worker,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Coordinator => "coordinator",
+            Role::Worker => "worker",
+        }
+    }
+}
+
+/// How services are kept running on a host.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Supervisor {
+    /// systemd when it is running, else `nohup`.
+    #[default]
+    Auto,
+    /// systemd units; refuse a host where systemd is not running.
+    Systemd,
+    /// `setsid nohup` with a pid file (no restart on crash or reboot: `deploy resume` does it).
+    Nohup,
+}
+
+impl Supervisor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Supervisor::Auto => "auto",
+            Supervisor::Systemd => "systemd",
+            Supervisor::Nohup => "nohup",
+        }
+    }
+}
+
+/// One server.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub name: String,
+    pub role: Role,
+    /// Where SSH reaches it (public address or DNS name).
+    pub address: String,
+    #[serde(default = "default_user")]
+    pub user: String,
+    #[serde(default = "default_port")]
+    pub port: u16,
+    pub identity_file: Option<PathBuf>,
+    #[serde(default = "default_install_dir")]
+    pub install_dir: String,
+    #[serde(default = "default_data_dir")]
+    pub data_dir: String,
+    /// The most memory the service may use, e.g. "100GiB" (systemd MemoryMax; checked against
+    /// the host's memory).
+    pub memory_budget: Option<String>,
+    /// The address on the private network: workers listen here, the coordinator connects here.
+    pub private_address: Option<IpAddr>,
+    #[serde(default)]
+    pub supervisor: Supervisor,
+    /// Run remote commands with `sudo -n` (default: when the user is not root).
+    pub sudo: Option<bool>,
+    /// Compute threads for this host's service (default: all cores).
+    pub threads: Option<usize>,
+}
+
+fn default_worker_port() -> u16 {
+    7070
+}
+fn default_checkpoint_secs() -> u64 {
+    600
+}
+fn default_min_free() -> String {
+    "1GiB".into()
+}
+fn default_connect_timeout() -> u64 {
+    10
+}
+fn default_user() -> String {
+    "root".into()
+}
+fn default_port() -> u16 {
+    22
+}
+fn default_install_dir() -> String {
+    "/opt/kingmaker".into()
+}
+fn default_data_dir() -> String {
+    "/var/lib/kingmaker".into()
+}
+
+impl Host {
+    pub fn sudo(&self) -> bool {
+        self.sudo.unwrap_or(self.user != "root")
+    }
+    pub fn target(&self) -> String {
+        format!("{}@{}", self.user, self.address)
+    }
+    /// `HOST:PORT` a worker listens on.
+    pub fn listen(&self, port: u16) -> String {
+        match self.private_address {
+            Some(IpAddr::V6(a)) => format!("[{a}]:{port}"),
+            Some(a) => format!("{a}:{port}"),
+            None => String::new(),
+        }
+    }
+    pub fn bin_dir(&self) -> String {
+        format!("{}/bin", self.install_dir)
+    }
+    /// This host's environment file of the run (mode 0600: it holds the token).
+    pub fn env_file(&self, run: &str) -> String {
+        match self.role {
+            Role::Coordinator => format!("{}/etc/coordinator.env", self.install_dir),
+            Role::Worker => format!("{}/etc/worker-{run}.env", self.install_dir),
+        }
+    }
+    /// The systemd unit of this host's service.
+    pub fn unit(&self, run: &str) -> String {
+        match self.role {
+            Role::Coordinator => "kingmaker-coordinator.service".into(),
+            Role::Worker => format!("kingmaker-worker@{run}.service"),
+        }
+    }
+    /// Pid file and log of the `nohup` supervisor.
+    pub fn pid_file(&self, run: &str) -> String {
+        format!("{}/run/{}-{run}.pid", self.install_dir, self.role.as_str())
+    }
+    pub fn log_file(&self, run: &str) -> String {
+        format!("{}/log/{}-{run}.log", self.install_dir, self.role.as_str())
+    }
+    /// Everything of the run under the data directory.
+    pub fn run_data(&self, run: &str) -> String {
+        format!("{}/{run}", self.data_dir)
+    }
+    /// The coordinator's run directory, and where it packs the release.
+    pub fn run_dir(&self, run: &str) -> String {
+        format!("{}/{run}/run", self.data_dir)
+    }
+    pub fn release_dir(&self, run: &str) -> String {
+        format!("{}/{run}/release", self.data_dir)
+    }
+    /// A worker's data directory.
+    pub fn worker_dir(&self, run: &str) -> String {
+        format!("{}/{run}/worker", self.data_dir)
+    }
+}
+
+impl Inventory {
+    pub fn load(path: &Path) -> Result<Inventory> {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "reading the inventory {} (see deploy/inventory.example.toml)",
+                path.display()
+            )
+        })?;
+        let mut inv: Inventory = toml::from_str(&text)
+            .with_context(|| format!("{} is not a valid inventory", path.display()))?;
+        inv.base = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| ".".into());
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "inventory".into());
+        if inv.ssh.known_hosts.is_none() {
+            inv.ssh.known_hosts = Some(PathBuf::from(format!("{stem}.known_hosts")));
+        }
+        inv.validate()
+            .with_context(|| format!("in {}", path.display()))?;
+        Ok(inv)
+    }
+
+    /// A local path from the inventory, relative to the inventory's directory; `~/` is the home.
+    pub fn local_path(&self, p: &Path) -> PathBuf {
+        if let Ok(rest) = p.strip_prefix("~") {
+            if let Some(home) = std::env::var_os("HOME") {
+                return PathBuf::from(home).join(rest);
+            }
+        }
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base.join(p)
+        }
+    }
+
+    pub fn known_hosts(&self) -> PathBuf {
+        self.local_path(
+            self.ssh
+                .known_hosts
+                .as_deref()
+                .unwrap_or(Path::new("known_hosts")),
+        )
+    }
+
+    pub fn token_file(&self) -> PathBuf {
+        self.local_path(&self.run.token_file)
+    }
+
+    pub fn release_dir(&self) -> PathBuf {
+        match &self.run.release_dir {
+            Some(p) => self.local_path(p),
+            None => self.base.join("releases").join(&self.run.name),
+        }
+    }
+
+    pub fn coordinator(&self) -> &Host {
+        self.hosts
+            .iter()
+            .find(|h| h.role == Role::Coordinator)
+            .expect("validated: one coordinator")
+    }
+
+    pub fn workers(&self) -> Vec<&Host> {
+        self.hosts
+            .iter()
+            .filter(|h| h.role == Role::Worker)
+            .collect()
+    }
+
+    /// `HOST:PORT,...` of the workers, in inventory order (the coordinator's `--workers`).
+    pub fn worker_addrs(&self) -> Vec<String> {
+        self.workers()
+            .iter()
+            .map(|h| h.listen(self.run.worker_port))
+            .collect()
+    }
+
+    fn validate(&self) -> Result<()> {
+        let r = &self.run;
+        if r.name.is_empty()
+            || !r
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            bail!("run.name {:?} must be letters, digits, '-' or '_' (it names services and directories)", r.name);
+        }
+        for (what, words) in [
+            ("run.game", std::slice::from_ref(&r.game)),
+            ("run.options", &r.options[..]),
+            ("run.build_args", &r.build_args[..]),
+            ("run.resume_args", &r.resume_args[..]),
+            ("run.worker_args", &r.worker_args[..]),
+        ] {
+            for w in words {
+                check_word(w).with_context(|| format!("{what}: {w:?}"))?;
+            }
+        }
+        for (flag, owner) in [
+            ("--out", "the run directory"),
+            ("--workers", "the worker hosts"),
+            ("--token", "token_file"),
+        ] {
+            if r.build_args
+                .iter()
+                .chain(&r.resume_args)
+                .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+            {
+                bail!(
+                    "run.build_args/resume_args must not give {flag}: deploy sets it from {owner}"
+                );
+            }
+        }
+        if r.worker_args.iter().any(|a| {
+            ["--listen", "--data-dir", "--token"]
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        }) {
+            bail!("run.worker_args must not give --listen, --data-dir or --token: deploy sets them from the host entries");
+        }
+        parse_bytes(&r.min_free_disk).context("run.min_free_disk")?;
+        let coordinators = self
+            .hosts
+            .iter()
+            .filter(|h| h.role == Role::Coordinator)
+            .count();
+        if coordinators != 1 {
+            bail!("the inventory needs exactly one host with role = \"coordinator\" (it has {coordinators})");
+        }
+        for (i, h) in self.hosts.iter().enumerate() {
+            let ctx = || format!("host {:?}", h.name);
+            if h.name.is_empty()
+                || !h
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+            {
+                bail!(
+                    "host name {:?} must be letters, digits, '-', '_' or '.'",
+                    h.name
+                );
+            }
+            if self.hosts[..i].iter().any(|o| o.name == h.name) {
+                bail!("host {:?} is listed twice", h.name);
+            }
+            check_word(&h.address).with_context(ctx)?;
+            check_word(&h.user).with_context(ctx)?;
+            for (what, dir) in [("install_dir", &h.install_dir), ("data_dir", &h.data_dir)] {
+                if !dir.starts_with('/') || dir.len() < 2 || dir.ends_with('/') {
+                    bail!(
+                        "host {:?}: {what} {dir:?} must be an absolute path without a trailing '/'",
+                        h.name
+                    );
+                }
+                check_word(dir).with_context(|| format!("host {:?}: {what}", h.name))?;
+            }
+            if let Some(m) = &h.memory_budget {
+                parse_bytes(m).with_context(|| format!("host {:?}: memory_budget", h.name))?;
+            }
+            if h.role == Role::Worker {
+                let Some(addr) = h.private_address else {
+                    bail!("worker {:?} needs a private_address: workers listen on the private network only", h.name);
+                };
+                if !is_private(addr) {
+                    bail!(
+                        "worker {:?}: private_address {addr} is not a private address (10/8, 172.16/12, \
+                         192.168/16, 100.64/10, fc00::/7 or loopback); workers must not listen on the internet",
+                        h.name
+                    );
+                }
+                if self.hosts[..i]
+                    .iter()
+                    .any(|o| o.role == Role::Worker && o.private_address == h.private_address)
+                {
+                    bail!(
+                        "workers {:?} and another host share the private_address {addr}",
+                        h.name
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Words that go into environment files and remote shell commands: no spaces, quotes or `$`.
+fn check_word(w: &str) -> Result<()> {
+    let ok = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,:/=@+%[]".contains(c));
+    if !ok {
+        bail!("only letters, digits and -_.,:/=@+%[] are allowed here (no spaces, quotes or $)");
+    }
+    Ok(())
+}
+
+/// Is this address on a private network (or loopback)?
+pub fn is_private(a: IpAddr) -> bool {
+    match a {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_private() || v4.is_loopback() || (o[0] == 100 && (64..128).contains(&o[1]))
+        }
+        IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+    }
+}
+
+/// "100GiB", "64G", "512MiB", "1000000" → bytes (K, M, G, T are powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .with_context(|| format!("{s:?} is not a size like \"64GiB\""))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => bail!("{s:?}: unknown unit {other:?} (use KiB, MiB, GiB or TiB)"),
+    };
+    n.checked_mul(1 << shift)
+        .with_context(|| format!("{s:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = include_str!("../../../deploy/inventory.example.toml");
+
+    fn parse(text: &str) -> Result<Inventory> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("inv.toml");
+        std::fs::write(&path, text)?;
+        Inventory::load(&path)
+    }
+
+    #[test]
+    fn the_example_is_valid() {
+        let inv = parse(EXAMPLE).unwrap();
+        assert_eq!(inv.coordinator().role, Role::Coordinator);
+        assert_eq!(inv.workers().len(), 2);
+        assert_eq!(inv.worker_addrs(), vec!["10.0.0.11:7070", "10.0.0.12:7070"]);
+        assert!(inv.known_hosts().ends_with("cc3p-2.known_hosts"));
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("100GiB").unwrap(), 100 << 30);
+        assert_eq!(parse_bytes("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("12").unwrap(), 12);
+        assert!(parse_bytes("12 parsecs").is_err());
+        assert!(parse_bytes("GiB").is_err());
+    }
+
+    #[test]
+    fn bad_inventories_are_refused() {
+        let public = EXAMPLE.replace("10.0.0.11", "203.0.113.7");
+        assert!(format!("{:#}", parse(&public).unwrap_err()).contains("not a private address"));
+        let two = EXAMPLE.replace("role = \"worker\"", "role = \"coordinator\"");
+        assert!(format!("{:#}", parse(&two).unwrap_err()).contains("exactly one"));
+        let quoted = EXAMPLE.replace(
+            "options = [\"--level\", \"1\"]",
+            "options = [\"--level 1; rm -rf /\"]",
+        );
+        assert!(format!("{:#}", parse(&quoted).unwrap_err()).contains("only letters"));
+        let out = EXAMPLE.replace("build_args = [", "build_args = [\"--out\", \"x\", ");
+        assert!(format!("{:#}", parse(&out).unwrap_err()).contains("--out"));
+        assert!(format!("{:#}", parse("[run]\nname = \"x\"\n").unwrap_err())
+            .contains("not a valid inventory"));
+    }
+
+    #[test]
+    fn private_ranges() {
+        for a in [
+            "10.1.2.3",
+            "172.20.0.1",
+            "192.168.1.1",
+            "100.100.0.1",
+            "127.0.0.1",
+            "fd00::1",
+        ] {
+            assert!(is_private(a.parse().unwrap()), "{a}");
+        }
+        for a in ["8.8.8.8", "172.32.0.1", "2001:db8::1", "0.0.0.0"] {
+            assert!(!is_private(a.parse().unwrap()), "{a}");
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `deploy launch` and `deploy resume`: start the workers, wait until they listen, then start the
+//! coordinator; watch for a few seconds that it stays up.
+
+use super::host::{self, Health};
+use super::inventory::Host;
+use super::{report, Deployment};
+use anyhow::{bail, Result};
+use std::time::{Duration, Instant};
+
+pub fn launch(d: &Deployment, settle_secs: u64) -> Result<()> {
+    super::provision::check_build_args(d)?;
+    let healths = d.preflight()?;
+    let coord = d.inv.coordinator();
+    let (_, ch) = healths
+        .iter()
+        .find(|(h, _)| h.name == coord.name)
+        .expect("probed");
+    if ch.running() {
+        bail!(
+            "the coordinator on {} is already running run {}: see `kingmaker deploy status`",
+            coord.name,
+            d.inv.run.name
+        );
+    }
+    let run_dir = coord.run_dir(&d.inv.run.name);
+    let started = d.ssh.run(
+        coord,
+        &format!("test -e {}/run.json", super::ssh::quote(&run_dir)),
+        None,
+    )?;
+    if started.ok() {
+        bail!(
+            "run {} was launched before ({run_dir}/run.json exists on {}): use `kingmaker deploy resume` to continue \
+             it, or `kingmaker deploy teardown --delete-data` to start over",
+            d.inv.run.name,
+            coord.name
+        );
+    }
+    start_workers(d, &healths)?;
+    start_coordinator(d, settle_secs)?;
+    print_watch_hints(d);
+    Ok(())
+}
+
+pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()> {
+    let healths = d.preflight()?;
+    let coord = d.inv.coordinator();
+    let (_, ch) = healths
+        .iter()
+        .find(|(h, _)| h.name == coord.name)
+        .expect("probed");
+    let phase = super::status::run_phase(d).unwrap_or_default();
+    if phase == "complete" {
+        println!(
+            "run {} is complete: `kingmaker deploy fetch` downloads it",
+            d.inv.run.name
+        );
+        return Ok(());
+    }
+    let down: Vec<&str> = healths
+        .iter()
+        .filter(|(h, hl)| h.name != coord.name && !hl.running())
+        .map(|(h, _)| h.name.as_str())
+        .collect();
+    if ch.running() && down.is_empty() {
+        println!(
+            "every service of run {} is running; nothing to resume",
+            d.inv.run.name
+        );
+        print_watch_hints(d);
+        return Ok(());
+    }
+    if ch.running() {
+        // The coordinator lost workers: it stops on its own within its heartbeat timeout; make
+        // sure it has before the workers come back, so that it resumes from its checkpoint.
+        println!(
+            "[{}] worker(s) {} are down: stopping the coordinator so it resumes with them",
+            coord.name,
+            down.join(", ")
+        );
+        let out = host::service(&d.ssh, &d.inv, coord, &format!("km_stop {stop_timeout}"))?;
+        println!("[{}] coordinator {out}", coord.name);
+    }
+    if !down.is_empty() {
+        println!("restarting: {}", down.join(", "));
+    }
+    start_workers(d, &healths)?;
+    start_coordinator(d, settle_secs)?;
+    print_watch_hints(d);
+    Ok(())
+}
+
+/// Start every worker that is not running, then wait until every worker listens.
+fn start_workers(d: &Deployment, healths: &[(&Host, Health)]) -> Result<()> {
+    let workers = d.inv.workers();
+    if workers.is_empty() {
+        println!("no worker hosts: the coordinator builds on its own cores (embedded)");
+        return Ok(());
+    }
+    let results = d.each(&workers, |h| {
+        let running = healths
+            .iter()
+            .any(|(x, hl)| x.name == h.name && hl.running());
+        let msg = if running {
+            "already running".to_string()
+        } else {
+            host::service(&d.ssh, &d.inv, h, "km_start")?
+        };
+        wait_listening(d, h)?;
+        Ok(format!(
+            "worker {msg}; listening on {}",
+            h.listen(d.inv.run.worker_port)
+        ))
+    });
+    report(results, |h, msg| println!("[{}] {msg}", h.name))
+}
+
+fn wait_listening(d: &Deployment, h: &Host) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let health = host::probe(&d.ssh, &d.inv, h)?;
+        if health.listening {
+            return Ok(());
+        }
+        if !health.running() {
+            bail!(
+                "host {}: the worker exited at start; its log:\n{}",
+                h.name,
+                indent(&host::log_tail(&d.ssh, &d.inv, h, 15))
+            );
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "host {}: the worker runs but does not listen on port {} after 30s; its log:\n{}",
+                h.name,
+                d.inv.run.worker_port,
+                indent(&host::log_tail(&d.ssh, &d.inv, h, 15))
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Start the coordinator and watch it for `settle_secs`: a build that dies at once (bad
+/// arguments, a wrong token, an unreachable worker) is reported with its log.
+fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<()> {
+    let coord = d.inv.coordinator();
+    let msg = host::service(&d.ssh, &d.inv, coord, "km_start")?;
+    println!("[{}] coordinator {msg}", coord.name);
+    let deadline = Instant::now() + Duration::from_secs(settle_secs);
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let health = host::probe(&d.ssh, &d.inv, coord)?;
+        if !health.running() {
+            let phase = super::status::run_phase(d).unwrap_or_default();
+            if phase == "complete" {
+                println!("[{}] the build finished already", coord.name);
+                return Ok(());
+            }
+            bail!(
+                "host {}: the coordinator stopped ({}); its log:\n{}",
+                coord.name,
+                health.state,
+                indent(&host::log_tail(&d.ssh, &d.inv, coord, 20))
+            );
+        }
+        if Instant::now() >= deadline {
+            println!(
+                "[{}] coordinator running (pid {})",
+                coord.name,
+                health.pid.unwrap_or(0)
+            );
+            return Ok(());
+        }
+    }
+}
+
+fn print_watch_hints(d: &Deployment) {
+    let coord = d.inv.coordinator();
+    let inv = d.inv_hint();
+    println!(
+        "run {} is going; it survives this SSH session. Watch it with:",
+        d.inv.run.name
+    );
+    println!("  kingmaker deploy status --inventory {inv} --watch 60");
+    let logs = match host::probe(&d.ssh, &d.inv, coord).map(|h| h.supervisor) {
+        Ok(s) if s == "systemd" => format!("journalctl -fu {}", coord.unit(&d.inv.run.name)),
+        _ => format!("tail -F {}", coord.log_file(&d.inv.run.name)),
+    };
+    println!("  {} {}", d.ssh.hint(coord), super::ssh::quote(&logs));
+    println!(
+        "After a crash, a reboot or a lost worker: `kingmaker deploy resume --inventory {inv}`; when it is \
+         complete: `kingmaker deploy fetch --inventory {inv}`."
+    );
+}
+
+fn indent(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,193 @@
+//! `deploy provision`: make every host ready to run its part. Idempotent.
+
+use super::host::{self, describe_supervisor, prelude};
+use super::inventory::{parse_bytes, Host, Role};
+use super::ssh::quote;
+use super::{binary_name, human_bytes, report, sha256_file, token_or_create, units, Deployment};
+use anyhow::{bail, Result};
+
+pub fn run(d: &Deployment) -> Result<()> {
+    check_build_args(d)?;
+    let token = token_or_create(&d.inv.token_file())?;
+    // Read the local binaries once, before touching any host.
+    let mut binaries = Vec::new();
+    for name in ["kingmaker", "kingmaker-worker"] {
+        if d.inv.hosts.iter().any(|h| binary_name(h) == name) {
+            let path = d.local_binary(name)?;
+            binaries.push((name, path.clone(), sha256_file(&path)?));
+        }
+    }
+    println!(
+        "provisioning run {} on {} host(s); known hosts pinned in {}",
+        d.inv.run.name,
+        d.inv.hosts.len(),
+        d.inv.known_hosts().display()
+    );
+    let results = d.each(&d.all_hosts(), |h| {
+        let (_, local, sha) = binaries
+            .iter()
+            .find(|(n, _, _)| *n == binary_name(h))
+            .expect("read above");
+        provision_host(d, h, &token, local, sha)
+    });
+    report(results, |h, msg| println!("[{}] {msg}", h.name))?;
+    println!("provisioned; start the run with `kingmaker deploy launch --inventory ...`");
+    Ok(())
+}
+
+/// The build's arguments must parse, here, before any server is touched.
+pub fn check_build_args(d: &Deployment) -> Result<()> {
+    use clap::Parser;
+    let argv = units::build_argv(&d.inv);
+    if let Err(e) = crate::Cli::try_parse_from(&argv) {
+        bail!(
+            "the inventory's run (game, options, build_args) is not a valid `kingmaker build`: {}",
+            e.render().to_string().trim()
+        );
+    }
+    Ok(())
+}
+
+fn provision_host(
+    d: &Deployment,
+    h: &Host,
+    token: &str,
+    local: &std::path::Path,
+    sha: &str,
+) -> Result<String> {
+    let inv = &d.inv;
+    let health = host::probe(&d.ssh, inv, h)?;
+    let mut problems = Vec::new();
+    if health.uid != "0" {
+        problems.push(format!(
+            "commands run as uid {} without root: use user = \"root\" or a user with passwordless sudo (sudo = true)",
+            health.uid
+        ));
+    }
+    let local_arch = std::env::consts::ARCH;
+    if health.arch != local_arch {
+        problems.push(format!(
+            "its CPU is {} but the binaries here are built for {local_arch}: build them for {} (run.binaries)",
+            health.arch, health.arch
+        ));
+    }
+    let min_free = parse_bytes(&inv.run.min_free_disk)?;
+    if health.disk_free < min_free {
+        problems.push(format!(
+            "only {} free for {} (min_free_disk is {})",
+            human_bytes(health.disk_free),
+            h.data_dir,
+            inv.run.min_free_disk
+        ));
+    }
+    if let Some(m) = &h.memory_budget {
+        let budget = parse_bytes(m)?;
+        if health.mem_total > 0 && budget > health.mem_total {
+            problems.push(format!(
+                "memory_budget {m} is more than the host's {}",
+                human_bytes(health.mem_total)
+            ));
+        }
+    }
+    if h.role == Role::Worker && !health.has_private_address {
+        problems.push(format!(
+            "private_address {} is not an address of this host: workers listen on the private network only \
+             (attach the provider's private network, or fix private_address)",
+            h.private_address.map(|a| a.to_string()).unwrap_or_default()
+        ));
+    }
+    if !problems.is_empty() {
+        bail!("host {}: {}", h.name, problems.join("; "));
+    }
+    let systemd = health.supervisor == "systemd";
+    let run = &inv.run.name;
+    let data = match h.role {
+        Role::Coordinator => h.run_data(run),
+        Role::Worker => h.worker_dir(run),
+    };
+    let setup = format!(
+        "{}set -e\nmkdir -p \"$KM_INSTALL/bin\" \"$KM_INSTALL/etc\" \"$KM_INSTALL/run\" \"$KM_INSTALL/log\" {data}\n\
+         chmod 700 \"$KM_INSTALL/etc\"\n\
+         if [ \"$KM_SUP\" = systemd ]; then\n\
+           id kingmaker >/dev/null 2>&1 || useradd --system --home-dir \"$KM_DATA\" --no-create-home --shell /usr/sbin/nologin kingmaker\n\
+           chown -R kingmaker:kingmaker {run_data}\n\
+         fi\n",
+        prelude(inv, h),
+        data = quote(&data),
+        run_data = quote(&h.run_data(run)),
+    );
+    d.ssh.run_ok(h, "creating the directories", &setup, None)?;
+    let name = binary_name(h);
+    let mut done = Vec::new();
+    if health.binary_sha256 != sha {
+        d.ssh
+            .upload(h, local, &format!("{}/{name}", h.bin_dir()), "755")?;
+        done.push(format!("installed {name}"));
+    } else {
+        done.push(format!("{name} up to date"));
+    }
+    d.ssh.upload_bytes(
+        h,
+        units::SERVICE_SCRIPT.as_bytes(),
+        &format!("{}/kingmaker-service", h.bin_dir()),
+        "755",
+    )?;
+    d.ssh.upload_bytes(
+        h,
+        units::env_file(inv, h, token).as_bytes(),
+        &h.env_file(run),
+        "600",
+    )?;
+    done.push(format!("token in {} (0600)", h.env_file(run)));
+    if systemd {
+        let (unit_name, unit) = units::unit(h);
+        d.ssh.upload_bytes(
+            h,
+            unit.as_bytes(),
+            &format!("/etc/systemd/system/{unit_name}"),
+            "644",
+        )?;
+        let dropin_dir = format!("/etc/systemd/system/{}.d", h.unit(run));
+        match units::memory_dropin(h) {
+            Some(text) => {
+                d.ssh.run_ok(
+                    h,
+                    "creating the drop-in directory",
+                    &format!("mkdir -p {}", quote(&dropin_dir)),
+                    None,
+                )?;
+                d.ssh.upload_bytes(
+                    h,
+                    text.as_bytes(),
+                    &format!("{dropin_dir}/memory.conf"),
+                    "644",
+                )?;
+            }
+            None => {
+                d.ssh.run_ok(
+                    h,
+                    "removing a memory drop-in",
+                    &format!("rm -f {}/memory.conf", quote(&dropin_dir)),
+                    None,
+                )?;
+            }
+        }
+        d.ssh.run_ok(
+            h,
+            "systemctl daemon-reload",
+            "systemctl daemon-reload",
+            None,
+        )?;
+        done.push(format!("unit {} installed", h.unit(run)));
+    }
+    Ok(format!(
+        "{} {}: {}, {} cores, {} memory, {} free; supervisor: {}",
+        h.role.as_str(),
+        h.target(),
+        done.join(", "),
+        health.cores,
+        human_bytes(health.mem_total),
+        human_bytes(health.disk_free),
+        describe_supervisor(&health.supervisor)
+    ))
+}

@@ -1,0 +1,289 @@
+//! Remote commands through the system `ssh` and `scp`: keys only (BatchMode), a connect timeout,
+//! and the run's own known_hosts file. Scripts travel as the remote command; secrets travel on
+//! stdin, never on a command line.
+
+use super::inventory::{Host, Inventory};
+use anyhow::{bail, Context, Result};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub struct Ssh {
+    known_hosts: PathBuf,
+    strict: bool,
+    connect_timeout: u64,
+    options: Vec<String>,
+    identities: Vec<(String, Option<PathBuf>)>,
+}
+
+/// A finished remote command.
+pub struct Remote {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Remote {
+    pub fn ok(&self) -> bool {
+        self.code == 0
+    }
+    /// `key=value` lines of stdout.
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+    }
+}
+
+/// Quote a word for a POSIX shell.
+pub fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+impl Ssh {
+    pub fn new(inv: &Inventory) -> Result<Ssh> {
+        let known_hosts = inv.known_hosts();
+        if let Some(dir) = known_hosts.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let identities = inv
+            .hosts
+            .iter()
+            .map(|h| {
+                (
+                    h.name.clone(),
+                    h.identity_file.as_deref().map(|p| inv.local_path(p)),
+                )
+            })
+            .collect::<Vec<_>>();
+        for (name, id) in &identities {
+            if let Some(id) = id {
+                if !id.exists() {
+                    bail!("host {name}: identity_file {} does not exist", id.display());
+                }
+            }
+        }
+        Ok(Ssh {
+            known_hosts,
+            strict: inv.ssh.strict_host_keys,
+            connect_timeout: inv.ssh.connect_timeout_secs.max(1),
+            options: inv.ssh.options.clone(),
+            identities,
+        })
+    }
+
+    /// Options shared by ssh and scp.
+    fn common(&self, host: &Host) -> Vec<OsString> {
+        let mut o: Vec<OsString> = Vec::new();
+        let mut opt = |s: String| {
+            o.push("-o".into());
+            o.push(s.into());
+        };
+        opt("BatchMode=yes".into());
+        opt(format!("ConnectTimeout={}", self.connect_timeout));
+        opt(format!("UserKnownHostsFile={}", self.known_hosts.display()));
+        opt("GlobalKnownHostsFile=/dev/null".into());
+        opt(format!(
+            "StrictHostKeyChecking={}",
+            if self.strict { "yes" } else { "accept-new" }
+        ));
+        opt("ServerAliveInterval=15".into());
+        opt("ServerAliveCountMax=4".into());
+        opt("LogLevel=ERROR".into());
+        for extra in &self.options {
+            opt(extra.clone());
+        }
+        if let Some((_, Some(id))) = self.identities.iter().find(|(n, _)| n == &host.name) {
+            o.push("-o".into());
+            o.push("IdentitiesOnly=yes".into());
+            o.push("-i".into());
+            o.push(id.into());
+        }
+        o
+    }
+
+    /// Run `script` with `sh` on the host (through `sudo -n` when the host says so), feeding it
+    /// `stdin`. A failure to connect is an error; a non-zero exit of the script is not.
+    pub fn run(&self, host: &Host, script: &str, stdin: Option<&[u8]>) -> Result<Remote> {
+        let sh = format!(
+            "{}sh -c {}",
+            if host.sudo() { "sudo -n " } else { "" },
+            quote(script)
+        );
+        let mut cmd = Command::new("ssh");
+        cmd.args(self.common(host))
+            .arg("-p")
+            .arg(host.port.to_string())
+            .arg(host.target())
+            .arg("--")
+            .arg(sh);
+        cmd.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .context("running ssh (is the OpenSSH client installed?)")?;
+        if let Some(data) = stdin {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            // A script that exits early closes its stdin: the error shows in its exit status.
+            let _ = pipe.write_all(data);
+        }
+        let out = child.wait_with_output().context("waiting for ssh")?;
+        let r = to_remote(out);
+        if r.code == 255 {
+            bail!("{}", unreachable(host, &r.stderr));
+        }
+        Ok(r)
+    }
+
+    /// Run a script that must succeed; its stdout.
+    pub fn run_ok(
+        &self,
+        host: &Host,
+        what: &str,
+        script: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<Remote> {
+        let r = self.run(host, script, stdin)?;
+        if !r.ok() {
+            let msg = r.stderr.trim();
+            bail!(
+                "host {}: {what} failed (exit {}){}",
+                host.name,
+                r.code,
+                if msg.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {msg}")
+                }
+            );
+        }
+        Ok(r)
+    }
+
+    /// Upload a local file to `remote` atomically (a temporary name, then rename) with `mode`.
+    pub fn upload(&self, host: &Host, local: &Path, remote: &str, mode: &str) -> Result<()> {
+        let data = std::fs::read(local).with_context(|| format!("reading {}", local.display()))?;
+        self.upload_bytes(host, &data, remote, mode)
+    }
+
+    pub fn upload_bytes(&self, host: &Host, data: &[u8], remote: &str, mode: &str) -> Result<()> {
+        let tmp = format!("{remote}.upload-tmp");
+        let script = format!(
+            "set -e; umask 077; cat > {t}; chmod {mode} {t}; mv -f {t} {r}",
+            t = quote(&tmp),
+            r = quote(remote),
+            mode = quote(mode)
+        );
+        self.run_ok(host, &format!("writing {remote}"), &script, Some(data))?;
+        Ok(())
+    }
+
+    /// Copy a remote directory to `local` (which must not exist) with `scp -r`.
+    pub fn download_dir(&self, host: &Host, remote: &str, local: &Path) -> Result<()> {
+        let mut cmd = Command::new("scp");
+        let source = if host.address.contains(':') {
+            format!("{}@[{}]:{remote}", host.user, host.address)
+        } else {
+            format!("{}:{remote}", host.target())
+        };
+        cmd.args(self.common(host))
+            .arg("-r")
+            .arg("-q")
+            .arg("-P")
+            .arg(host.port.to_string())
+            .arg(source)
+            .arg(local);
+        cmd.stdin(Stdio::null());
+        let out = cmd
+            .output()
+            .context("running scp (is the OpenSSH client installed?)")?;
+        let r = to_remote(out);
+        if !r.ok() {
+            bail!(
+                "host {}: downloading {remote} failed: {}",
+                host.name,
+                r.stderr.trim()
+            );
+        }
+        Ok(())
+    }
+
+    /// The ssh command line an operator can paste to reach the host (for printed hints).
+    pub fn hint(&self, host: &Host) -> String {
+        let mut parts = vec!["ssh".to_string()];
+        parts.push(format!(
+            "-o UserKnownHostsFile={}",
+            quote(&self.known_hosts.display().to_string())
+        ));
+        if let Some((_, Some(id))) = self.identities.iter().find(|(n, _)| n == &host.name) {
+            parts.push(format!("-i {}", quote(&id.display().to_string())));
+        }
+        if host.port != 22 {
+            parts.push(format!("-p {}", host.port));
+        }
+        parts.push(host.target());
+        parts.join(" ")
+    }
+}
+
+fn to_remote(out: Output) -> Remote {
+    Remote {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Why ssh could not reach a host, and what to check.
+fn unreachable(host: &Host, stderr: &str) -> String {
+    let err = stderr.trim();
+    let advice = if err.contains("Host key verification failed")
+        || err.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+    {
+        "its host key is not the one pinned in the run's known_hosts (a reinstalled server, or someone in \
+         between): check the key's fingerprint on the provider's console, then remove the old line \
+         from the known_hosts file"
+    } else if err.contains("Permission denied") {
+        "the key was refused: check user and identity_file, and that the public key is in the host's \
+         authorized_keys"
+    } else if err.contains("timed out") || err.contains("No route") || err.contains("refused") {
+        "check that the server is up, its address and port, and that the firewall lets SSH in"
+    } else {
+        "check address, port, user and identity_file"
+    };
+    format!(
+        "host {} ({}:{}) is unreachable over SSH: {}; {advice}",
+        host.name,
+        host.target(),
+        host.port,
+        if err.is_empty() {
+            "ssh exited with status 255"
+        } else {
+            err
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("/opt/kingmaker/bin"), "/opt/kingmaker/bin");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}

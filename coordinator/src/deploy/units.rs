@@ -1,0 +1,132 @@
+//! The files deploy installs on a host: the service script, the systemd units (from
+//! `deploy/systemd/`), memory drop-ins and the run's environment files.
+
+use super::inventory::{parse_bytes, Host, Inventory, Role};
+
+pub const SERVICE_SCRIPT: &str = include_str!("../../../deploy/kingmaker-service");
+pub const WORKER_UNIT: &str = include_str!("../../../deploy/systemd/kingmaker-worker@.service");
+pub const COORDINATOR_UNIT: &str =
+    include_str!("../../../deploy/systemd/kingmaker-coordinator.service");
+
+/// The prefix the unit templates are written with; replaced by the host's install_dir.
+const TEMPLATE_PREFIX: &str = "/opt/kingmaker";
+
+/// The unit file for a host's role: (file name under /etc/systemd/system, contents).
+pub fn unit(host: &Host) -> (&'static str, String) {
+    let (name, text) = match host.role {
+        Role::Coordinator => ("kingmaker-coordinator.service", COORDINATOR_UNIT),
+        Role::Worker => ("kingmaker-worker@.service", WORKER_UNIT),
+    };
+    (name, text.replace(TEMPLATE_PREFIX, &host.install_dir))
+}
+
+/// A drop-in with the host's memory budget (MemoryMax), if it has one.
+pub fn memory_dropin(host: &Host) -> Option<String> {
+    let bytes = parse_bytes(host.memory_budget.as_deref()?).ok()?;
+    Some(format!(
+        "# Written by `kingmaker deploy provision` from the inventory's memory_budget.\n[Service]\nMemoryMax={bytes}\n"
+    ))
+}
+
+/// The environment file of a host's service. It holds the token: install it with mode 0600.
+/// Values are double-quoted words (the inventory refuses quotes, `$` and spaces inside them), which
+/// systemd's EnvironmentFile= and a POSIX shell's `.` read alike.
+pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
+    let run = &inv.run;
+    let mut vars: Vec<(&str, String)> = vec![
+        ("KINGMAKER_RUN", run.name.clone()),
+        ("KINGMAKER_BIN", host.bin_dir()),
+        (
+            "KINGMAKER_THREADS",
+            host.threads.map(|t| t.to_string()).unwrap_or_default(),
+        ),
+    ];
+    match host.role {
+        Role::Worker => {
+            vars.push(("KINGMAKER_LISTEN", host.listen(run.worker_port)));
+            vars.push(("KINGMAKER_DATA_DIR", host.worker_dir(&run.name)));
+            vars.push(("KINGMAKER_WORKER_ARGS", run.worker_args.join(" ")));
+        }
+        Role::Coordinator => {
+            let checkpoints = [
+                "--checkpoint-every-secs".to_string(),
+                run.checkpoint_every_secs.to_string(),
+                "--checkpoint-every-waves".to_string(),
+                run.checkpoint_every_waves.to_string(),
+            ];
+            let build: Vec<String> = std::iter::once(run.game.clone())
+                .chain(run.options.iter().cloned())
+                .chain(checkpoints.iter().cloned())
+                .chain(run.build_args.iter().cloned())
+                .collect();
+            let resume: Vec<String> = checkpoints
+                .iter()
+                .cloned()
+                .chain(run.resume_args.iter().cloned())
+                .collect();
+            vars.push(("KINGMAKER_RUN_DIR", host.run_dir(&run.name)));
+            vars.push(("KINGMAKER_BUILD_ARGS", build.join(" ")));
+            vars.push(("KINGMAKER_RESUME_ARGS", resume.join(" ")));
+            vars.push(("KINGMAKER_WORKERS", inv.worker_addrs().join(",")));
+        }
+    }
+    vars.push(("KINGMAKER_TOKEN", token.to_string()));
+    let mut text = format!(
+        "# The {} of Kingmaker run {}: written by `kingmaker deploy provision`.\n\
+         # Mode 0600, owner root: it holds the run's token. Do not copy it anywhere.\n",
+        host.role.as_str(),
+        run.name
+    );
+    for (k, v) in vars {
+        text.push_str(&format!("{k}=\"{v}\"\n"));
+    }
+    text
+}
+
+/// The `kingmaker build` arguments deploy will use, as a list (for checking them locally).
+pub fn build_argv(inv: &Inventory) -> Vec<String> {
+    let run = &inv.run;
+    let mut v = vec!["kingmaker".to_string(), "build".into(), run.game.clone()];
+    v.extend(run.options.iter().cloned());
+    v.extend([
+        "--checkpoint-every-secs".into(),
+        run.checkpoint_every_secs.to_string(),
+    ]);
+    v.extend([
+        "--checkpoint-every-waves".into(),
+        run.checkpoint_every_waves.to_string(),
+    ]);
+    v.extend(run.build_args.iter().cloned());
+    v.extend(["--out".into(), "/nonexistent/check".into()]);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_the_install_dir() {
+        let text = include_str!("../../../deploy/inventory.example.toml")
+            .replace("/opt/kingmaker", "/srv/km");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.toml");
+        std::fs::write(&path, text).unwrap();
+        let inv = Inventory::load(&path).unwrap();
+        let (name, unit) = unit(inv.workers()[0]);
+        assert_eq!(name, "kingmaker-worker@.service");
+        assert!(unit.contains("EnvironmentFile=/srv/km/etc/worker-%i.env"));
+        assert!(unit.contains("ExecStart=/srv/km/bin/kingmaker-service worker"));
+        assert!(!unit.contains("/opt/kingmaker"));
+        let env = env_file(&inv, inv.coordinator(), "secret");
+        assert!(env.contains("KINGMAKER_WORKERS=\"10.0.0.11:7070,10.0.0.12:7070\""));
+        assert!(env.contains("KINGMAKER_BUILD_ARGS=\"cc3p --level 1 --checkpoint-every-secs 600"));
+        assert!(env.contains("KINGMAKER_TOKEN=\"secret\""));
+        let w = env_file(&inv, inv.workers()[1], "secret");
+        assert!(w.contains("KINGMAKER_LISTEN=\"10.0.0.12:7070\""));
+        assert_eq!(
+            memory_dropin(inv.workers()[0]).unwrap().lines().last(),
+            Some("MemoryMax=128849018880")
+        );
+    }
+}
