@@ -135,6 +135,42 @@ impl<G: Game> WorkerEngine<G> {
     }
 }
 
+/// A worker's checkpoints on disk: saves after a wave, keeps the two newest, restores one.
+/// Used alike by in-process workers and by the gRPC worker service.
+pub struct CheckpointStore {
+    dir: PathBuf,
+    /// The checkpoints kept on disk, oldest first (at most two).
+    kept: std::sync::Mutex<Vec<WorkerCheckpoint>>,
+}
+
+impl CheckpointStore {
+    pub fn new(dir: PathBuf) -> CheckpointStore {
+        CheckpointStore { dir, kept: Default::default() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Save `engine` after wave `wave` closed; drop checkpoints older than the previous one.
+    pub fn save<G: Game>(&self, engine: &WorkerEngine<G>, wave: u32) -> Result<(), KernelError> {
+        let mut kept = self.kept.lock().expect("checkpoint list");
+        let cp = engine.checkpoint(wave, &self.dir, kept.last())?;
+        kept.push(cp);
+        if kept.len() > 2 {
+            kept.remove(0);
+        }
+        prune(&self.dir, engine.me(), &kept)
+    }
+
+    /// Load `engine`'s arrays as they were after wave `wave` closed.
+    pub fn load<G: Game>(&self, engine: &WorkerEngine<G>, wave: u32) -> Result<(), KernelError> {
+        let cp = engine.restore(wave, &self.dir)?;
+        *self.kept.lock().expect("checkpoint list") = vec![cp];
+        Ok(())
+    }
+}
+
 /// Delete this worker's checkpoints of `layer` other than the `keep` waves, and every chunk file
 /// that no kept manifest references.
 pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(), KernelError> {

@@ -1,6 +1,6 @@
 //! The barrier: run the waves of one layer over a set of workers, in-process or remote.
 
-use super::checkpoint::{prune, WorkerCheckpoint};
+use super::checkpoint::CheckpointStore;
 use super::engine::{Router, WaveStats, WorkerEngine};
 use super::shard::ShardPlan;
 use super::{KernelError, Layer};
@@ -160,9 +160,7 @@ pub struct LocalWorker<G: Game> {
     pub engine: WorkerEngine<G>,
     name: String,
     /// Where checkpoints go (None: in-memory worker, no checkpoints).
-    checkpoint_dir: Option<std::path::PathBuf>,
-    /// The checkpoints kept on disk, oldest first (at most two).
-    kept: std::sync::Mutex<Vec<WorkerCheckpoint>>,
+    checkpoints: Option<CheckpointStore>,
 }
 
 impl<G: Game> WorkerHandle for LocalWorker<G> {
@@ -185,26 +183,17 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
         self.engine.shard_depth(shard)?.ok_or_else(|| self.not_mine(shard))
     }
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
-        let dir = self.checkpoint_dir()?;
-        let mut kept = self.kept.lock().expect("checkpoint list");
-        let cp = self.engine.checkpoint(wave, dir, kept.last())?;
-        kept.push(cp);
-        if kept.len() > 2 {
-            kept.remove(0);
-        }
-        prune(dir, self.engine.me(), &kept)
+        self.store()?.save(&self.engine, wave)
     }
     fn restore(&self, wave: u32) -> Result<(), KernelError> {
-        let cp = self.engine.restore(wave, self.checkpoint_dir()?)?;
-        *self.kept.lock().expect("checkpoint list") = vec![cp];
-        Ok(())
+        self.store()?.load(&self.engine, wave)
     }
 }
 
 impl<G: Game> LocalWorker<G> {
-    fn checkpoint_dir(&self) -> Result<&std::path::Path, KernelError> {
-        self.checkpoint_dir
-            .as_deref()
+    fn store(&self) -> Result<&CheckpointStore, KernelError> {
+        self.checkpoints
+            .as_ref()
             .ok_or_else(|| KernelError::Checkpoint(format!("{} keeps its arrays in memory", self.name)))
     }
 
@@ -269,8 +258,7 @@ pub fn local_workers<G: Game + 'static>(
         locals.push(Arc::new(LocalWorker {
             engine,
             name: format!("in-process worker {me}"),
-            checkpoint_dir: sub.as_ref().map(|d| d.join("checkpoint")),
-            kept: Default::default(),
+            checkpoints: sub.as_ref().map(|d| CheckpointStore::new(d.join("checkpoint"))),
         }));
     }
     let _ = router.peers.set(locals.clone());
