@@ -244,6 +244,57 @@ fn verify_detects_every_corruption_with_a_clear_message() {
     assert!(!ok && err.contains("missing manifest.sha256"), "{err}");
 }
 
+#[test]
+fn verify_deep_names_a_state_that_disagrees_with_its_children() {
+    use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest};
+    use kingmaker_tablefmt::release::{write_layer, PackOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, rel) = build_and_pack(tmp.path());
+    // Re-pack `solo` with the start position's value flipped (L → W), and a manifest that
+    // matches: every checksum is right, only the rules can tell.
+    let start: Value =
+        serde_json::from_str(&kingmaker_ok(&["query", s(&run), "start", "--json"])).unwrap();
+    let index = start["index"].as_u64().unwrap();
+    assert_eq!(start["answers"]["solo"][0]["value"], "L");
+    let table = TableReader::open(&run.join("layers"), "solo").unwrap();
+    let path = rel.join("solo.kmt");
+    std::fs::remove_file(&path).unwrap();
+    let w = write_layer(
+        &path,
+        table.states(),
+        &PackOptions::default(),
+        |first, v, d| {
+            for k in 0..v.len() {
+                let i = first + k as u64;
+                (v[k], d[k]) = table.get(i);
+                if i == index {
+                    v[k] = 1;
+                }
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    let mut m = read_manifest(&rel).unwrap();
+    let f = m.files.iter_mut().find(|f| f.path == "solo.kmt").unwrap();
+    (f.size, f.sha256) = (w.size, w.sha256.clone());
+    let l = m.layers.iter_mut().find(|l| l.name == "solo").unwrap();
+    (l.counts, l.digest, l.max_depth) = (w.counts, w.digest.clone(), w.max_depth);
+    std::fs::remove_file(rel.join("manifest.sha256")).unwrap();
+    write_manifest(&rel, &m).unwrap();
+
+    let (ok, err) = verify(&rel, &[]);
+    assert!(ok, "the checksums all match: {err}");
+    let (ok, err) = verify(&rel, &["--deep"]);
+    assert!(!ok);
+    let want = format!(
+        "solo: {} (index {index}): stored W9, its children give L9",
+        start["position"].as_str().unwrap()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("disagree with their children"), "{err}");
+}
+
 // ---- fetch ----
 
 /// What the test server does.
