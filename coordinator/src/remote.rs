@@ -16,7 +16,6 @@ use kingmaker_worker::service::client::{connect, Client};
 use kingmaker_worker::service::router::describe_status;
 use kingmaker_worker::service::wire::unpack_bytes;
 use kingmaker_worker::spec::GameSpec;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -42,8 +41,6 @@ pub struct Cluster {
     /// Address, client for the run's calls, and what the worker said about itself.
     workers: Vec<(String, Client, pb::DescribeReply)>,
     abort: watch::Sender<Abort>,
-    /// Set once a layer was started (from then on a worker must report our run id).
-    started: Arc<AtomicBool>,
     timeout: Duration,
     monitors: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -59,11 +56,9 @@ async fn aborted(rx: &mut watch::Receiver<Abort>) -> (String, String) {
 /// A failed call to `addr`, in words an operator can act on.
 fn status_message(status: &Status) -> String {
     match status.code() {
-        Code::Unauthenticated => format!(
-            "refused our token ({}); give the coordinator the token the workers were started with \
-             (--token or KINGMAKER_TOKEN)",
-            status.message()
-        ),
+        Code::Unauthenticated => "refused our token: give the coordinator the token the workers were started with \
+                                  (--token or KINGMAKER_TOKEN)"
+            .to_string(),
         Code::Unavailable | Code::Cancelled | Code::Unknown if is_transport(status) => {
             format!("is unreachable: it died, was killed or lost the network ({})", describe_status(status))
         }
@@ -123,15 +118,7 @@ impl Cluster {
         let family: String = game.family().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
         let run_id = format!("{family}-{}-{}", unix.as_secs(), std::process::id());
         let (abort, _) = watch::channel(None);
-        let mut cluster = Cluster {
-            runtime,
-            run_id,
-            workers,
-            abort,
-            started: Arc::new(AtomicBool::new(false)),
-            timeout: opts.timeout,
-            monitors: Vec::new(),
-        };
+        let mut cluster = Cluster { runtime, run_id, workers, abort, timeout: opts.timeout, monitors: Vec::new() };
         cluster.start_heartbeats(&token)?;
         tracing::info!("run {} on {} workers", cluster.run_id, cluster.workers.len());
         Ok(cluster)
@@ -148,10 +135,9 @@ impl Cluster {
         let _guard = self.runtime.enter(); // clients spawn their connection tasks on it
         for (addr, _, _) in &self.workers {
             let client = kingmaker_worker::service::client::lazy_client(addr, token).map_err(anyhow::Error::msg)?;
-            let (addr, run_id, abort, started, timeout) =
-                (addr.clone(), self.run_id.clone(), self.abort.clone(), self.started.clone(), self.timeout);
+            let (addr, run_id, abort, timeout) = (addr.clone(), self.run_id.clone(), self.abort.clone(), self.timeout);
             self.monitors.push(tokio::spawn(async move {
-                heartbeat_loop(addr, client, run_id, abort, started, interval, timeout).await
+                heartbeat_loop(addr, client, run_id, abort, interval, timeout).await
             }));
         }
         Ok(())
@@ -164,6 +150,15 @@ impl Cluster {
         layer: &Layer,
         plan: &ShardPlan,
     ) -> Result<Vec<Arc<dyn WorkerHandle>>> {
+        if plan.shards() < self.workers.len() {
+            tracing::warn!(
+                "{} states in {} shard(s) of {} for {} workers: some workers get no shard; lower --shard-size",
+                plan.size,
+                plan.shards(),
+                plan.shard_size,
+                self.workers.len()
+            );
+        }
         let owners: Vec<u32> = assign_shards(plan, self.workers.len()).into_iter().map(|o| o as u32).collect();
         let peers = self.addrs();
         let spec_json = serde_json::to_string(spec)?;
@@ -185,7 +180,6 @@ impl Cluster {
                 })
             })
             .collect();
-        self.started.store(true, Relaxed);
         std::thread::scope(|scope| {
             let tasks: Vec<_> = handles
                 .iter()
@@ -221,6 +215,33 @@ impl Cluster {
         self.abort.borrow().clone()
     }
 
+    /// After a failure: the first worker that does not answer now (a quick probe of each), if any.
+    /// A dead worker makes its peers fail too; this names the one at fault.
+    pub fn unreachable(&self) -> Option<(String, String)> {
+        self.runtime.block_on(async {
+            let mut probes = Vec::new();
+            for (addr, client, _) in &self.workers {
+                let (mut client, addr, run_id) = (client.clone(), addr.clone(), self.run_id.clone());
+                probes.push(tokio::spawn(async move {
+                    let probe = client.heartbeat(pb::HeartbeatRequest { run_id });
+                    match tokio::time::timeout(Duration::from_secs(2), probe).await {
+                        Ok(Ok(_)) => None,
+                        Ok(Err(s)) if is_transport(&s) => Some((addr, status_message(&s))),
+                        Ok(Err(_)) => None,
+                        Err(_) => Some((addr, "does not answer (2s)".to_string())),
+                    }
+                }));
+            }
+            let mut first = None;
+            for p in probes {
+                if let Ok(Some(found)) = p.await {
+                    first = first.or(Some(found));
+                }
+            }
+            first
+        })
+    }
+
     /// End the run on every worker: after success, delete their shard files; after a failure,
     /// keep them and just make the workers stop (best effort, a few seconds at most).
     pub fn shutdown(mut self, success: bool) {
@@ -236,6 +257,9 @@ impl Cluster {
                 calls.push(tokio::spawn(async move {
                     match tokio::time::timeout(Duration::from_secs(3), client.shutdown(request)).await {
                         Ok(Ok(_)) => {}
+                        Ok(Err(s)) if is_transport(&s) => {
+                            tracing::debug!("worker {addr}: gone: {}", status_message(&s))
+                        }
                         Ok(Err(s)) => tracing::warn!("worker {addr}: ending the run: {}", status_message(&s)),
                         Err(_) => tracing::warn!("worker {addr}: no answer to the end of the run"),
                     }
@@ -284,12 +308,13 @@ async fn heartbeat_loop(
     mut client: Client,
     run_id: String,
     abort: watch::Sender<Abort>,
-    started: Arc<AtomicBool>,
     interval: Duration,
     timeout: Duration,
 ) {
     let mut last_ok = Instant::now();
     let mut last_error = String::from("no answer");
+    // Whether this worker has reported our run (it does once its first layer is open).
+    let mut seen_ours = false;
     let stop = |reason: String| {
         abort.send_if_modified(|a| {
             if a.is_none() {
@@ -310,7 +335,9 @@ async fn heartbeat_loop(
                 if !reply.failure.is_empty() && reply.run_id == run_id {
                     return stop(format!("abandoned the run: {}", reply.failure));
                 }
-                if started.load(Relaxed) && reply.run_id != run_id {
+                if reply.run_id == run_id {
+                    seen_ours = true;
+                } else if seen_ours {
                     return stop(format!(
                         "no longer works on run {run_id} (it reports {:?}): it restarted or was taken over",
                         reply.run_id

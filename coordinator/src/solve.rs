@@ -3,7 +3,7 @@
 //! default) or remote; this module only sees them through `WorkerHandle`.
 
 use crate::progress::LayerProgress;
-use crate::remote::{Cluster, RemoteOptions};
+use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
@@ -192,21 +192,21 @@ pub fn embedded_workers(
     move |layer, plan| Ok(local_workers(game.clone(), layer, *plan, count, Some(&work))?)
 }
 
-/// Solve every layer not yet finished on remote workers (`build --workers`): connect and check
-/// them, open each layer on all of them, drive it and gather its table as the embedded build
-/// does. On a failure the workers are told to stop (their files stay) and the error names the
-/// worker at fault.
+/// Solve every layer not yet finished on remote workers (`build --workers`, connected and checked
+/// by [`Cluster::connect`]): open each layer on all of them, drive it and gather its table as the
+/// embedded build does. On a failure the workers are told to stop (their files stay) and the
+/// error names the worker at fault.
 pub fn solve_distributed(
     run: &RunDir,
     info: &RunInfo,
     game: &Arc<AnyGame>,
     opts: &SolveOptions,
-    remote: &RemoteOptions,
+    cluster: Cluster,
     state: &mut RunState,
     stop: &AtomicBool,
 ) -> Result<Ending> {
-    let cluster = Cluster::connect(remote, &info.spec)?;
-    // Remote workers do not write checkpoints yet: a distributed run that stops starts again.
+    // Remote workers do not write checkpoints yet: a distributed run that stops keeps its finished
+    // layers (`kingmaker resume` goes on from there) and solves the interrupted one again.
     let opts = SolveOptions { checkpoint_every_waves: 0, checkpoint_every_secs: 0, ..opts.clone() };
     let make = |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(&info.spec, layer, plan);
     match solve_layers(run, game, &info.layers, &opts, state, stop, &make) {
@@ -215,7 +215,7 @@ pub fn solve_distributed(
             Ok(ending)
         }
         Err(err) => {
-            let culprit = cluster.failure();
+            let culprit = cluster.failure().or_else(|| cluster.unreachable());
             cluster.shutdown(false);
             let why = match culprit {
                 Some((addr, reason)) => format!("worker {addr} {reason}"),

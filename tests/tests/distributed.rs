@@ -208,7 +208,7 @@ fn a_wrong_or_missing_token_is_refused() {
     let err = stderr(&out);
     assert!(err.contains(&worker.addr) && err.contains("token"), "{err}");
     assert!(!err.contains("not-the-token") && !err.contains(TOKEN), "tokens must not be echoed: {err}");
-    assert!(!run.join("summary.json").exists());
+    assert!(!run.exists(), "workers are checked before the run directory is created");
 
     let out = Command::new(bin("kingmaker"))
         .args(["build", "cc3p", "--level", "1", "--workers", &worker.addr, "--out"])

@@ -2,7 +2,7 @@
 
 use super::game::GameChoice;
 use crate::rundir::{write_json_atomically, RunDir, RunInfo};
-use crate::remote::RemoteOptions;
+use crate::remote::{Cluster, RemoteOptions};
 use crate::solve::{embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
@@ -81,6 +81,24 @@ pub fn run(args: BuildArgs) -> Result<()> {
             })
             .collect::<Result<Vec<_>>>()?
     };
+    // Remote workers are checked (reachable, token, protocol version) before the run directory
+    // is created, so a mistake there leaves nothing behind.
+    let cluster = if args.workers.is_empty() {
+        None
+    } else {
+        let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
+            bail!("--workers needs the workers' token: pass --token or set {TOKEN_ENV}");
+        };
+        if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
+            bail!("--worker-timeout must be between 0 and 3600 seconds");
+        }
+        let remote = RemoteOptions {
+            addrs: args.workers.clone(),
+            token,
+            timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
+        };
+        Some(Cluster::connect(&remote, &spec)?)
+    };
     let game = Arc::new(spec.build()?);
     let out = args.out.unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     let run = RunDir::create(&out)?;
@@ -105,21 +123,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         let at = crate::progress::serve_metrics(addr)?;
         tracing::info!("metrics at http://{at}/metrics");
     }
-    if args.workers.is_empty() {
-        return solve_run(&run, &info, &game, &opts, reach, args.json);
-    }
-    let Some(token) = args.token.filter(|t| !t.is_empty()) else {
-        bail!("--workers needs the workers' token: pass --token or set {TOKEN_ENV}");
-    };
-    if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
-        bail!("--worker-timeout must be between 0 and 3600 seconds");
-    }
-    let remote = RemoteOptions {
-        addrs: args.workers.clone(),
-        token,
-        timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
-    };
-    solve_run_with(&run, &info, &game, &opts, Some(&remote), reach, args.json)
+    solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
 }
 
 /// Solve what is left of a run on in-process workers, then write and print its summary.
@@ -135,21 +139,21 @@ pub fn solve_run(
     solve_run_with(run, info, game, opts, None, reach, json)
 }
 
-/// [`solve_run`] on remote workers when `remote` is given.
+/// [`solve_run`] on the remote workers of `cluster` when it is given.
 pub fn solve_run_with(
     run: &RunDir,
     info: &RunInfo,
     game: &Arc<AnyGame>,
     opts: &SolveOptions,
-    remote: Option<&RemoteOptions>,
+    cluster: Option<Cluster>,
     reach: bool,
     json: bool,
 ) -> Result<()> {
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
-    let ending = match remote {
+    let ending = match cluster {
         None => solve_layers(run, game, &info.layers, opts, &mut state, &stop, &embedded_workers(run, game, opts))?,
-        Some(remote) => solve_distributed(run, info, game, opts, remote, &mut state, &stop)?,
+        Some(cluster) => solve_distributed(run, info, game, opts, cluster, &mut state, &stop)?,
     };
     let tables = match ending {
         Ending::Finished(tables) => tables,

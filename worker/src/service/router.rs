@@ -113,7 +113,11 @@ pub fn describe_status(status: &tonic::Status) -> String {
     let mut text = format!("{:?}: {}", status.code(), status.message());
     let mut source = status.source();
     while let Some(s) = source {
-        text = format!("{text}: {s}");
+        // Transport errors repeat their cause at every level: keep each piece once.
+        let piece = s.to_string();
+        if !text.contains(&piece) {
+            text = format!("{text}: {piece}");
+        }
         source = s.source();
     }
     text

@@ -19,7 +19,7 @@ use prost::Message;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -82,11 +82,28 @@ struct Active {
     lease: Duration,
     /// Set (with the reason) to stop sending: the run was abandoned.
     abort: watch::Sender<Option<String>>,
+    /// The layer was finished and the next one of the same run is being opened: not a failure.
+    retired: AtomicBool,
 }
 
 impl Active {
     fn failure(&self) -> Option<String> {
         self.abort.borrow().clone()
+    }
+
+    /// The run goes on with its next layer: stop this one without reporting a failure.
+    fn retire(&self) {
+        self.retired.store(true, Relaxed);
+        self.abandon("the layer is finished; the next one is being opened");
+    }
+
+    /// A failure to report to the coordinator (not the retirement of a finished layer).
+    fn reported_failure(&self) -> Option<String> {
+        if self.retired.load(Relaxed) {
+            None
+        } else {
+            self.failure()
+        }
     }
 
     /// Stop working on this run: pending and future sends fail, received updates are refused.
@@ -280,7 +297,11 @@ impl WorkerService {
             return Err(Status::invalid_argument(format!("worker numbers must be below {workers}")));
         }
         let layer = Layer::new(&spec.name, spec.coalition as u8, spec.objective as u8);
-        let game = self.game(&req.game_spec_json)?;
+        // Building a game may take seconds (catalogues, ranking tables): not on a network thread.
+        let (me_service, spec_json) = (self.clone(), req.game_spec_json.clone());
+        let game = tokio::task::spawn_blocking(move || me_service.game(&spec_json))
+            .await
+            .map_err(|e| Status::internal(format!("building the game panicked: {e}")))??;
         if game.size() != plan.size {
             return Err(Status::failed_precondition(format!(
                 "the coordinator says {} has {} states, this worker counts {}: are both the same Kingmaker version?",
@@ -292,8 +313,10 @@ impl WorkerService {
 
         // Take over from the previous layer: of this run (finished: the coordinator has its table),
         // or of an abandoned run (its files stay). A live run of another coordinator is refused.
+        // The previous layer stays in place, retired, until the new one is open, so heartbeats
+        // keep naming this run meanwhile.
         {
-            let mut state = self.inner.state.lock().expect("worker state");
+            let state = self.inner.state.lock().expect("worker state");
             if let Some(previous) = state.as_ref() {
                 if previous.run_id != req.run_id && previous.failure().is_none() {
                     return Err(Status::failed_precondition(format!(
@@ -301,13 +324,12 @@ impl WorkerService {
                         previous.run_id
                     )));
                 }
-                previous.abandon("replaced by the next layer");
                 if previous.run_id == req.run_id {
+                    previous.retire();
                     let dir = previous.run_dir.join(&previous.layer);
                     let _ = std::fs::remove_dir_all(&dir);
                 }
             }
-            *state = None;
         }
 
         let run_dir = self.inner.opts.data_dir.join(&req.run_id);
@@ -349,6 +371,7 @@ impl WorkerService {
             open_wave: AtomicU32::new(0),
             lease,
             abort,
+            retired: AtomicBool::new(false),
         });
         *self.inner.state.lock().expect("worker state") = Some(active);
         m.shards.set(shards as u64);
@@ -525,7 +548,7 @@ impl Worker for WorkerService {
                 if a.run_id == req.run_id {
                     self.touch();
                 }
-                pb::HeartbeatReply { run_id: a.run_id.clone(), failure: a.failure().unwrap_or_default() }
+                pb::HeartbeatReply { run_id: a.run_id.clone(), failure: a.reported_failure().unwrap_or_default() }
             }
             None => pb::HeartbeatReply::default(),
         };
