@@ -614,8 +614,33 @@ fn deploy_builds_survives_losses_resumes_and_fetches() {
         );
         toppen_run(&lab, &inv, "toppen", &reference_toppen, true);
     } else {
-        // Embedded on the coordinator host (distributed resume has not landed): kill -9 the
-        // build mid-run, resume from its checkpoint.
+        // Distributed resume has not landed: TOPPEN on the workers uninterrupted, then embedded on
+        // the coordinator host with the build killed mid-run and resumed from its checkpoint.
+        let inv = lab.inventory(
+            "toppenw",
+            "game = \"toppen\"\ncheckpoint_every_waves = 5\ncheckpoint_every_secs = 0",
+            &workers,
+        );
+        deploy_ok(&inv, &["provision"]);
+        deploy_ok(&inv, &["launch", "--settle-secs", "1"]);
+        let out = deploy_ok(&inv, &["resume"]);
+        assert!(
+            out.contains("nothing to resume") || out.contains("complete"),
+            "{out}"
+        );
+        wait_status(
+            &inv,
+            "the TOPPEN run on the workers to complete",
+            300,
+            |s| phase(s) == "complete",
+        );
+        deploy_ok(&inv, &["fetch"]);
+        assert_eq!(
+            release_digests(&lab.dir().join("releases/toppenw")),
+            reference_toppen,
+            "TOPPEN on workers differs"
+        );
+        deploy_ok(&inv, &["teardown", "--delete-data"]);
         let inv = lab.inventory(
             "toppen",
             "game = \"toppen\"\ncheckpoint_every_waves = 1\ncheckpoint_every_secs = 0",
