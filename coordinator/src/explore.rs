@@ -6,6 +6,7 @@
 //! so a game added to `AnyGame` is explorable before it gets a drawing of its own.
 
 use crate::cc3p_view::{try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::line::{principal_line, value_letter, Ending};
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_tablefmt::Lookup;
@@ -44,6 +45,10 @@ pub struct Explorer {
     labels: Labels,
     info: Value,
 }
+
+/// Longest principal line shown (a decided line is as long as its depth; a drawn one stops when
+/// a position repeats).
+const MAX_LINE: usize = 300;
 
 /// Longest position text accepted.
 const MAX_POSITION_LEN: usize = 1000;
@@ -137,7 +142,7 @@ impl Explorer {
                 "changes": changes,
             }));
         }
-        Ok(json!({
+        let mut out = json!({
             "position": self.game.format_position(index),
             "index": index,
             "node": node_json(&self.game, index),
@@ -145,7 +150,48 @@ impl Explorer {
             "pieces": pieces(&self.game, index),
             "labels": here,
             "moves": moves,
-        }))
+        });
+        if let Labels::TwoPlayer(t) = &self.labels {
+            out["line"] = self.line(t.as_ref(), index)?;
+        }
+        if let AnyGame::Toppen(_) = &self.game {
+            out["grid"] = toppen_grid(&self.game.format_position(index));
+        }
+        Ok(out)
+    }
+
+    /// A two-player game's principal line from `index`: the shortest win against the longest
+    /// resistance, or for a drawn position the moves that keep the draw until they repeat (the
+    /// draw cycle).
+    fn line(&self, t: &dyn Lookup, index: u64) -> Result<Value, ApiError> {
+        if matches!(self.game.node(index), Node::Illegal) {
+            return Ok(Value::Null);
+        }
+        let line = principal_line(
+            &self.game,
+            index,
+            |i| t.lookup(i).unwrap_or((u8::MAX, 0)),
+            MAX_LINE,
+        )
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let plies: Vec<Value> = line
+            .plies
+            .iter()
+            .map(|p| {
+                json!({
+                    "move": p.mv, "position": self.game.format_position(p.index),
+                    "value": value_letter(p.value).to_string(), "depth": p.depth,
+                })
+            })
+            .collect();
+        let ending = match line.ending {
+            Ending::GameOver { winner } => {
+                json!({"kind": "game_over", "winner": self.game.player_name(winner)})
+            }
+            Ending::Cycle { from } => json!({"kind": "cycle", "from": from}),
+            Ending::Cut => json!({"kind": "cut"}),
+        };
+        Ok(json!({"plies": plies, "ending": ending}))
     }
 
     fn labels(&self, index: u64) -> Result<Value, ApiError> {
@@ -315,6 +361,34 @@ fn solo_words(v: &str) -> &'static str {
     }
 }
 
+/// A TOPPEN position's drawing as the page needs it, read off its canonical notation
+/// `SPEC:STACKS:SIDE` (docs/toppen-notation.md): each `#` of the SPEC is a cell (column letter,
+/// row number), holding the next stack (bottom to top) of STACKS in reading order.
+fn toppen_grid(text: &str) -> Value {
+    let mut parts = text.split(':');
+    let (Some(spec), Some(stacks)) = (parts.next(), parts.next()) else {
+        return Value::Null;
+    };
+    let stacks: Vec<&str> = if stacks.contains(',') {
+        stacks.split(',').collect()
+    } else {
+        stacks.split("").filter(|s| !s.is_empty()).collect()
+    };
+    let mut cells = Vec::new();
+    let mut k = 0;
+    for (row, line) in spec.split('/').enumerate() {
+        for (col, ch) in line.chars().enumerate() {
+            if ch == '#' {
+                let stack = stacks.get(k).copied().unwrap_or("").trim_matches('-');
+                let name = format!("{}{}", (b'a' + col as u8) as char, row + 1);
+                cells.push(json!({"name": name, "row": row, "col": col, "stack": stack}));
+                k += 1;
+            }
+        }
+    }
+    json!({"kind": "grid", "cells": cells})
+}
+
 /// The star's cells for drawing: name, position (in half-cell steps across, rows down) and what
 /// the cell is (hexagon, or a player's start or goal point), read off the notation's own picture
 /// of cell names so the page and the notation cannot disagree.
@@ -386,6 +460,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn toppen_grids() {
+        let g = toppen_grid("####/#..#/####:AA,-,B,B,A,B,A,B,A,B:B");
+        let cells = g["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 10);
+        assert_eq!(
+            cells[0],
+            json!({"name": "a1", "row": 0, "col": 0, "stack": "AA"})
+        );
+        assert_eq!(cells[1]["stack"], "");
+        assert_eq!(
+            cells[4],
+            json!({"name": "a2", "row": 1, "col": 0, "stack": "A"})
+        );
+        assert_eq!(cells[5]["name"], "d2");
+        let g = toppen_grid("##:AAAABBBBB,A:A");
+        assert_eq!(g["cells"][0]["stack"], "AAAABBBBB");
+        let g = toppen_grid("####/#..#/####:AABBABABAB:A");
+        assert_eq!(g["cells"][2]["stack"], "B");
     }
 
     #[test]

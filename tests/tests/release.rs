@@ -633,6 +633,78 @@ fn serve_answers_the_api_and_refuses_bad_input() {
     assert!(page.contains("<script src=\"app.js\">"));
 }
 
+#[test]
+fn toppen_packs_verifies_queries_and_serves_its_draw_cycles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let rel = tmp.path().join("rel");
+    kingmaker_ok(&["build", "toppen", "--out", s(&run)]);
+    kingmaker_ok(&["pack", s(&run), "--out", s(&rel)]);
+    let (ok, err) = verify(&rel, &[]);
+    assert!(ok, "{err}");
+    let table = TableReader::open(&run.join("layers"), "solo").unwrap();
+    let file = LayerFile::open(&rel.join("solo.kmt")).unwrap();
+    for i in 0..table.states() {
+        assert_eq!(file.lookup(i).unwrap(), table.get(i), "state {i}");
+    }
+    let ring = "####/#..#/####:AABBABABAB:A";
+    let drawn = "####/#..#/####:AA,-,B,B,A,B,A,B,A,B:B";
+    for p in [ring, drawn] {
+        assert_eq!(
+            kingmaker_ok(&["query", s(&run), p, "--json"]),
+            kingmaker_ok(&["query", s(&rel), p, "--json"])
+        );
+    }
+
+    let (_server, url) = start_serve(&rel);
+    let (_, info) = get(&format!("{url}api/info"));
+    let info: Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(info["game"], "toppen");
+    assert_eq!(info["players"], serde_json::json!(["A", "B"]));
+    let start = info["start"].as_str().unwrap().to_string();
+    let q: Value =
+        serde_json::from_str(&kingmaker_ok(&["query", s(&run), ring, "--json"])).unwrap();
+    assert_eq!(
+        start,
+        q["position"].as_str().unwrap(),
+        "the ring is the page's first position"
+    );
+
+    // A decided position: the line ends the game after exactly `depth` plies.
+    let (status, body) = get(&format!("{url}api/position?p={}", ring.replace('#', "%23")));
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["labels"]["value"], q["value"]);
+    assert_eq!(v["grid"]["cells"].as_array().unwrap().len(), 10);
+    let depth = q["depth"].as_u64().unwrap() as usize;
+    assert_eq!(v["line"]["ending"]["kind"], "game_over");
+    assert_eq!(v["line"]["plies"].as_array().unwrap().len(), depth + 1);
+    assert_eq!(
+        v["moves"].as_array().unwrap().len(),
+        q["moves"].as_array().unwrap().len()
+    );
+
+    // A drawn one: the line is a draw cycle, every position on it drawn.
+    let (status, body) = get(&format!(
+        "{url}api/position?p={}",
+        drawn.replace('#', "%23")
+    ));
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["labels"]["value"], "D");
+    assert_eq!(v["line"]["ending"]["kind"], "cycle");
+    let plies = v["line"]["plies"].as_array().unwrap();
+    assert!(plies.iter().all(|p| p["value"] == "D"));
+    let from = v["line"]["ending"]["from"].as_u64().unwrap() as usize;
+    assert_eq!(
+        plies[from]["position"],
+        plies.last().unwrap()["position"],
+        "the cycle closes"
+    );
+    let (status, body) = get(&format!("{url}api/position?p=%23%23:AAAAA"));
+    assert_eq!(status, 400, "{body}");
+}
+
 // ---- the page in a real browser ----
 
 fn find_program(names: &[&str]) -> Option<PathBuf> {

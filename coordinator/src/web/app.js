@@ -120,6 +120,10 @@ function renderBoard() {
   const box = $("board");
   box.replaceChildren();
   const board = state.info.board;
+  if (state.data.grid) {
+    renderGrid(box, state.data.grid);
+    return;
+  }
   if (!board || board.kind !== "star") {
     box.append(el("pre", { text: state.data.picture }));
     return;
@@ -176,6 +180,41 @@ function renderBoard() {
   box.append(svg);
 }
 
+// A grid of stacks (TOPPEN): each cell a square, its stack drawn bottom to top.
+function renderGrid(box, grid) {
+  const size = 64, pad = 10, tile = 5;
+  const cells = grid.cells;
+  const cols = Math.max(...cells.map((c) => c.col)) + 1;
+  const rows = Math.max(...cells.map((c) => c.row)) + 1;
+  const svg = el("svg:svg", { viewBox: `0 0 ${2 * pad + cols * size} ${2 * pad + rows * size + 14}`, role: "img" });
+  const mover = state.data.node.mover;
+  const movesFrom = (name) => state.data.moves.filter((m) => m.path.length && m.path[0] === name);
+  const targets = {};
+  if (state.selected) for (const m of movesFrom(state.selected)) targets[m.path[m.path.length - 1]] = m;
+  for (const c of cells) {
+    const x = pad + c.col * size, y = pad + c.row * size;
+    const target = targets[c.name];
+    const movable = c.stack && c.stack[c.stack.length - 1] === mover && movesFrom(c.name).length > 0;
+    let cls = "square" + (target ? " target" : "") + (movable ? " movable" : "") + (state.selected === c.name ? " selected" : "");
+    const sq = el("svg:rect", { x: x + 2, y: y + 2, width: size - 4, height: size - 4, rx: 6, class: cls, "data-cell": c.name });
+    sq.append(el("svg:title", { text: target ? `${target.move} → ${target.position}` : `${c.name}: ${c.stack || "empty"} (bottom to top)` }));
+    if (target) sq.addEventListener("click", () => go(target.position));
+    else if (movable)
+      sq.addEventListener("click", () => {
+        state.selected = state.selected === c.name ? null : c.name;
+        renderBoard();
+        renderMoves();
+      });
+    svg.append(sq);
+    [...(c.stack || "")].forEach((t, k) => {
+      const top = k === c.stack.length - 1;
+      svg.append(el("svg:rect", { x: x + 10, y: y + size - 8 - (k + 1) * tile, width: size - 20, height: tile - 0.5, class: `tile ${t}` + (top ? " top" : "") }));
+    });
+    svg.append(el("svg:text", { x: x + 6, y: y + 14, class: "cellname", "text-anchor": "start", text: c.name }));
+  }
+  box.append(svg);
+}
+
 // ---- labels ----
 
 function valueSpan(a) {
@@ -191,6 +230,7 @@ function renderLabels() {
   if (l.kind !== "cc3p") {
     const row = el("p", { class: "two", "data-value": l.value }, valueSpan(l), " ", el("span", { class: "words", text: l.says }));
     box.append(row);
+    renderLine(box, state.data.line);
     return;
   }
   box.append(
@@ -224,6 +264,37 @@ function renderLabels() {
   );
   const km = l.kingmakers.map((k) => `${k.maker} for ${k.for}`);
   box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
+}
+
+// The principal line of a two-player game: best play from here, or the draw cycle.
+function renderLine(box, line) {
+  if (!line || !line.plies) return;
+  const end = line.ending;
+  const title =
+    end.kind === "cycle"
+      ? "Draw cycle: moves that keep the draw until a position repeats"
+      : end.kind === "game_over"
+        ? `Principal line: shortest win against longest resistance (${end.winner} wins)`
+        : "Principal line (cut)";
+  box.append(el("h3", { class: "line-title", text: title }));
+  const list = el("ol", { class: "line", start: 0 });
+  line.plies.forEach((p, k) => {
+    const inCycle = end.kind === "cycle" && k >= end.from;
+    const item = el(
+      "li",
+      { class: "ply" + (inCycle ? " cycle" : ""), "data-position": p.position },
+      el("button", { type: "button", text: p.move || "(here)", title: p.position, onclick: () => go(p.position) }),
+      " ",
+      el("span", { class: "chip", "data-value": p.value, text: p.value === "D" ? "D" : `${p.value}${p.depth}` }),
+    );
+    list.append(item);
+  });
+  box.append(list);
+  if (end.kind === "cycle") {
+    const last = line.plies.length - 1;
+    const again = end.from === 0 ? "this position" : `the position after move ${end.from}`;
+    box.append(el("p", { class: "classnote", text: `Move ${last} returns to ${again}: the shaded moves repeat forever and nobody wins.` }));
+  }
 }
 
 // ---- moves ----
