@@ -29,6 +29,9 @@ pub struct SolveOptions {
     pub checkpoint_every_secs: u64,
 }
 
+/// Opens the workers of one layer (in-process or remote).
+pub type WorkerFactory<'a> = dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> + 'a;
+
 /// How a call to [`solve_layers`] ended.
 pub enum Ending {
     /// Every layer is solved; their tables are in the run directory.
@@ -73,7 +76,7 @@ impl LayerObserver for Observer<'_> {
         }
     }
     fn want_checkpoint(&mut self, w: &WaveSummary) -> bool {
-        let by_waves = self.opts.checkpoint_every_waves > 0 && w.wave % self.opts.checkpoint_every_waves == 0;
+        let by_waves = self.opts.checkpoint_every_waves > 0 && w.wave.is_multiple_of(self.opts.checkpoint_every_waves);
         let by_time = self.opts.checkpoint_every_secs > 0
             && self.last_checkpoint.elapsed().as_secs() >= self.opts.checkpoint_every_secs;
         by_waves || by_time
@@ -100,7 +103,7 @@ pub fn solve_layers(
     opts: &SolveOptions,
     state: &mut RunState,
     stop: &AtomicBool,
-    make_workers: &dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>>,
+    make_workers: &WorkerFactory,
 ) -> Result<Ending> {
     let plan = ShardPlan::new(game.size(), opts.shard_size);
     for layer in layers {

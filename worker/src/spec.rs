@@ -60,7 +60,9 @@ impl GameSpec {
 }
 
 /// Every game the kernel can solve, behind one type (one kernel instantiation, static dispatch
-/// inside each game's own code).
+/// inside each game's own code). A process holds one or two of these, so the size difference
+/// between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyGame {
     Cc3p(Cc3p),
     Toppen(Toppen),

@@ -152,10 +152,9 @@ fn print_answers(a: &Answers, indent: &str) {
         })
         .collect();
     let mut enable = Vec::new();
-    for p in 0..3 {
+    for (p, row) in a.enable.iter().enumerate() {
         for q in (0..3).filter(|&q| q != p) {
-            let e = a.enable[p][q];
-            enable.push(format!("{}>{}={}{}", PLAYERS[p], PLAYERS[q], e.value, e.depth));
+            enable.push(format!("{}>{}={}{}", PLAYERS[p], PLAYERS[q], row[q].value, row[q].depth));
         }
     }
     let kingmakers: Vec<String> = (0..3)

@@ -41,10 +41,10 @@ pub fn reference_solve(game: &impl Game, layer: &Layer) -> (Vec<u8>, Vec<u16>) {
     let n = game.size() as usize;
     let mut values = vec![DRAW; n];
     let mut depth = vec![0u16; n];
-    for i in 0..n {
+    for (i, value) in values.iter_mut().enumerate() {
         match game.node(i as u64) {
-            Node::Illegal => values[i] = ILLEGAL,
-            Node::Terminal { winner } => values[i] = if layer.wins(winner) { WIN } else { LOSS },
+            Node::Illegal => *value = ILLEGAL,
+            Node::Terminal { winner } => *value = if layer.wins(winner) { WIN } else { LOSS },
             Node::Live { .. } => {}
         }
     }

@@ -121,7 +121,7 @@ impl super::LayerObserver for StopAt {
         self.seen = s.wave;
     }
     fn want_checkpoint(&mut self, s: &super::WaveSummary) -> bool {
-        s.wave % self.every == 0
+        s.wave.is_multiple_of(self.every)
     }
     fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), super::KernelError> {
         self.last = Some(super::ResumePoint { wave, decided_total });
