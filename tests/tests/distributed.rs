@@ -144,7 +144,7 @@ fn two_and_three_workers_give_the_embedded_digests() {
         let workers: Vec<Worker> = (0..count).map(|_| Worker::start(&[])).collect();
         let run = tmp.path().join(format!("workers-{count}"));
         // Small shards, so every worker owns some and updates cross between them.
-        let out = distributed(&game, &workers, &run, &["--shard-size", "128"]);
+        let out = distributed(&game, &workers, &run, &["--shard-size", "128", "--worker-timeout", "30"]);
         check(&out, &format!("build on {count} workers"));
         assert_eq!(digests(&run), expected, "{count} workers");
         let log = stderr(&out);
@@ -163,7 +163,8 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
     let expected = embedded(&game, tmp.path());
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
     let run = tmp.path().join("distributed");
-    check(&distributed(&game, &workers, &run, &["--shard-size", "1000000"]), "toppen on 2 workers");
+    let out = distributed(&game, &workers, &run, &["--shard-size", "1000000", "--worker-timeout", "30"]);
+    check(&out, "toppen on 2 workers");
     assert_eq!(digests(&run), expected);
 }
 
@@ -172,7 +173,8 @@ fn metrics_endpoints_count_the_traffic() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--metrics", "127.0.0.1:0"])).collect();
     let run = tmp.path().join("run");
-    let out = distributed(&["cc3p", "--level", "1"], &workers, &run, &["--shard-size", "128"]);
+    let out =
+        distributed(&["cc3p", "--level", "1"], &workers, &run, &["--shard-size", "128", "--worker-timeout", "30"]);
     check(&out, "build");
     let sent: u64 = workers
         .iter()
@@ -297,7 +299,8 @@ fn a_worker_killed_mid_run_is_reported_by_address() {
     // Slow waves (test-only flag) so the kill lands in the middle of the first layer.
     let mut workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
-    let mut build = spawn_build(&workers, &run, &log, &[]);
+    // A long heartbeat timeout: the kill must be noticed by the failed calls, not by a timeout.
+    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "30"]);
     wait_for_waves(&log);
     let victim = workers[1].addr.clone();
     workers[1].child.kill().unwrap(); // SIGKILL
@@ -318,7 +321,7 @@ fn a_stalled_worker_is_reported_by_address() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
-    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "2"]);
+    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "3"]);
     wait_for_waves(&log);
     let stalled = workers[0].addr.clone();
     assert!(Command::new("kill").args(["-STOP", &workers[0].child.id().to_string()]).status().unwrap().success());
@@ -333,8 +336,8 @@ fn a_worker_that_loses_its_coordinator_stops_writing() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
-    // --worker-timeout 1: the workers' lease is 3 s.
-    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "1"]);
+    // --worker-timeout 2: the workers' lease is 6 s.
+    let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "2"]);
     wait_for_waves(&log);
     build.kill().unwrap();
     build.wait().unwrap();
