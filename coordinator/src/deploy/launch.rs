@@ -37,8 +37,9 @@ pub fn launch(d: &Deployment, settle_secs: u64) -> Result<()> {
         );
     }
     start_workers(d, &healths)?;
-    start_coordinator(d, settle_secs)?;
-    print_watch_hints(d);
+    if start_coordinator(d, settle_secs)? {
+        print_watch_hints(d);
+    }
     Ok(())
 }
 
@@ -85,8 +86,9 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
         println!("restarting: {}", down.join(", "));
     }
     start_workers(d, &healths)?;
-    start_coordinator(d, settle_secs)?;
-    print_watch_hints(d);
+    if start_coordinator(d, settle_secs)? {
+        print_watch_hints(d);
+    }
     Ok(())
 }
 
@@ -142,8 +144,9 @@ fn wait_listening(d: &Deployment, h: &Host) -> Result<()> {
 }
 
 /// Start the coordinator and watch it for `settle_secs`: a build that dies at once (bad
-/// arguments, a wrong token, an unreachable worker) is reported with its log.
-fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<()> {
+/// arguments, a wrong token, an unreachable worker) is reported with its log. True while it runs,
+/// false when the build is already complete.
+fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<bool> {
     let coord = d.inv.coordinator();
     let msg = host::service(&d.ssh, &d.inv, coord, "km_start")?;
     println!("[{}] coordinator {msg}", coord.name);
@@ -154,8 +157,12 @@ fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<()> {
         if !health.running() {
             let phase = super::status::run_phase(d).unwrap_or_default();
             if phase == "complete" {
-                println!("[{}] the build finished already", coord.name);
-                return Ok(());
+                println!(
+                    "[{}] the build is complete: `kingmaker deploy fetch --inventory {}` downloads it",
+                    coord.name,
+                    d.inv_hint()
+                );
+                return Ok(false);
             }
             bail!(
                 "host {}: the coordinator stopped ({}); its log:\n{}",
@@ -170,7 +177,7 @@ fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<()> {
                 coord.name,
                 health.pid.unwrap_or(0)
             );
-            return Ok(());
+            return Ok(true);
         }
     }
 }
