@@ -585,6 +585,16 @@ fn deploy_builds_survives_losses_resumes_and_fetches() {
     });
     let out = deploy_ok(&inv, &["resume"]);
     assert!(out.contains("complete"), "{out}");
+    let log = std::fs::read_to_string(lab.dir().join("h0/opt/log/coordinator-cc3p1.log"))
+        .unwrap_or_default();
+    if log.contains("kingmaker-service: resuming") {
+        // Resumed on the workers where `kingmaker resume` takes them, else on the coordinator.
+        assert_eq!(
+            log.contains("built on this host"),
+            !distributed_resume(),
+            "coordinator log:\n{log}"
+        );
+    }
     deploy_ok(&inv, &["fetch"]);
     let release = lab.dir().join("releases/cc3p1");
     assert_eq!(

@@ -79,10 +79,20 @@ fn once(d: &Deployment, json_out: bool) -> Result<()> {
             })),
         }
     }
-    let run_json = match &run {
+    let mut run_json = match &run {
         Ok(v) => v.clone(),
         Err(e) => json!({"phase": "unknown", "error": format!("{e:#}")}),
     };
+    // `kingmaker status` judges by the pid in progress.json; the supervisor knows better (a
+    // killed coordinator left unreaped by a container's init still has a /proc entry).
+    let coord = d.inv.coordinator();
+    let coord_down = healths
+        .iter()
+        .any(|(h, r)| h.name == coord.name && r.as_ref().is_ok_and(|hl| !hl.running()));
+    if run_json["phase"] == "running" && coord_down {
+        run_json["phase"] =
+            json!("stopped (the coordinator is not running: `kingmaker deploy resume`)");
+    }
     let unreachable: Vec<String> = healths
         .iter()
         .filter_map(|(_, r)| r.as_ref().err().map(|e| format!("{e:#}")))
