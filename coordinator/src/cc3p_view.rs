@@ -22,7 +22,11 @@ pub struct Cc3pTables<T: Lookup = TableReader> {
 
 impl Cc3pTables {
     pub fn open(run: &RunDir) -> Result<Cc3pTables> {
-        Ok(Cc3pTables { solo: run.table("solo")?, enable_ab: run.table("enable_ab")?, enable_ac: run.table("enable_ac")? })
+        Ok(Cc3pTables {
+            solo: run.table("solo")?,
+            enable_ab: run.table("enable_ab")?,
+            enable_ac: run.table("enable_ac")?,
+        })
     }
 }
 
@@ -89,15 +93,25 @@ pub fn answers(game: &Cc3p, t: &Cc3pTables, s: u64) -> Answers {
 /// Read the answers of state `s` from any tables. With R the rotation A→B→C→A, the player P's
 /// questions at `s` are player A's at R^(3−P)(s): R maps A's pieces onto B's, so B's pieces at `s`
 /// are A's at R²(s).
-pub fn try_answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answers, FormatError> {
+pub fn try_answers<T: Lookup>(
+    game: &Cc3p,
+    t: &Cc3pTables<T>,
+    s: u64,
+) -> Result<Answers, FormatError> {
     let r1 = game.rotate(s);
     let r2 = game.rotate(r1);
     let as_a = [s, r2, r1]; // state in which player P plays A's role
-    let mut solo = [Answer { value: '-', depth: 0 }; 3];
+    let mut solo = [Answer {
+        value: '-',
+        depth: 0,
+    }; 3];
     for (p, &i) in as_a.iter().enumerate() {
         solo[p] = answer(t.solo.lookup(i)?);
     }
-    let dash = Answer { value: '-', depth: 0 };
+    let dash = Answer {
+        value: '-',
+        depth: 0,
+    };
     let mut enable = [[dash; 3]; 3];
     for p in 0..3 {
         // In as_a[p], P is A; the player after P is B and the one before P is C.
@@ -110,6 +124,9 @@ pub fn try_answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<
         Node::Live { .. } if solo.iter().any(|a| a.value == 'D') => Class::SpoilerDraw,
         Node::Live { .. } => Class::Kingmaker,
     };
-    Ok(Answers { solo, enable, class })
+    Ok(Answers {
+        solo,
+        enable,
+        class,
+    })
 }
-

@@ -63,7 +63,13 @@ fn class_slot(c: Class) -> usize {
 }
 
 /// Build the summary of a finished run. `reach` asks for the reachable-states block.
-pub fn summarize(run: &RunDir, info: &RunInfo, game: &AnyGame, tables: &[(Layer, TableSummary)], reach: bool) -> Result<Value> {
+pub fn summarize(
+    run: &RunDir,
+    info: &RunInfo,
+    game: &AnyGame,
+    tables: &[(Layer, TableSummary)],
+    reach: bool,
+) -> Result<Value> {
     let mut s = Map::new();
     s.insert("game".into(), json!(info.spec.family()));
     if let Value::Object(params) = serde_json::to_value(&info.spec)? {
@@ -76,14 +82,20 @@ pub fn summarize(run: &RunDir, info: &RunInfo, game: &AnyGame, tables: &[(Layer,
     s.insert("states".into(), json!(game.size()));
     let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
     s.insert("illegal".into(), json!(illegal));
-    let layers: Map<String, Value> = tables.iter().map(|(l, t)| (l.name.clone(), layer_json(t))).collect();
+    let layers: Map<String, Value> = tables
+        .iter()
+        .map(|(l, t)| (l.name.clone(), layer_json(t)))
+        .collect();
     s.insert("layers".into(), Value::Object(layers));
 
     if let AnyGame::Cc2p(g) = game {
         s.insert("board".into(), json!(format!("{0}x{0}", g.board())));
     }
     // Two-player games: the value of the start position ("W": the first player wins).
-    if let (Some(start), Some(solo)) = (game.start_index(), tables.iter().find(|t| t.0.name == "solo")) {
+    if let (Some(start), Some(solo)) = (
+        game.start_index(),
+        tables.iter().find(|t| t.0.name == "solo"),
+    ) {
         if game.players() == 2 {
             let (v, d) = run.table(&solo.0.name)?.get(start);
             let value = ["illegal", "W", "L", "D"][v as usize & 3];
@@ -100,11 +112,17 @@ fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Valu
     let t = Cc3pTables::open(run)?;
     let all: [u64; 4] = (0..game.size())
         .into_par_iter()
-        .fold(|| [0u64; 4], |mut acc, i| {
-            acc[class_slot(answers(game, &t, i).class)] += 1;
-            acc
-        })
-        .reduce(|| [0u64; 4], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]);
+        .fold(
+            || [0u64; 4],
+            |mut acc, i| {
+                acc[class_slot(answers(game, &t, i).class)] += 1;
+                acc
+            },
+        )
+        .reduce(
+            || [0u64; 4],
+            |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+        );
     s.insert("classes".into(), class_json(&all));
     if reach {
         let states = reachable(game, game.start_index());
@@ -113,7 +131,9 @@ fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Valu
         let mut layer_counts = Map::new();
         let mut per_player = [[0u64; 3]; 3];
         let mut tally = |name: &str, v: u8| {
-            let e = layer_counts.entry(name.to_string()).or_insert_with(|| json!({"win": 0, "loss": 0, "draw": 0}));
+            let e = layer_counts
+                .entry(name.to_string())
+                .or_insert_with(|| json!({"win": 0, "loss": 0, "draw": 0}));
             let key = match v {
                 1 => "win",
                 2 => "loss",
@@ -142,7 +162,12 @@ fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Valu
         let players: Map<String, Value> = ["A", "B", "C"]
             .iter()
             .zip(per_player)
-            .map(|(p, c)| (p.to_string(), json!({"win": c[0], "loss": c[1], "draw": c[2]})))
+            .map(|(p, c)| {
+                (
+                    p.to_string(),
+                    json!({"win": c[0], "loss": c[1], "draw": c[2]}),
+                )
+            })
             .collect();
         s.insert(
             "reachable".into(),

@@ -52,18 +52,24 @@ pub fn write_chunk(dir: &Path, file: &str, data: &[u8]) -> Result<ChunkRef, Form
 /// Read a chunk back, checking the frame and the raw bytes against `r`.
 pub fn read_chunk(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatError> {
     let path = dir.join(&r.file);
-    let bad = |what: String| FormatError::Corrupt(format!("checkpoint chunk {}: {what}", path.display()));
+    let bad =
+        |what: String| FormatError::Corrupt(format!("checkpoint chunk {}: {what}", path.display()));
     let frame = std::fs::read(&path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => bad("missing".into()),
         _ => FormatError::io(&path, e),
     })?;
     if frame.len() as u64 != r.frame_len {
-        return Err(bad(format!("{} bytes on disk, {} expected (truncated?)", frame.len(), r.frame_len)));
+        return Err(bad(format!(
+            "{} bytes on disk, {} expected (truncated?)",
+            frame.len(),
+            r.frame_len
+        )));
     }
     if crc32(&frame) != r.frame_crc {
         return Err(bad("crc32 mismatch (the file was altered)".into()));
     }
-    let raw = zstd::bulk::decompress(&frame, r.raw_len as usize).map_err(|e| bad(format!("zstd: {e}")))?;
+    let raw = zstd::bulk::decompress(&frame, r.raw_len as usize)
+        .map_err(|e| bad(format!("zstd: {e}")))?;
     if raw.len() as u64 != r.raw_len || crc32(&raw) != r.raw_crc {
         return Err(bad("decompressed bytes do not match their crc32".into()));
     }
@@ -96,9 +102,15 @@ mod tests {
         assert!(err.contains("c0.zst") && err.contains("crc32"), "{err}");
 
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
-        assert!(read_chunk(dir.path(), &r).unwrap_err().to_string().contains("truncated"));
+        assert!(read_chunk(dir.path(), &r)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
 
         std::fs::remove_file(&path).unwrap();
-        assert!(read_chunk(dir.path(), &r).unwrap_err().to_string().contains("missing"));
+        assert!(read_chunk(dir.path(), &r)
+            .unwrap_err()
+            .to_string()
+            .contains("missing"));
     }
 }

@@ -63,7 +63,11 @@ pub struct TableSummary {
 impl TableWriter {
     pub fn create(dir: &Path, layer: &str) -> Result<TableWriter, FormatError> {
         let paths = [values_path(dir, layer), depth_path(dir, layer)];
-        let open = |p: &PathBuf| File::create(p).map(BufWriter::new).map_err(|e| FormatError::io(p, e));
+        let open = |p: &PathBuf| {
+            File::create(p)
+                .map(BufWriter::new)
+                .map_err(|e| FormatError::io(p, e))
+        };
         Ok(TableWriter {
             values: open(&paths[0])?,
             depth: open(&paths[1])?,
@@ -75,11 +79,20 @@ impl TableWriter {
     }
 
     /// Append the next run of states.
-    pub fn append(&mut self, values: &[u8], depth: &[u16], max_depth: &mut u16) -> Result<(), FormatError> {
+    pub fn append(
+        &mut self,
+        values: &[u8],
+        depth: &[u16],
+        max_depth: &mut u16,
+    ) -> Result<(), FormatError> {
         assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
-        self.values.write_all(values).map_err(|e| FormatError::io(&self.paths[0], e))?;
+        self.values
+            .write_all(values)
+            .map_err(|e| FormatError::io(&self.paths[0], e))?;
         let bytes: Vec<u8> = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
-        self.depth.write_all(&bytes).map_err(|e| FormatError::io(&self.paths[1], e))?;
+        self.depth
+            .write_all(&bytes)
+            .map_err(|e| FormatError::io(&self.paths[1], e))?;
         *max_depth = depth.iter().copied().fold(*max_depth, u16::max);
         self.hasher.update(values);
         self.counts.add(values);
@@ -89,7 +102,10 @@ impl TableWriter {
 
     /// Flush and fsync both files; return the counts and digest.
     pub fn finish(mut self, max_depth: u16) -> Result<TableSummary, FormatError> {
-        for (w, p) in [(&mut self.values, &self.paths[0]), (&mut self.depth, &self.paths[1])] {
+        for (w, p) in [
+            (&mut self.values, &self.paths[0]),
+            (&mut self.depth, &self.paths[1]),
+        ] {
             w.flush().map_err(|e| FormatError::io(p, e))?;
             w.get_ref().sync_all().map_err(|e| FormatError::io(p, e))?;
         }
@@ -115,7 +131,10 @@ impl TableReader {
             // SAFETY: tables are written once and never modified afterwards.
             unsafe { Mmap::map(&f) }.map_err(|e| FormatError::io(&p, e))
         };
-        let reader = TableReader { values: map(values_path(dir, layer))?, depth: map(depth_path(dir, layer))? };
+        let reader = TableReader {
+            values: map(values_path(dir, layer))?,
+            depth: map(depth_path(dir, layer))?,
+        };
         if reader.depth.len() != 2 * reader.values.len() {
             return Err(FormatError::Corrupt(format!(
                 "layer {layer} in {}: {} values but {} depth bytes",
@@ -134,7 +153,10 @@ impl TableReader {
     /// (value, depth) of one state.
     pub fn get(&self, index: u64) -> (u8, u16) {
         let i = index as usize;
-        (self.values[i], u16::from_le_bytes([self.depth[2 * i], self.depth[2 * i + 1]]))
+        (
+            self.values[i],
+            u16::from_le_bytes([self.depth[2 * i], self.depth[2 * i + 1]]),
+        )
     }
 
     pub fn values(&self) -> &[u8] {

@@ -11,7 +11,10 @@ pub fn bin(name: &str) -> PathBuf {
         Some(d) => PathBuf::from(d),
         None => {
             let exe = std::env::current_exe().expect("test executable path");
-            exe.parent().and_then(|deps| deps.parent()).expect("target profile directory").to_path_buf()
+            exe.parent()
+                .and_then(|deps| deps.parent())
+                .expect("target profile directory")
+                .to_path_buf()
         }
     };
     let path = dir.join(name);
@@ -25,7 +28,10 @@ pub fn bin(name: &str) -> PathBuf {
 
 /// `kingmaker ARGS...`, waited for.
 pub fn kingmaker(args: &[&str]) -> Output {
-    Command::new(bin("kingmaker")).args(args).output().expect("running kingmaker")
+    Command::new(bin("kingmaker"))
+        .args(args)
+        .output()
+        .expect("running kingmaker")
 }
 
 /// Stdout of a successful `kingmaker ARGS...` (panics with stderr otherwise).
@@ -42,6 +48,7 @@ pub fn kingmaker_ok(args: &[&str]) -> String {
 
 /// Parse a JSON file.
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }

@@ -11,7 +11,16 @@ use kingmaker_e2e::{kingmaker_ok, read_json};
 fn check_row(board: &str, pieces: u8, states: u64, wins: u64, draws: u64, illegal: u64) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    kingmaker_ok(&["build", "cc2p", "--board", board, "--pieces", &pieces.to_string(), "--out", dir.to_str().unwrap()]);
+    kingmaker_ok(&[
+        "build",
+        "cc2p",
+        "--board",
+        board,
+        "--pieces",
+        &pieces.to_string(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     let s = read_json(&dir.join("summary.json"));
     let row = format!("{board} / {pieces}");
     assert_eq!(s["game"], "cc2p");
@@ -21,9 +30,15 @@ fn check_row(board: &str, pieces: u8, states: u64, wins: u64, draws: u64, illega
     assert_eq!(s["illegal"], illegal, "{row} illegal");
     let solo = &s["layers"]["solo"];
     assert_eq!(solo["win"], wins, "{row} player-0 wins");
-    assert_eq!(solo["loss"], wins, "{row}: player-1 wins equal player-0 wins (colour symmetry)");
+    assert_eq!(
+        solo["loss"], wins,
+        "{row}: player-1 wins equal player-0 wins (colour symmetry)"
+    );
     assert_eq!(solo["draw"], draws, "{row} draws");
-    assert_eq!(s["start"]["value"], "W", "{row}: the start is a first-player win");
+    assert_eq!(
+        s["start"]["value"], "W",
+        "{row}: the start is a first-player win"
+    );
 }
 
 #[test]
@@ -50,8 +65,20 @@ fn board_7x7_with_3_pieces() {
 #[test]
 fn bad_boards_are_refused() {
     for (board, pieces) in [("3x3", "1"), ("7x6", "1"), ("seven", "1"), ("7x7", "7")] {
-        let out = kingmaker_e2e::kingmaker(&["build", "cc2p", "--board", board, "--pieces", pieces, "--out", "/nonexistent/x"]);
-        assert!(!out.status.success(), "{board} / {pieces} should be refused");
+        let out = kingmaker_e2e::kingmaker(&[
+            "build",
+            "cc2p",
+            "--board",
+            board,
+            "--pieces",
+            pieces,
+            "--out",
+            "/nonexistent/x",
+        ]);
+        assert!(
+            !out.status.success(),
+            "{board} / {pieces} should be refused"
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{err}");
     }

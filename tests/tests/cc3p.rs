@@ -22,11 +22,21 @@ fn level1_build_reproduces_every_published_number() {
     assert_eq!(s["illegal"], 75);
     // Over all 1,587 legal states.
     let l = &s["layers"];
-    assert_eq!((l["solo"]["win"].as_u64(), l["solo"]["loss"].as_u64(), l["solo"]["draw"].as_u64()), (Some(449), Some(1138), Some(0)));
+    assert_eq!(
+        (
+            l["solo"]["win"].as_u64(),
+            l["solo"]["loss"].as_u64(),
+            l["solo"]["draw"].as_u64()
+        ),
+        (Some(449), Some(1138), Some(0))
+    );
     assert_eq!(l["enable_ab"]["win"], 894);
     assert_eq!(l["enable_ac"]["win"], 737);
     for layer in ["solo", "enable_ab", "enable_ac"] {
-        let sum: u64 = ["win", "loss", "draw"].iter().map(|k| l[layer][k].as_u64().unwrap()).sum();
+        let sum: u64 = ["win", "loss", "draw"]
+            .iter()
+            .map(|k| l[layer][k].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, 1587, "{layer} counts every legal state once");
         assert_eq!(l[layer]["digest"].as_str().unwrap().len(), 64);
     }
@@ -46,7 +56,10 @@ fn level1_build_reproduces_every_published_number() {
     assert_eq!(r["layers"]["enable_ac"]["win"], 623);
     // Classes over all states add up (illegal states count as terminal).
     let c = &s["classes"];
-    let total: u64 = ["terminal", "solo_win", "spoiler_draw", "kingmaker"].iter().map(|k| c[k].as_u64().unwrap()).sum();
+    let total: u64 = ["terminal", "solo_win", "spoiler_draw", "kingmaker"]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap())
+        .sum();
     assert_eq!(total, 1662);
 }
 
@@ -55,19 +68,37 @@ fn start_position_every_pair_forces_the_third_out_and_all_enables_hold() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     build_level1(&run, &[]);
-    let q: Value = serde_json::from_str(&kingmaker_ok(&["query", run.to_str().unwrap(), "start", "--json"])).unwrap();
+    let q: Value = serde_json::from_str(&kingmaker_ok(&[
+        "query",
+        run.to_str().unwrap(),
+        "start",
+        "--json",
+    ]))
+    .unwrap();
     let a = &q["answers"];
     assert_eq!(a["class"], "kingmaker");
     for p in 0..3 {
-        assert_eq!(a["solo"][p]["value"], "L", "no solo win, every player can be forced out");
+        assert_eq!(
+            a["solo"][p]["value"], "L",
+            "no solo win, every player can be forced out"
+        );
         for t in (0..3).filter(|&t| t != p) {
-            assert_eq!(a["enable"][p][t]["value"], "W", "player {p} can hand the win to {t}");
+            assert_eq!(
+                a["enable"][p][t]["value"], "W",
+                "player {p} can hand the win to {t}"
+            );
         }
     }
     assert!(!q["moves"].as_array().unwrap().is_empty());
     // The notation round-trips through the CLI.
     let pos = q["position"].as_str().unwrap();
-    let again: Value = serde_json::from_str(&kingmaker_ok(&["query", run.to_str().unwrap(), pos, "--json"])).unwrap();
+    let again: Value = serde_json::from_str(&kingmaker_ok(&[
+        "query",
+        run.to_str().unwrap(),
+        pos,
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(again["index"], q["index"]);
 }
 
@@ -75,7 +106,10 @@ fn start_position_every_pair_forces_the_third_out_and_all_enables_hold() {
 fn several_in_process_workers_and_small_shards_give_identical_digests() {
     let tmp = tempfile::tempdir().unwrap();
     let one = build_level1(&tmp.path().join("one"), &[]);
-    let three = build_level1(&tmp.path().join("three"), &["--local-workers", "3", "--shard-size", "128"]);
+    let three = build_level1(
+        &tmp.path().join("three"),
+        &["--local-workers", "3", "--shard-size", "128"],
+    );
     assert_eq!(one["layers"], three["layers"]);
     assert_eq!(one["classes"], three["classes"]);
 }
@@ -100,10 +134,19 @@ fn count_prints_the_published_counts_of_all_three_levels() {
 
 #[test]
 fn bfs_prints_the_published_depths() {
-    let v: Value = serde_json::from_str(&kingmaker_ok(&["bfs", "cc3p", "--level", "1", "--depth", "12", "--json"])).unwrap();
-    assert_eq!(v["new_per_depth"], serde_json::json!([2, 4, 8, 20, 53, 143, 261, 324, 256, 132, 34, 7]));
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "bfs", "cc3p", "--level", "1", "--depth", "12", "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        v["new_per_depth"],
+        serde_json::json!([2, 4, 8, 20, 53, 143, 261, 324, 256, 132, 34, 7])
+    );
     assert_eq!(v["total_with_start"], 1245);
-    let v: Value = serde_json::from_str(&kingmaker_ok(&["bfs", "cc3p", "--level", "2", "--depth", "9", "--json"])).unwrap();
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "bfs", "cc3p", "--level", "2", "--depth", "9", "--json",
+    ]))
+    .unwrap();
     assert_eq!(
         v["new_per_depth"],
         serde_json::json!([6, 36, 216, 1188, 6582, 36574, 124074, 463250, 1906964])
@@ -117,7 +160,10 @@ fn fails_with(args: &[&str], needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} should fail");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(err.to_lowercase().contains(&needle.to_lowercase()), "{args:?}: expected {needle:?} in {err}");
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "{args:?}: expected {needle:?} in {err}"
+    );
 }
 
 #[test]
@@ -132,9 +178,15 @@ fn bad_input_is_refused_clearly() {
     fails_with(&["query", dir, "A:zz9;B:b1;C:e1;A"], "zz9");
     fails_with(&["query", dir, "A:b4;B:b4;C:e1;A"], "b4");
     fails_with(&["query", dir, "nonsense"], "position");
-    fails_with(&["query", tmp.path().join("nope").to_str().unwrap(), "start"], "run.json");
+    fails_with(
+        &["query", tmp.path().join("nope").to_str().unwrap(), "start"],
+        "run.json",
+    );
     // An existing non-empty output directory is refused and left alone.
     let before = std::fs::read(run.join("summary.json")).unwrap();
-    fails_with(&["build", "cc3p", "--level", "1", "--out", dir], "not empty");
+    fails_with(
+        &["build", "cc3p", "--level", "1", "--out", dir],
+        "not empty",
+    );
     assert_eq!(std::fs::read(run.join("summary.json")).unwrap(), before);
 }

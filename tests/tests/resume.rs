@@ -25,7 +25,14 @@ fn reference() -> &'static Value {
 
 fn start_build(dir: &Path) -> std::process::Child {
     Command::new(bin("kingmaker"))
-        .args(["build", "toppen", "--checkpoint-every-waves", "1", "--out", dir.to_str().unwrap()])
+        .args([
+            "build",
+            "toppen",
+            "--checkpoint-every-waves",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -44,11 +51,18 @@ fn random_millis(count: usize, lo: u64, hi: u64) -> Vec<u64> {
     let mut x: u64 = std::env::var("KINGMAKER_TEST_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64);
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
     eprintln!("kill times seeded with KINGMAKER_TEST_SEED={x}");
     (0..count)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             lo + (x >> 33) % (hi - lo)
         })
         .collect()
@@ -61,7 +75,14 @@ fn kill_9_at_random_moments_then_resume_gives_identical_digests() {
     // Measure how long a build takes here, so the kills land inside it.
     let t = Instant::now();
     let probe = tmp.path().join("probe");
-    kingmaker_ok(&["build", "toppen", "--checkpoint-every-waves", "1", "--out", probe.to_str().unwrap()]);
+    kingmaker_ok(&[
+        "build",
+        "toppen",
+        "--checkpoint-every-waves",
+        "1",
+        "--out",
+        probe.to_str().unwrap(),
+    ]);
     let span = t.elapsed().as_millis() as u64;
     let times = random_millis(8, 150, span.max(300));
     for (i, &ms) in times.iter().enumerate() {
@@ -102,19 +123,35 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
     let dir = tmp.path().join("run");
     let child = start_build(&dir);
     std::thread::sleep(Duration::from_millis(1200));
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "a graceful stop exits 0, got {}", out.status);
+    assert!(
+        out.status.success(),
+        "a graceful stop exits 0, got {}",
+        out.status
+    );
     if !dir.join("summary.json").exists() {
-        assert!(stdout.contains("resume"), "the stop says how to resume: {stdout}");
-        let status: Value = serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
-        assert!(status["phase"].as_str().unwrap().starts_with("stopped"), "{status}");
+        assert!(
+            stdout.contains("resume"),
+            "the stop says how to resume: {stdout}"
+        );
+        let status: Value =
+            serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"]))
+                .unwrap();
+        assert!(
+            status["phase"].as_str().unwrap().starts_with("stopped"),
+            "{status}"
+        );
         assert!(status["checkpoint"]["last"]["wave"].is_u64(), "{status}");
     }
     assert_eq!(&resume_to_end(&dir), expected);
-    let status: Value = serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+    let status: Value =
+        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
     assert_eq!(status["phase"], "complete");
 }
 
@@ -125,14 +162,23 @@ fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
     let dir = tmp.path().join("run");
     let child = start_build(&dir);
     std::thread::sleep(Duration::from_millis(1500));
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     child.wait_with_output().unwrap();
-    assert!(!dir.join("summary.json").exists(), "the build should still have been running after 1.5 s");
+    assert!(
+        !dir.join("summary.json").exists(),
+        "the build should still have been running after 1.5 s"
+    );
     let state = read_json(&dir.join("checkpoint.json"));
     let wave = state["current"]["last"]["wave"].as_u64().unwrap();
     let cpdir = dir.join("work/worker-0/checkpoint");
     let manifest = read_json(&cpdir.join(format!("worker-0.solo.w{wave:05}.json")));
-    let chunk = manifest["shards"][0]["cells"][0]["file"].as_str().unwrap().to_string();
+    let chunk = manifest["shards"][0]["cells"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let path = cpdir.join(&chunk);
     let mut bytes = std::fs::read(&path).unwrap();
     let mid = bytes.len() / 2;
@@ -142,7 +188,10 @@ fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
     let out = kingmaker(&["resume", dir.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume recovers: {stderr}");
-    assert!(stderr.contains(&chunk), "the damaged chunk is named: {stderr}");
+    assert!(
+        stderr.contains(&chunk),
+        "the damaged chunk is named: {stderr}"
+    );
     assert_eq!(read_json(&dir.join("summary.json"))["layers"], *expected);
 }
 
@@ -153,7 +202,16 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     let mnt = tmp.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
     // The shard arrays (~11 MB) fit in 14 MB, the finished tables do not.
-    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=14m", "tmpfs", mnt.to_str().unwrap()]).status();
+    let mounted = Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=14m",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ])
+        .status();
     assert!(
         mounted.is_ok_and(|s| s.success()),
         "this test mounts a small tmpfs to fill a disk: it needs root (as in CI and the dev machines)"
@@ -166,13 +224,26 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     }
     let _guard = Unmount(&mnt);
     let dir = mnt.join("run");
-    let out = kingmaker(&["build", "toppen", "--checkpoint-every-waves", "5", "--out", dir.to_str().unwrap()]);
+    let out = kingmaker(&[
+        "build",
+        "toppen",
+        "--checkpoint-every-waves",
+        "5",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("No space left on device"), "a clear error: {stderr}");
+    assert!(
+        stderr.contains("No space left on device"),
+        "a clear error: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
     // Make room, then resume to the right tables.
-    let grown = Command::new("mount").args(["-o", "remount,size=256m", mnt.to_str().unwrap()]).status().unwrap();
+    let grown = Command::new("mount")
+        .args(["-o", "remount,size=256m", mnt.to_str().unwrap()])
+        .status()
+        .unwrap();
     assert!(grown.success());
     assert_eq!(&resume_to_end(&dir), expected);
 }

@@ -37,7 +37,10 @@ fn sample_live(game: &impl Game, count: usize, seed: u64) -> Vec<u64> {
 
 /// CPU time of the calling thread: rates per core stay honest on a machine shared with other work.
 fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a plain system call writing into a local struct.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -45,7 +48,10 @@ fn thread_cpu_secs() -> f64 {
 
 /// CPU time of the whole process (all threads).
 fn process_cpu_secs() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: as above.
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -62,7 +68,10 @@ fn rate(states: &[u64], f: impl Fn(u64, &mut Vec<u64>)) -> (f64, f64) {
         produced += out.len();
     }
     let secs = thread_cpu_secs() - t;
-    (states.len() as f64 / secs, produced as f64 / states.len() as f64)
+    (
+        states.len() as f64 / secs,
+        produced as f64 / states.len() as f64,
+    )
 }
 
 fn main() {
@@ -72,7 +81,11 @@ fn main() {
     if wants("cc3p-2") {
         let t = Instant::now();
         let game = Cc3p::new(2).expect("level 2");
-        println!("cc3p level 2: tables built in {:.2}s, {} states", t.elapsed().as_secs_f64(), game.size());
+        println!(
+            "cc3p level 2: tables built in {:.2}s, {} states",
+            t.elapsed().as_secs_f64(),
+            game.size()
+        );
         let states = sample_live(&game, 2_000_000, 1);
         let (succ_rate, succ_avg) = rate(&states, |s, out| game.successors(s, out));
         println!("  expansion (successors, ranked): {:.2} M states per CPU-second, {:.1} successors per state", succ_rate / 1e6, succ_avg);
@@ -87,7 +100,11 @@ fn main() {
     if wants("cc3p-1") {
         let game = Arc::new(Cc3p::new(1).expect("level 1"));
         let (t, cpu) = (Instant::now(), process_cpu_secs());
-        for (name, c, o) in [("solo", 0b001, 0b001), ("enable_ab", 0b011, 0b010), ("enable_ac", 0b101, 0b100)] {
+        for (name, c, o) in [
+            ("solo", 0b001, 0b001),
+            ("enable_ab", 0b011, 0b010),
+            ("enable_ac", 0b101, 0b100),
+        ] {
             solve_in_memory(&game, &Layer::new(name, c, o), 1);
         }
         println!(
@@ -117,6 +134,8 @@ fn main() {
     }
     // One cell byte + two frontier bits while solving; the u16 depth is written once per state in
     // index order (its pages stream to the file and need not stay resident).
-    println!("working set while solving: 1.25 bytes per state (+2 bytes of depth, written sequentially)");
+    println!(
+        "working set while solving: 1.25 bytes per state (+2 bytes of depth, written sequentially)"
+    );
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
 }

@@ -12,12 +12,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "game", rename_all = "lowercase")]
 pub enum GameSpec {
-    Cc3p { level: u8 },
+    Cc3p {
+        level: u8,
+    },
     /// `first`: the player who moves first at the start (0 = A); `diagonal`: 8-neighbour moves.
-    Toppen { first: u8, diagonal: bool },
+    Toppen {
+        first: u8,
+        diagonal: bool,
+    },
     /// `board`×`board` diamond, `pieces` per player; `shortcut_tip_rule`: the published solver's
     /// shortcut for the 6-piece tip rule instead of the exact rule.
-    Cc2p { board: u8, pieces: u8, shortcut_tip_rule: bool },
+    Cc2p {
+        board: u8,
+        pieces: u8,
+        shortcut_tip_rule: bool,
+    },
 }
 
 impl GameSpec {
@@ -25,11 +34,20 @@ impl GameSpec {
     pub fn build(&self) -> anyhow::Result<AnyGame> {
         Ok(match self {
             GameSpec::Cc3p { level } => AnyGame::Cc3p(Cc3p::new(*level)?),
-            GameSpec::Toppen { first, diagonal } => {
-                AnyGame::Toppen(Toppen::new(ToppenOptions { first: *first, diagonal: *diagonal })?)
-            }
-            GameSpec::Cc2p { board, pieces, shortcut_tip_rule } => {
-                let tip = if *shortcut_tip_rule { TipRule::SolverShortcut } else { TipRule::Exact };
+            GameSpec::Toppen { first, diagonal } => AnyGame::Toppen(Toppen::new(ToppenOptions {
+                first: *first,
+                diagonal: *diagonal,
+            })?),
+            GameSpec::Cc2p {
+                board,
+                pieces,
+                shortcut_tip_rule,
+            } => {
+                let tip = if *shortcut_tip_rule {
+                    TipRule::SolverShortcut
+                } else {
+                    TipRule::Exact
+                };
                 AnyGame::Cc2p(Cc2p::new(*board, *pieces, tip)?)
             }
         })

@@ -28,12 +28,22 @@ pub fn run(args: BfsArgs) -> Result<()> {
     };
     let total: u64 = 1 + per_depth.iter().sum::<u64>();
     if args.json {
-        println!("{}", serde_json::json!({"new_per_depth": per_depth, "total_with_start": total}));
+        println!(
+            "{}",
+            serde_json::json!({"new_per_depth": per_depth, "total_with_start": total})
+        );
     } else {
         for (d, n) in per_depth.iter().enumerate() {
-            println!("depth {:>2}: {:>12} new states", d + 1, super::count::group_digits(&n.to_string()));
+            println!(
+                "depth {:>2}: {:>12} new states",
+                d + 1,
+                super::count::group_digits(&n.to_string())
+            );
         }
-        println!("total (start included): {}", super::count::group_digits(&total.to_string()));
+        println!(
+            "total (start included): {}",
+            super::count::group_digits(&total.to_string())
+        );
     }
     Ok(())
 }

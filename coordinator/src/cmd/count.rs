@@ -34,7 +34,10 @@ pub fn run(args: CountArgs) -> Result<()> {
             use rayon::prelude::*;
             let spec = other.spec();
             let game = spec.build()?;
-            let illegal = (0..game.size()).into_par_iter().filter(|&i| game.node(i) == Node::Illegal).count();
+            let illegal = (0..game.size())
+                .into_par_iter()
+                .filter(|&i| game.node(i) == Node::Illegal)
+                .count();
             let mut v = serde_json::to_value(&spec)?;
             v["states"] = json!(game.size().to_string());
             v["illegal_states"] = json!(illegal.to_string());
@@ -45,7 +48,10 @@ pub fn run(args: CountArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         for (k, v) in value.as_object().expect("object") {
-            let v = v.as_str().map(group_digits).unwrap_or_else(|| v.to_string());
+            let v = v
+                .as_str()
+                .map(group_digits)
+                .unwrap_or_else(|| v.to_string());
             println!("{k:>18}: {v}");
         }
     }

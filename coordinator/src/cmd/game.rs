@@ -32,7 +32,10 @@ pub struct Cc2pArgs {
 fn parse_board(text: &str) -> Result<u8, String> {
     let bad = || format!("board {text:?} is not of the form MxM with M in 4..=9 (e.g. 7x7)");
     let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    let (a, b): (u8, u8) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    let (a, b): (u8, u8) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
     if a != b || !(4..=9).contains(&a) {
         return Err(bad());
     }
@@ -60,12 +63,15 @@ impl GameChoice {
     pub fn spec(&self) -> GameSpec {
         match self {
             GameChoice::Cc3p(a) => GameSpec::Cc3p { level: a.level },
-            GameChoice::Cc2p(a) => {
-                GameSpec::Cc2p { board: a.board, pieces: a.pieces, shortcut_tip_rule: a.shortcut_tip_rule }
-            }
-            GameChoice::Toppen(a) => {
-                GameSpec::Toppen { first: u8::from(a.first.eq_ignore_ascii_case("b")), diagonal: a.diagonal }
-            }
+            GameChoice::Cc2p(a) => GameSpec::Cc2p {
+                board: a.board,
+                pieces: a.pieces,
+                shortcut_tip_rule: a.shortcut_tip_rule,
+            },
+            GameChoice::Toppen(a) => GameSpec::Toppen {
+                first: u8::from(a.first.eq_ignore_ascii_case("b")),
+                diagonal: a.diagonal,
+            },
         }
     }
 }

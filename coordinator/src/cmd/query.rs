@@ -2,9 +2,9 @@
 
 use crate::cc3p_view::{try_answers, Answers, PLAYERS};
 use crate::tables::Tables;
-use kingmaker_tablefmt::Lookup;
 use anyhow::Result;
 use clap::Args;
+use kingmaker_tablefmt::Lookup;
 use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node};
@@ -93,12 +93,20 @@ fn query_two_player(tables: &Tables, game: &AnyGame, args: &QueryArgs) -> Result
         println!("no moves");
     }
     for (text, child) in &moves {
-        println!("move {text:<12} -> {:<5} {}", value_text(*child), game.format_position(*child));
+        println!(
+            "move {text:<12} -> {:<5} {}",
+            value_text(*child),
+            game.format_position(*child)
+        );
     }
     Ok(())
 }
 
-fn query_cc3p(tables: &Tables, g: &kingmaker_worker::games::cc3p::Cc3p, args: &QueryArgs) -> Result<()> {
+fn query_cc3p(
+    tables: &Tables,
+    g: &kingmaker_worker::games::cc3p::Cc3p,
+    args: &QueryArgs,
+) -> Result<()> {
     let tables = tables.cc3p()?;
     let index = g.parse_position(&args.position)?;
     let here = try_answers(g, &tables, index)?;
@@ -144,7 +152,9 @@ fn node_text(node: Node) -> String {
 
 /// Class, the three solo answers, the three pairouts, the six enables, each with its depth.
 fn print_answers(a: &Answers, indent: &str) {
-    let solo: Vec<String> = (0..3).map(|p| format!("{}={}{}", PLAYERS[p], a.solo[p].value, a.solo[p].depth)).collect();
+    let solo: Vec<String> = (0..3)
+        .map(|p| format!("{}={}{}", PLAYERS[p], a.solo[p].value, a.solo[p].depth))
+        .collect();
     let pairout: Vec<String> = (0..3)
         .map(|p| {
             let yes = if a.solo[p].value == 'L' { "yes" } else { "no" };
@@ -154,7 +164,10 @@ fn print_answers(a: &Answers, indent: &str) {
     let mut enable = Vec::new();
     for (p, row) in a.enable.iter().enumerate() {
         for q in (0..3).filter(|&q| q != p) {
-            enable.push(format!("{}>{}={}{}", PLAYERS[p], PLAYERS[q], row[q].value, row[q].depth));
+            enable.push(format!(
+                "{}>{}={}{}",
+                PLAYERS[p], PLAYERS[q], row[q].value, row[q].depth
+            ));
         }
     }
     let kingmakers: Vec<String> = (0..3)
@@ -163,7 +176,10 @@ fn print_answers(a: &Answers, indent: &str) {
         .map(|(p, q)| format!("{} for {}", PLAYERS[p], PLAYERS[q]))
         .collect();
     println!("{indent}class {}", a.class.name());
-    println!("{indent}solo    {}   (W = forces a win, L = forced out, D = holds a draw; digits = depth)", solo.join("  "));
+    println!(
+        "{indent}solo    {}   (W = forces a win, L = forced out, D = holds a draw; digits = depth)",
+        solo.join("  ")
+    );
     println!("{indent}pairout {}", pairout.join("  "));
     println!("{indent}enable  {}", enable.join("  "));
     if !kingmakers.is_empty() {

@@ -35,12 +35,19 @@ pub fn run(args: StatusArgs) -> Result<()> {
     } else {
         "not started"
     };
-    let finished: Vec<&str> = state.finished.iter().map(|f| f.layer.name.as_str()).collect();
+    let finished: Vec<&str> = state
+        .finished
+        .iter()
+        .map(|f| f.layer.name.as_str())
+        .collect();
     let layers: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
-    let eta = progress.as_ref().filter(|p| running && p.rate > 0.0).map(|p| {
-        // States left in this layer over the layer's average rate (a rough guide: waves vary).
-        (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
-    });
+    let eta = progress
+        .as_ref()
+        .filter(|p| running && p.rate > 0.0)
+        .map(|p| {
+            // States left in this layer over the layer's average rate (a rough guide: waves vary).
+            (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
+        });
     if args.json {
         println!(
             "{}",
@@ -57,8 +64,21 @@ pub fn run(args: StatusArgs) -> Result<()> {
         );
         return Ok(());
     }
-    println!("run {}: {} ({} states)", args.dir.display(), phase, info.states);
-    println!("layers: {} — finished: {}", layers.join(", "), if finished.is_empty() { "none".into() } else { finished.join(", ") });
+    println!(
+        "run {}: {} ({} states)",
+        args.dir.display(),
+        phase,
+        info.states
+    );
+    println!(
+        "layers: {} — finished: {}",
+        layers.join(", "),
+        if finished.is_empty() {
+            "none".into()
+        } else {
+            finished.join(", ")
+        }
+    );
     if let Some(p) = &progress {
         println!(
             "layer {} wave {}: {} of {} states decided ({:.1}%), {:.0} states/s, last update {}s ago",

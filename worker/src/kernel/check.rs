@@ -53,7 +53,9 @@ pub fn reference_solve(game: &impl Game, layer: &Layer) -> (Vec<u8>, Vec<u16>) {
         let mut decided = Vec::new();
         for i in 0..n {
             if values[i] == DRAW {
-                if let Some((v, d)) = expected(game, layer, i as u64, |c| (values[c as usize], depth[c as usize])) {
+                if let Some((v, d)) = expected(game, layer, i as u64, |c| {
+                    (values[c as usize], depth[c as usize])
+                }) {
                     if v != DRAW {
                         debug_assert_eq!(d, round);
                         decided.push((i, v));

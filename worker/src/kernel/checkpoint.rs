@@ -49,7 +49,10 @@ pub fn manifest_path(dir: &Path, worker: usize, layer: &str, wave: u32) -> PathB
 }
 
 fn io(path: &Path, source: std::io::Error) -> KernelError {
-    KernelError::Io { path: path.display().to_string(), source }
+    KernelError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// Byte range of chunk `c` of a shard's cells.
@@ -89,9 +92,19 @@ impl<G: Game> WorkerEngine<G> {
                 .collect::<Result<Vec<_>, KernelError>>()?;
             arrays.waves.sync()?;
             let (wave_log_len, wave_log_crc) = arrays.waves.fingerprint()?;
-            shards.push(ShardCheckpoint { shard: id, cells, wave_log_len, wave_log_crc });
+            shards.push(ShardCheckpoint {
+                shard: id,
+                cells,
+                wave_log_len,
+                wave_log_crc,
+            });
         }
-        let cp = WorkerCheckpoint { layer: self.layer().name.clone(), wave, worker: self.me(), shards };
+        let cp = WorkerCheckpoint {
+            layer: self.layer().name.clone(),
+            wave,
+            worker: self.me(),
+            shards,
+        };
         write_json_durably(&manifest_path(dir, self.me(), &cp.layer, wave), &cp)?;
         Ok(cp)
     }
@@ -114,22 +127,31 @@ impl<G: Game> WorkerEngine<G> {
         }
         // Check everything before touching the arrays.
         let all: Vec<&ChunkRef> = cp.shards.iter().flat_map(|s| s.cells.iter()).collect();
-        all.par_iter().try_for_each(|r| kingmaker_tablefmt::checkpoint::check_chunk(dir, r))?;
+        all.par_iter()
+            .try_for_each(|r| kingmaker_tablefmt::checkpoint::check_chunk(dir, r))?;
         for s in &cp.shards {
-            self.shard(s.shard).waves.rewind(s.wave_log_len, s.wave_log_crc)?;
+            self.shard(s.shard)
+                .waves
+                .rewind(s.wave_log_len, s.wave_log_crc)?;
         }
         for s in &cp.shards {
             let arrays = self.shard(s.shard);
-            s.cells.par_iter().enumerate().try_for_each(|(c, r)| -> Result<(), KernelError> {
-                let bytes = read_chunk(dir, r)?;
-                // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
-                let target = &mut unsafe { arrays.raw_mut() }[chunk_range(arrays, c as u64)];
-                if target.len() != bytes.len() {
-                    return Err(KernelError::Checkpoint(format!("chunk {} has the wrong size", r.file)));
-                }
-                target.copy_from_slice(&bytes);
-                Ok(())
-            })?;
+            s.cells
+                .par_iter()
+                .enumerate()
+                .try_for_each(|(c, r)| -> Result<(), KernelError> {
+                    let bytes = read_chunk(dir, r)?;
+                    // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
+                    let target = &mut unsafe { arrays.raw_mut() }[chunk_range(arrays, c as u64)];
+                    if target.len() != bytes.len() {
+                        return Err(KernelError::Checkpoint(format!(
+                            "chunk {} has the wrong size",
+                            r.file
+                        )));
+                    }
+                    target.copy_from_slice(&bytes);
+                    Ok(())
+                })?;
         }
         Ok(cp)
     }
@@ -145,7 +167,10 @@ pub struct CheckpointStore {
 
 impl CheckpointStore {
     pub fn new(dir: PathBuf) -> CheckpointStore {
-        CheckpointStore { dir, kept: Default::default() }
+        CheckpointStore {
+            dir,
+            kept: Default::default(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -175,19 +200,29 @@ impl CheckpointStore {
 /// that no kept manifest references.
 pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(), KernelError> {
     let prefix = format!("worker-{worker}.");
-    let kept_manifests: HashSet<String> = keep.iter().map(|c| manifest_name(worker, &c.layer, c.wave)).collect();
+    let kept_manifests: HashSet<String> = keep
+        .iter()
+        .map(|c| manifest_name(worker, &c.layer, c.wave))
+        .collect();
     let kept_chunks: HashSet<&str> = keep
         .iter()
         .flat_map(|c| c.shards.iter())
         .flat_map(|s| s.cells.iter())
         .map(|r| r.file.as_str())
         .collect();
-    let shards: HashSet<usize> = keep.iter().flat_map(|c| c.shards.iter().map(|s| s.shard)).collect();
+    let shards: HashSet<usize> = keep
+        .iter()
+        .flat_map(|c| c.shards.iter().map(|s| s.shard))
+        .collect();
     for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
         let entry = entry.map_err(|e| io(dir, e))?;
         let name = entry.file_name().to_string_lossy().to_string();
-        let stale_manifest = name.starts_with(&prefix) && name.ends_with(".json") && !kept_manifests.contains(&name);
-        let chunk_shard = name.strip_prefix('s').and_then(|r| r.get(..5)).and_then(|n| n.parse::<usize>().ok());
+        let stale_manifest =
+            name.starts_with(&prefix) && name.ends_with(".json") && !kept_manifests.contains(&name);
+        let chunk_shard = name
+            .strip_prefix('s')
+            .and_then(|r| r.get(..5))
+            .and_then(|n| n.parse::<usize>().ok());
         let stale_chunk = name.ends_with(".zst")
             && chunk_shard.is_some_and(|s| shards.contains(&s))
             && !kept_chunks.contains(name.as_str());
@@ -208,7 +243,9 @@ pub fn write_json_durably<T: Serialize>(path: &Path, value: &T) -> Result<(), Ke
     f.sync_all().map_err(|e| io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))?;
     if let Some(parent) = path.parent() {
-        std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| io(parent, e))?;
+        std::fs::File::open(parent)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io(parent, e))?;
     }
     Ok(())
 }
@@ -216,5 +253,6 @@ pub fn write_json_durably<T: Serialize>(path: &Path, value: &T) -> Result<(), Ke
 /// Read a JSON file, naming it in errors.
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, KernelError> {
     let text = std::fs::read(path).map_err(|e| io(path, e))?;
-    serde_json::from_slice(&text).map_err(|e| KernelError::Checkpoint(format!("{} is malformed: {e}", path.display())))
+    serde_json::from_slice(&text)
+        .map_err(|e| KernelError::Checkpoint(format!("{} is malformed: {e}", path.display())))
 }

@@ -1,8 +1,8 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
 use super::shard::{
-    cell_is_win, ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_LOSS_OLD, CELL_MAX_COUNTER,
-    CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW, CELL_WIN_OLD,
+    cell_is_win, ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_LOSS_OLD,
+    CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW, CELL_WIN_OLD,
 };
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
@@ -78,7 +78,17 @@ impl<G: Game> WorkerEngine<G> {
                 shards.insert(id, ShardArrays::open(&plan, id, dir)?);
             }
         }
-        Ok(WorkerEngine { game, layer, plan, owners, me, shards, router, counters: Counters::default(), batch: DEFAULT_BATCH })
+        Ok(WorkerEngine {
+            game,
+            layer,
+            plan,
+            owners,
+            me,
+            shards,
+            router,
+            counters: Counters::default(),
+            batch: DEFAULT_BATCH,
+        })
     }
 
     pub fn layer(&self) -> &Layer {
@@ -145,42 +155,44 @@ impl<G: Game> WorkerEngine<G> {
     /// update to its owner, and return once all of them have been applied.
     pub fn run_wave(&self, _wave: u32) -> Result<(), KernelError> {
         let workers = self.owners.iter().max().map_or(1, |m| m + 1);
-        self.tasks().into_par_iter().try_for_each(|(shard, lo, hi)| {
-            let mut preds = Vec::new();
-            let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
-            let cells = shard.cells();
-            let (mut expanded, mut applied) = (0u64, 0u64);
-            for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
-                let child_is_win = match cell.load(Relaxed) {
-                    CELL_WIN_CUR => true,
-                    CELL_LOSS_CUR => false,
-                    _ => continue,
-                };
-                preds.clear();
-                self.game.predecessors(shard.start + i as u64, &mut preds);
-                expanded += 1;
-                for &p in &preds {
-                    let owner = self.owners[self.plan.shard_of(p)];
-                    if owner == self.me {
-                        self.apply(p, child_is_win)?;
-                        applied += 1;
-                    } else {
-                        outbox[owner].push(encode_update(p, child_is_win));
-                        if outbox[owner].len() >= self.batch {
-                            self.flush(owner, &mut outbox[owner])?;
+        self.tasks()
+            .into_par_iter()
+            .try_for_each(|(shard, lo, hi)| {
+                let mut preds = Vec::new();
+                let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
+                let cells = shard.cells();
+                let (mut expanded, mut applied) = (0u64, 0u64);
+                for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+                    let child_is_win = match cell.load(Relaxed) {
+                        CELL_WIN_CUR => true,
+                        CELL_LOSS_CUR => false,
+                        _ => continue,
+                    };
+                    preds.clear();
+                    self.game.predecessors(shard.start + i as u64, &mut preds);
+                    expanded += 1;
+                    for &p in &preds {
+                        let owner = self.owners[self.plan.shard_of(p)];
+                        if owner == self.me {
+                            self.apply(p, child_is_win)?;
+                            applied += 1;
+                        } else {
+                            outbox[owner].push(encode_update(p, child_is_win));
+                            if outbox[owner].len() >= self.batch {
+                                self.flush(owner, &mut outbox[owner])?;
+                            }
                         }
                     }
                 }
-            }
-            for (owner, batch) in outbox.iter_mut().enumerate() {
-                if !batch.is_empty() {
-                    self.flush(owner, batch)?;
+                for (owner, batch) in outbox.iter_mut().enumerate() {
+                    if !batch.is_empty() {
+                        self.flush(owner, batch)?;
+                    }
                 }
-            }
-            self.counters.expanded.fetch_add(expanded, Relaxed);
-            self.counters.applied.fetch_add(applied, Relaxed);
-            Ok(())
-        })
+                self.counters.expanded.fetch_add(expanded, Relaxed);
+                self.counters.applied.fetch_add(applied, Relaxed);
+                Ok(())
+            })
     }
 
     fn flush(&self, owner: usize, batch: &mut Vec<u64>) -> Result<(), KernelError> {
@@ -200,7 +212,9 @@ impl<G: Game> WorkerEngine<G> {
         } else {
             updates.iter().try_for_each(apply)?;
         }
-        self.counters.applied.fetch_add(updates.len() as u64, Relaxed);
+        self.counters
+            .applied
+            .fetch_add(updates.len() as u64, Relaxed);
         Ok(())
     }
 
@@ -215,14 +229,26 @@ impl<G: Game> WorkerEngine<G> {
         let cell = &shard.cells()[i];
         let mover_in_coalition = self.layer.in_coalition(self.game.mover(pred));
         let favourable = child_is_win == mover_in_coalition;
-        let child = if child_is_win { CELL_WIN_NEW } else { CELL_LOSS_NEW };
-        let bad_for_mover = if mover_in_coalition { CELL_LOSS_NEW } else { CELL_WIN_NEW };
+        let child = if child_is_win {
+            CELL_WIN_NEW
+        } else {
+            CELL_LOSS_NEW
+        };
+        let bad_for_mover = if mover_in_coalition {
+            CELL_LOSS_NEW
+        } else {
+            CELL_WIN_NEW
+        };
         let mut current = cell.load(Relaxed);
         loop {
             if current > CELL_MAX_COUNTER {
                 return Ok(()); // already decided (or illegal, which has no successors)
             }
-            let remaining = if current == CELL_UNCOUNTED { self.count_successors(pred)? } else { current };
+            let remaining = if current == CELL_UNCOUNTED {
+                self.count_successors(pred)?
+            } else {
+                current
+            };
             let new = if favourable {
                 child
             } else if remaining == 1 {
@@ -247,7 +273,11 @@ impl<G: Game> WorkerEngine<G> {
             out.len()
         });
         if count == 0 || count > CELL_MAX_COUNTER as usize {
-            return Err(KernelError::CounterOverflow { index, count, max: CELL_MAX_COUNTER });
+            return Err(KernelError::CounterOverflow {
+                index,
+                count,
+                max: CELL_MAX_COUNTER,
+            });
         }
         Ok(count as u8)
     }
@@ -258,7 +288,11 @@ impl<G: Game> WorkerEngine<G> {
     pub fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
         let max = u16::MAX as u32 - 1;
         if wave > max {
-            return Err(KernelError::TooManyWaves { layer: self.layer.name.clone(), waves: wave, max });
+            return Err(KernelError::TooManyWaves {
+                layer: self.layer.name.clone(),
+                waves: wave,
+                max,
+            });
         }
         let parts: Vec<(usize, usize, Vec<u64>)> = self
             .tasks()
@@ -284,7 +318,11 @@ impl<G: Game> WorkerEngine<G> {
             .collect();
         let mut decided = 0;
         for id in self.owned_shards() {
-            let bitmap: Vec<u64> = parts.iter().filter(|p| p.0 == id).flat_map(|p| p.2.iter().copied()).collect();
+            let bitmap: Vec<u64> = parts
+                .iter()
+                .filter(|p| p.0 == id)
+                .flat_map(|p| p.2.iter().copied())
+                .collect();
             decided += bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>();
             self.shards[&id].waves.append(wave, &bitmap)?;
         }
@@ -316,7 +354,9 @@ impl<G: Game> WorkerEngine<G> {
     /// Depth of every state of one owned shard (0 for illegal and drawn states), rebuilt from the
     /// shard's wave log.
     pub fn shard_depth(&self, shard: usize) -> Result<Option<Vec<u16>>, KernelError> {
-        let Some(arrays) = self.shards.get(&shard) else { return Ok(None) };
+        let Some(arrays) = self.shards.get(&shard) else {
+            return Ok(None);
+        };
         let mut depth = vec![0u16; arrays.len as usize];
         for (wave, bitmap) in arrays.waves.frames(arrays.len.div_ceil(64) as usize)? {
             for (w, &word) in bitmap.iter().enumerate() {

@@ -27,7 +27,8 @@ pub mod engine;
 pub mod shard;
 
 pub use driver::{
-    drive_layer, solve_in_memory, LayerObserver, LayerOutcome, ResumePoint, Solved, WaveSummary, WorkerHandle,
+    drive_layer, solve_in_memory, LayerObserver, LayerOutcome, ResumePoint, Solved, WaveSummary,
+    WorkerHandle,
 };
 pub use engine::{Router, WaveStats, WorkerEngine};
 pub use shard::ShardPlan;
@@ -51,7 +52,11 @@ pub struct Layer {
 
 impl Layer {
     pub fn new(name: &str, coalition: u8, objective: u8) -> Layer {
-        Layer { name: name.to_string(), coalition, objective }
+        Layer {
+            name: name.to_string(),
+            coalition,
+            objective,
+        }
     }
     pub fn in_coalition(&self, player: u8) -> bool {
         self.coalition & (1 << player) != 0
@@ -67,7 +72,10 @@ pub enum KernelError {
     #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
     CounterOverflow { index: u64, count: usize, max: u8 },
     #[error("shard array {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("worker {worker}: {message}")]
     Worker { worker: String, message: String },
     #[error("checkpoint: {0}")]

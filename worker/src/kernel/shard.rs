@@ -92,7 +92,10 @@ fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
 }
 
 fn io(path: &Path, source: std::io::Error) -> KernelError {
-    KernelError::Io { path: path.display().to_string(), source }
+    KernelError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// Reserve the file's blocks now, so a full disk is an error here and not a SIGBUS later, when a
@@ -122,7 +125,9 @@ impl ShardArrays {
     pub fn open(plan: &ShardPlan, id: usize, dir: Option<&Path>) -> Result<Self, KernelError> {
         let range = plan.range(id);
         let len = range.end - range.start;
-        let file = |kind: &str| -> Option<PathBuf> { dir.map(|d| d.join(format!("shard-{id:05}.{kind}"))) };
+        let file = |kind: &str| -> Option<PathBuf> {
+            dir.map(|d| d.join(format!("shard-{id:05}.{kind}")))
+        };
         Ok(ShardArrays {
             id,
             start: range.start,
@@ -134,7 +139,9 @@ impl ShardArrays {
 
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; the map lives as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize) }
+        unsafe {
+            std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize)
+        }
     }
 
     /// The raw bytes of the cells.
@@ -156,7 +163,9 @@ impl ShardArrays {
 
     /// Write the cells' dirty pages and the wave log to disk.
     pub fn flush(&self) -> Result<(), KernelError> {
-        self.cells.flush().map_err(|e| io(Path::new(&format!("shard {} cells", self.id)), e))?;
+        self.cells
+            .flush()
+            .map_err(|e| io(Path::new(&format!("shard {} cells", self.id)), e))?;
         self.waves.sync()
     }
 }
@@ -182,18 +191,32 @@ impl WaveLog {
         let store = match path {
             None => LogStore::Memory(Vec::new()),
             Some(p) => LogStore::File(
-                OpenOptions::new().read(true).write(true).create(true).truncate(false).open(p).map_err(|e| io(p, e))?,
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(p)
+                    .map_err(|e| io(p, e))?,
             ),
         };
-        Ok(WaveLog { path: path.map(Path::to_path_buf), store: Mutex::new(store) })
+        Ok(WaveLog {
+            path: path.map(Path::to_path_buf),
+            store: Mutex::new(store),
+        })
     }
 
     fn name(&self) -> String {
-        self.path.as_ref().map_or("<in-memory wave log>".into(), |p| p.display().to_string())
+        self.path
+            .as_ref()
+            .map_or("<in-memory wave log>".into(), |p| p.display().to_string())
     }
 
     fn err(&self, source: std::io::Error) -> KernelError {
-        KernelError::Io { path: self.name(), source }
+        KernelError::Io {
+            path: self.name(),
+            source,
+        }
     }
 
     /// Append the bitmap of the states decided in `wave`; returns the log's new length.
@@ -272,19 +295,28 @@ impl WaveLog {
         let bytes = self.bytes()?;
         let mut out = Vec::new();
         let mut at = 0;
-        let corrupt = |what: &str| KernelError::Checkpoint(format!("wave log {}: {what}", self.name()));
+        let corrupt =
+            |what: &str| KernelError::Checkpoint(format!("wave log {}: {what}", self.name()));
         while at < bytes.len() {
             if bytes.len() - at < FRAME_HEADER {
                 return Err(corrupt("truncated frame header"));
             }
-            let word = |i: usize| u32::from_le_bytes(bytes[at + i..at + i + 4].try_into().expect("4 bytes"));
+            let word = |i: usize| {
+                u32::from_le_bytes(bytes[at + i..at + i + 4].try_into().expect("4 bytes"))
+            };
             let (wave, len, crc) = (word(0), word(4) as usize, word(8));
-            let payload = bytes.get(at + FRAME_HEADER..at + FRAME_HEADER + len).ok_or_else(|| corrupt("truncated frame"))?;
+            let payload = bytes
+                .get(at + FRAME_HEADER..at + FRAME_HEADER + len)
+                .ok_or_else(|| corrupt("truncated frame"))?;
             if crc32fast::hash(payload) != crc {
                 return Err(corrupt(&format!("frame of wave {wave} fails its crc32")));
             }
-            let raw = zstd::bulk::decompress(payload, words * 8).map_err(|e| corrupt(&format!("zstd: {e}")))?;
-            let bitmap = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            let raw = zstd::bulk::decompress(payload, words * 8)
+                .map_err(|e| corrupt(&format!("zstd: {e}")))?;
+            let bitmap = raw
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
             out.push((wave, bitmap));
             at += FRAME_HEADER + len;
         }

@@ -22,8 +22,12 @@ impl RandomGame {
         let nodes: Vec<Node> = (0..n)
             .map(|i| match rng.gen_range(0..10) {
                 0 => Node::Illegal,
-                1 | 2 => Node::Terminal { winner: rng.gen_range(0..players) },
-                _ => Node::Live { mover: (i % players as usize) as u8 },
+                1 | 2 => Node::Terminal {
+                    winner: rng.gen_range(0..players),
+                },
+                _ => Node::Live {
+                    mover: (i % players as usize) as u8,
+                },
             })
             .collect();
         let mut succ = vec![Vec::new(); n];
@@ -40,7 +44,12 @@ impl RandomGame {
                 }
             }
         }
-        RandomGame { players, nodes, succ, pred }
+        RandomGame {
+            players,
+            nodes,
+            succ,
+            pred,
+        }
     }
 }
 
@@ -91,7 +100,12 @@ fn several_workers_and_shards_give_the_same_tables() {
     let layer = Layer::new("solo", 1, 1);
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     let dir = tempfile::tempdir().unwrap();
-    for (workers, shard_size, on_disk) in [(1, 64, false), (2, 640, true), (3, 1000, false), (4, 128, true)] {
+    for (workers, shard_size, on_disk) in [
+        (1, 64, false),
+        (2, 640, true),
+        (3, 1000, false),
+        (4, 128, true),
+    ] {
         let plan = ShardPlan::new(game.size(), shard_size);
         let path = on_disk.then(|| dir.path().join(format!("w{workers}")));
         let handles = local_workers(game.clone(), &layer, plan, workers, path.as_deref()).unwrap();
@@ -124,7 +138,10 @@ impl super::LayerObserver for StopAt {
         s.wave.is_multiple_of(self.every)
     }
     fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), super::KernelError> {
-        self.last = Some(super::ResumePoint { wave, decided_total });
+        self.last = Some(super::ResumePoint {
+            wave,
+            decided_total,
+        });
         Ok(())
     }
     fn should_stop(&mut self) -> bool {
@@ -141,7 +158,12 @@ fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
     for stop_after in [0, 1, 3, 6] {
         let dir = tempfile::tempdir().unwrap();
         let first = local_workers(game.clone(), &layer, plan, 2, Some(dir.path())).unwrap();
-        let mut obs = StopAt { stop_after, every: 2, last: None, seen: 0 };
+        let mut obs = StopAt {
+            stop_after,
+            every: 2,
+            last: None,
+            seen: 0,
+        };
         let outcome = drive_layer(&layer, &first, None, &mut obs).unwrap();
         assert!(outcome.stopped, "stopped after wave {stop_after}");
         drop(first);
@@ -167,7 +189,12 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
     let plan = ShardPlan::new(game.size(), 1024);
     let dir = tempfile::tempdir().unwrap();
     let workers = local_workers(game.clone(), &layer, plan, 1, Some(dir.path())).unwrap();
-    let mut obs = StopAt { stop_after: 2, every: 1, last: None, seen: 0 };
+    let mut obs = StopAt {
+        stop_after: 2,
+        every: 1,
+        last: None,
+        seen: 0,
+    };
     drive_layer(&layer, &workers, None, &mut obs).unwrap();
     let cpdir = dir.path().join("worker-0").join("checkpoint");
     let chunk = std::fs::read_dir(&cpdir)
@@ -179,10 +206,20 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
     std::fs::write(&chunk, bytes).unwrap();
-    let err = drive_layer(&layer, &workers, obs.last, &mut |_: &super::WaveSummary| {}).unwrap_err().to_string();
+    let err = drive_layer(&layer, &workers, obs.last, &mut |_: &super::WaveSummary| {})
+        .unwrap_err()
+        .to_string();
     let name = chunk.file_name().unwrap().to_string_lossy().to_string();
     assert!(err.contains(&name), "{err}");
     // The previous checkpoint (wave 1) is still there and loads.
-    drive_layer(&layer, &workers, Some(super::ResumePoint { wave: 1, decided_total: 0 }), &mut |_: &super::WaveSummary| {})
-        .unwrap();
+    drive_layer(
+        &layer,
+        &workers,
+        Some(super::ResumePoint {
+            wave: 1,
+            decided_total: 0,
+        }),
+        &mut |_: &super::WaveSummary| {},
+    )
+    .unwrap();
 }
