@@ -20,11 +20,17 @@ pub trait WorkerHandle: Send + Sync {
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError>;
     /// Save this worker's arrays after wave `wave` closed (see [`super::checkpoint`]).
     fn checkpoint(&self, _wave: u32) -> Result<(), KernelError> {
-        Err(KernelError::Checkpoint(format!("worker {} cannot write checkpoints", self.name())))
+        Err(KernelError::Checkpoint(format!(
+            "worker {} cannot write checkpoints",
+            self.name()
+        )))
     }
     /// Load this worker's arrays as they were after wave `wave` closed.
     fn restore(&self, _wave: u32) -> Result<(), KernelError> {
-        Err(KernelError::Checkpoint(format!("worker {} cannot restore checkpoints", self.name())))
+        Err(KernelError::Checkpoint(format!(
+            "worker {} cannot restore checkpoints",
+            self.name()
+        )))
     }
 }
 
@@ -87,8 +93,14 @@ fn on_all<T: Send>(
     f: impl Fn(&dyn WorkerHandle) -> Result<T, KernelError> + Sync,
 ) -> Result<Vec<T>, KernelError> {
     std::thread::scope(|scope| {
-        let handles: Vec<_> = workers.iter().map(|w| scope.spawn(|| f(w.as_ref()))).collect();
-        handles.into_iter().map(|h| h.join().expect("worker call panicked")).collect()
+        let handles: Vec<_> = workers
+            .iter()
+            .map(|w| scope.spawn(|| f(w.as_ref())))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker call panicked"))
+            .collect()
     })
 }
 
@@ -135,7 +147,11 @@ pub fn drive_layer(
         observer.wave(&summary);
         let outcome = |stopped| LayerOutcome {
             // The last wave decided nothing: the layer settled in the wave before it.
-            waves: if stopped { wave } else { wave.saturating_sub(1) },
+            waves: if stopped {
+                wave
+            } else {
+                wave.saturating_sub(1)
+            },
             decided: total,
             seconds: started.elapsed().as_secs_f64(),
             stopped,
@@ -177,10 +193,14 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
         self.engine.close_wave(wave)
     }
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
-        self.engine.shard_values(shard).ok_or_else(|| self.not_mine(shard))
+        self.engine
+            .shard_values(shard)
+            .ok_or_else(|| self.not_mine(shard))
     }
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
-        self.engine.shard_depth(shard)?.ok_or_else(|| self.not_mine(shard))
+        self.engine
+            .shard_depth(shard)?
+            .ok_or_else(|| self.not_mine(shard))
     }
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
         self.store()?.save(&self.engine, wave)
@@ -192,13 +212,16 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
 
 impl<G: Game> LocalWorker<G> {
     fn store(&self) -> Result<&CheckpointStore, KernelError> {
-        self.checkpoints
-            .as_ref()
-            .ok_or_else(|| KernelError::Checkpoint(format!("{} keeps its arrays in memory", self.name)))
+        self.checkpoints.as_ref().ok_or_else(|| {
+            KernelError::Checkpoint(format!("{} keeps its arrays in memory", self.name))
+        })
     }
 
     fn not_mine(&self, shard: usize) -> KernelError {
-        KernelError::Worker { worker: self.name.clone(), message: format!("does not own shard {shard}") }
+        KernelError::Worker {
+            worker: self.name.clone(),
+            message: format!("does not own shard {shard}"),
+        }
     }
 }
 
@@ -210,13 +233,19 @@ pub struct InProcessRouter<G: Game> {
 
 impl<G: Game> Default for InProcessRouter<G> {
     fn default() -> Self {
-        InProcessRouter { peers: OnceLock::new(), wave: Default::default() }
+        InProcessRouter {
+            peers: OnceLock::new(),
+            wave: Default::default(),
+        }
     }
 }
 
 impl<G: Game> Router for InProcessRouter<G> {
     fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError> {
-        let peers = self.peers.get().expect("in-process router used before its peers were set");
+        let peers = self
+            .peers
+            .get()
+            .expect("in-process router used before its peers were set");
         let wave = self.wave.load(std::sync::atomic::Ordering::Relaxed);
         peers[worker].engine.receive(updates, wave)
     }
@@ -243,8 +272,10 @@ pub fn local_workers<G: Game + 'static>(
     for me in 0..count {
         let sub = dir.map(|d| d.join(format!("worker-{me}")));
         if let Some(sub) = &sub {
-            std::fs::create_dir_all(sub)
-                .map_err(|source| KernelError::Io { path: sub.display().to_string(), source })?;
+            std::fs::create_dir_all(sub).map_err(|source| KernelError::Io {
+                path: sub.display().to_string(),
+                source,
+            })?;
         }
         let engine = WorkerEngine::new(
             game.clone(),
@@ -258,11 +289,20 @@ pub fn local_workers<G: Game + 'static>(
         locals.push(Arc::new(LocalWorker {
             engine,
             name: format!("in-process worker {me}"),
-            checkpoints: sub.as_ref().map(|d| CheckpointStore::new(d.join("checkpoint"))),
+            checkpoints: sub
+                .as_ref()
+                .map(|d| CheckpointStore::new(d.join("checkpoint"))),
         }));
     }
     let _ = router.peers.set(locals.clone());
-    Ok(locals.into_iter().map(|w| WaveTracking { inner: w, router: router.clone() }).map(|w| Arc::new(w) as _).collect())
+    Ok(locals
+        .into_iter()
+        .map(|w| WaveTracking {
+            inner: w,
+            router: router.clone(),
+        })
+        .map(|w| Arc::new(w) as _)
+        .collect())
 }
 
 /// Keeps the in-process router's idea of the current wave up to date.
@@ -279,7 +319,9 @@ impl<G: Game> WorkerHandle for WaveTracking<G> {
         self.inner.init_pass()
     }
     fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
-        self.router.wave.store(wave, std::sync::atomic::Ordering::Relaxed);
+        self.router
+            .wave
+            .store(wave, std::sync::atomic::Ordering::Relaxed);
         self.inner.run_wave(wave)
     }
     fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
@@ -326,7 +368,11 @@ pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads:
         let plan = ShardPlan::new(game.size(), 1 << 22);
         let workers = local_workers(game.clone(), layer, plan, 1, None)?;
         let outcome = drive_layer(layer, &workers, None, &mut |_: &WaveSummary| {})?;
-        let mut solved = Solved { values: Vec::new(), depth: Vec::new(), waves: outcome.waves };
+        let mut solved = Solved {
+            values: Vec::new(),
+            depth: Vec::new(),
+            waves: outcome.waves,
+        };
         gather(&plan, &workers, |_, v, d| {
             solved.values.extend(v);
             solved.depth.extend(d);
@@ -334,6 +380,9 @@ pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads:
         })?;
         Ok(solved)
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().expect("thread pool");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .expect("thread pool");
     pool.install(run).expect("in-memory solve failed")
 }
