@@ -74,7 +74,9 @@ fn is_transport(status: &Status) -> bool {
 
 impl Cluster {
     /// Connect to every worker, check the token and the protocol version, and start heartbeats.
-    pub fn connect(opts: &RemoteOptions, game: &GameSpec) -> Result<Cluster> {
+    /// `run_id`: the id of the run being resumed (its workers keep their files under it), or None
+    /// for a new run.
+    pub fn connect(opts: &RemoteOptions, game: &GameSpec, run_id: Option<&str>) -> Result<Cluster> {
         if opts.addrs.is_empty() {
             bail!("--workers needs at least one HOST:PORT");
         }
@@ -116,12 +118,20 @@ impl Cluster {
         }
         let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let family: String = game.family().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-        let run_id = format!("{family}-{}-{}", unix.as_secs(), std::process::id());
+        let run_id = match run_id {
+            Some(id) => id.to_string(),
+            None => format!("{family}-{}-{}", unix.as_secs(), std::process::id()),
+        };
         let (abort, _) = watch::channel(None);
         let mut cluster = Cluster { runtime, run_id, workers, abort, timeout: opts.timeout, monitors: Vec::new() };
         cluster.start_heartbeats(&token)?;
         tracing::info!("run {} on {} workers", cluster.run_id, cluster.workers.len());
         Ok(cluster)
+    }
+
+    /// The run's id on the workers (their files are under `DATA_DIR/<run id>/`).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     pub fn addrs(&self) -> Vec<String> {
@@ -332,10 +342,13 @@ async fn heartbeat_loop(
         match tokio::time::timeout(timeout, client.heartbeat(request)).await {
             Ok(Ok(reply)) => {
                 let reply = reply.into_inner();
-                if !reply.failure.is_empty() && reply.run_id == run_id {
+                // A resumed run may find its workers still holding the layer the killed coordinator
+                // left (abandoned when their lease ran out): that failure is old news until the
+                // layer is opened again.
+                if !reply.failure.is_empty() && reply.run_id == run_id && seen_ours {
                     return stop(format!("abandoned the run: {}", reply.failure));
                 }
-                if reply.run_id == run_id {
+                if reply.run_id == run_id && reply.failure.is_empty() {
                     seen_ours = true;
                 } else if seen_ours {
                     return stop(format!(
@@ -386,6 +399,15 @@ impl RemoteWorker {
     }
 
     fn failed(&self, what: &str, status: &Status) -> KernelError {
+        if status.code() == Code::DataLoss && !is_transport(status) {
+            // A damaged or missing checkpoint chunk on the worker: keep the meaning of the kernel's
+            // format error, so the run falls back to an older checkpoint.
+            return KernelError::Format(kingmaker_tablefmt::FormatError::Corrupt(format!(
+                "worker {}: {what}: {}",
+                self.addr,
+                status.message()
+            )));
+        }
         let message = if is_transport(status) || status.code() == Code::Unauthenticated {
             status_message(status)
         } else {
@@ -461,6 +483,20 @@ impl WorkerHandle for RemoteWorker {
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         let bytes = self.fetch("depths", shard, true)?;
         Ok(bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect())
+    }
+
+    fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
+        let request = pb::StepRequest { wave, ..self.step() };
+        self.call(&format!("checkpoint after wave {wave}"), |mut c| async move { c.checkpoint(request).await })
+            .map(|_| ())
+    }
+
+    fn restore(&self, wave: u32) -> Result<(), KernelError> {
+        let request = pb::StepRequest { wave, ..self.step() };
+        self.call(&format!("restoring the checkpoint after wave {wave}"), |mut c| async move {
+            c.restore(request).await
+        })
+        .map(|_| ())
     }
 }
 

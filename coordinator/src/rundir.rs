@@ -1,7 +1,7 @@
 //! A run directory: what a build writes and what `query`, `pack` and `status` read.
 //!
 //! ```text
-//! DIR/run.json          the game and its layers (written first)
+//! DIR/run.json          the game and its layers (written first); a distributed run's workers and id
 //! DIR/work/             shard arrays while a layer is being solved (removed when it is done)
 //! DIR/layers/NAME.values, NAME.depth   one finished table per layer (see tablefmt::table)
 //! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
@@ -25,6 +25,17 @@ pub struct RunInfo {
     pub states: u64,
     pub shard_size: u64,
     pub kingmaker_version: String,
+    /// A distributed run: its workers (`HOST:PORT`, in worker-number order, which fixes the shards
+    /// each one owns) and its run id on them (their files are under `DATA_DIR/<run id>/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
+}
+
+/// How a distributed run was started, for `kingmaker resume`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Distributed {
+    pub run_id: String,
+    pub workers: Vec<String>,
 }
 
 pub struct RunDir {

@@ -195,10 +195,13 @@ pub fn embedded_workers(
     move |layer, plan| Ok(local_workers(game.clone(), layer, *plan, count, Some(&work))?)
 }
 
-/// Solve every layer not yet finished on remote workers (`build --workers`, connected and checked
-/// by [`Cluster::connect`]): open each layer on all of them, drive it and gather its table as the
-/// embedded build does. On a failure the workers are told to stop (their files stay) and the
-/// error names the worker at fault.
+/// Solve every layer not yet finished on remote workers (`build --workers`, `resume --workers`,
+/// connected and checked by [`Cluster::connect`]): open each layer on all of them, drive it and
+/// gather its table as the embedded build does. The workers checkpoint into their data
+/// directories as in-process workers do into `run/work/`; a resumed run restores the last
+/// checkpoint there (or the one before, if a chunk of it is damaged). On a stop request the wave is
+/// finished, checkpointed and the workers are told to end the run (their files stay); on a failure
+/// they are told the same and the error names the worker at fault.
 pub fn solve_distributed(
     run: &RunDir,
     info: &RunInfo,
@@ -208,11 +211,8 @@ pub fn solve_distributed(
     state: &mut RunState,
     stop: &AtomicBool,
 ) -> Result<Ending> {
-    // Remote workers do not write checkpoints yet: a distributed run that stops keeps its finished
-    // layers (`kingmaker resume` goes on from there) and solves the interrupted one again.
-    let opts = SolveOptions { checkpoint_every_waves: 0, checkpoint_every_secs: 0, ..opts.clone() };
     let make = |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(&info.spec, layer, plan);
-    match solve_layers(run, game, &info.layers, &opts, state, stop, &make) {
+    match solve_layers(run, game, &info.layers, opts, state, stop, &make) {
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));
             Ok(ending)
@@ -224,10 +224,16 @@ pub fn solve_distributed(
                 Some((addr, reason)) => format!("worker {addr} {reason}"),
                 None => "a worker failed".to_string(),
             };
+            let resume = match &state.current {
+                Some(c) => format!("its last checkpoint is after wave {} of layer {}", c.last.wave, c.layer),
+                None => "it has no checkpoint of the current layer".to_string(),
+            };
             Err(err.context(format!(
-                "the distributed build stopped: {why}; {} keeps its finished layers, the workers keep their \
-                 shard files",
-                run.path.display()
+                "the distributed build stopped: {why}; {} keeps its finished layers and {resume}, the workers \
+                 keep their shard files: restart what is down, then `kingmaker resume {} --workers {} --token ...`",
+                run.path.display(),
+                run.path.display(),
+                info.distributed.as_ref().map(|d| d.workers.join(",")).unwrap_or_default()
             )))
         }
     }

@@ -1,7 +1,7 @@
 //! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
 
 use super::game::GameChoice;
-use crate::rundir::{write_json_atomically, RunDir, RunInfo};
+use crate::rundir::{write_json_atomically, Distributed, RunDir, RunInfo};
 use crate::remote::{Cluster, RemoteOptions};
 use crate::solve::{embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions};
 use crate::summary::summarize;
@@ -97,7 +97,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
             token,
             timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
         };
-        Some(Cluster::connect(&remote, &spec)?)
+        Some(Cluster::connect(&remote, &spec, None)?)
     };
     let game = Arc::new(spec.build()?);
     let out = args.out.unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
@@ -109,6 +109,9 @@ pub fn run(args: BuildArgs) -> Result<()> {
         states: game.size(),
         shard_size: args.shard_size,
         kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
+        distributed: cluster
+            .as_ref()
+            .map(|c| Distributed { run_id: c.run_id().to_string(), workers: c.addrs() }),
     };
     run.write_info(&info)?;
     tracing::info!("building {} ({} states) into {}", game.name(), game.size(), out.display());
@@ -126,20 +129,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
     solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
 }
 
-/// Solve what is left of a run on in-process workers, then write and print its summary.
-/// Shared by `build` and `resume`.
-pub fn solve_run(
-    run: &RunDir,
-    info: &RunInfo,
-    game: &Arc<AnyGame>,
-    opts: &SolveOptions,
-    reach: bool,
-    json: bool,
-) -> Result<()> {
-    solve_run_with(run, info, game, opts, None, reach, json)
-}
-
-/// [`solve_run`] on the remote workers of `cluster` when it is given.
+/// Solve what is left of a run, on the remote workers of `cluster` when it is given (else in
+/// process), then write and print its summary. Shared by `build` and `resume`.
 pub fn solve_run_with(
     run: &RunDir,
     info: &RunInfo,

@@ -1,10 +1,12 @@
 //! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint.
 
-use super::build::solve_run;
+use super::build::solve_run_with;
+use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::Game;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,6 +30,17 @@ pub struct ResumeArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A distributed run's workers (HOST:PORT,...). Default: the ones in run.json. As many as
+    /// the run started with, in the same order (worker N keeps the shards it had), restarted on
+    /// their data directories if they went down.
+    #[arg(long, value_delimiter = ',', conflicts_with = "local_workers")]
+    pub workers: Vec<String>,
+    /// The token the workers were started with (prefer the environment variable).
+    #[arg(long, env = TOKEN_ENV, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Stop the run when a worker has not answered heartbeats for this many seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub worker_timeout: f64,
 }
 
 pub fn run(args: ResumeArgs) -> Result<()> {
@@ -41,8 +54,14 @@ pub fn run(args: ResumeArgs) -> Result<()> {
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
     match &state.current {
-        Some(c) => tracing::info!("resuming {}: layer {} from its checkpoint after wave {}", game.name(), c.layer, c.last.wave),
-        None => tracing::info!("resuming {}: {} layer(s) finished, no checkpoint of the next one", game.name(), state.finished.len()),
+        Some(c) => {
+            tracing::info!("resuming {}: layer {} from its checkpoint after wave {}", game.name(), c.layer, c.last.wave)
+        }
+        None => tracing::info!(
+            "resuming {}: {} layer(s) finished, no checkpoint of the next one",
+            game.name(),
+            state.finished.len()
+        ),
     }
     let opts = SolveOptions {
         shard_size: info.shard_size,
@@ -51,5 +70,57 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         checkpoint_every_secs: args.checkpoint_every_secs,
     };
     let reach = game.size() < 1 << 24;
-    solve_run(&run, &info, &game, &opts, reach, args.json)
+    let cluster = match &info.distributed {
+        None if !args.workers.is_empty() => bail!(
+            "{} was built in process, not on workers: resume it without --workers (its checkpoints are in \
+             its work/ directory)",
+            args.dir.display()
+        ),
+        None => None,
+        Some(d) => {
+            let addrs = if args.workers.is_empty() { d.workers.clone() } else { args.workers.clone() };
+            if addrs.len() != d.workers.len() {
+                bail!(
+                    "{} was built on {} workers ({}), --workers gives {}: a resumed run needs as many workers \
+                     as it started with (each keeps the shards and checkpoints it had)",
+                    args.dir.display(),
+                    d.workers.len(),
+                    d.workers.join(","),
+                    addrs.len()
+                );
+            }
+            // The same workers in another order: put them back in the run's order.
+            let mut same = addrs.clone();
+            same.sort();
+            let mut original = d.workers.clone();
+            original.sort();
+            let addrs = if same == original && addrs != d.workers {
+                tracing::warn!("--workers lists the run's workers in another order; using the run's order");
+                d.workers.clone()
+            } else {
+                addrs
+            };
+            let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
+                bail!("resuming a distributed run needs the workers' token: pass --token or set {TOKEN_ENV}");
+            };
+            if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
+                bail!("--worker-timeout must be between 0 and 3600 seconds");
+            }
+            let remote = RemoteOptions {
+                addrs: addrs.clone(),
+                token,
+                timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
+            };
+            tracing::info!("resuming run {} on workers {}", d.run_id, addrs.join(","));
+            let cluster = Cluster::connect(&remote, &info.spec, Some(&d.run_id))?;
+            if addrs != d.workers {
+                // Moved workers: remember where they are now.
+                let mut moved = info.clone();
+                moved.distributed = Some(crate::rundir::Distributed { run_id: d.run_id.clone(), workers: addrs });
+                run.write_info(&moved)?;
+            }
+            Some(cluster)
+        }
+    };
+    solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
 }

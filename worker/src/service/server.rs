@@ -11,6 +11,7 @@ use super::client::lazy_client;
 use super::metrics::{Metric, Registry};
 use super::router::{GrpcRouter, RouterMetrics};
 use super::wire::{decode_updates, pack_bytes};
+use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::spec::{AnyGame, GameSpec};
 use crate::Game;
@@ -76,6 +77,8 @@ struct Active {
     /// `data_dir/<run id>`.
     run_dir: PathBuf,
     engine: Arc<WorkerEngine<AnyGame>>,
+    /// The layer's checkpoints, in `data_dir/<run id>/<layer>/checkpoint/`.
+    checkpoints: Arc<CheckpointStore>,
     router: Arc<GrpcRouter>,
     /// The wave whose updates peers may deliver now (the one after the last closed wave).
     open_wave: AtomicU32,
@@ -144,8 +147,14 @@ pub struct WorkerService {
 
 type ChunkStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
 
+/// A kernel error as a status. A damaged or missing checkpoint chunk (a format error) is
+/// DATA_LOSS, so the coordinator knows it may fall back to an older checkpoint; the message names
+/// the chunk.
 fn kernel_status(err: KernelError) -> Status {
-    Status::internal(err.to_string())
+    match err {
+        KernelError::Format(e) => Status::data_loss(e.to_string()),
+        err => Status::internal(err.to_string()),
+    }
 }
 
 /// Run ids and layer names become directory names: keep them to a safe alphabet.
@@ -326,8 +335,12 @@ impl WorkerService {
                 }
                 if previous.run_id == req.run_id {
                     previous.retire();
-                    let dir = previous.run_dir.join(&previous.layer);
-                    let _ = std::fs::remove_dir_all(&dir);
+                    // The same layer again is a resumed run reopening its files and checkpoints;
+                    // another layer means the previous one is finished.
+                    if previous.layer != spec.name {
+                        let dir = previous.run_dir.join(&previous.layer);
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
                 }
             }
         }
@@ -367,6 +380,7 @@ impl WorkerService {
             layer: layer.name.clone(),
             run_dir,
             engine: Arc::new(engine),
+            checkpoints: Arc::new(CheckpointStore::new(layer_dir.join("checkpoint"))),
             router,
             open_wave: AtomicU32::new(0),
             lease,
@@ -406,6 +420,51 @@ impl Worker for WorkerService {
         let reply = self.start_layer_inner(req.into_inner()).await;
         self.touch();
         reply.map(Response::new)
+    }
+
+    async fn checkpoint(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+        self.touch();
+        let req = req.into_inner();
+        let active = self.active(&req.run_id)?;
+        let _step = self.inner.step.lock().await;
+        let open = active.open_wave.load(Relaxed);
+        if open != req.wave + 1 {
+            return Err(Status::failed_precondition(format!(
+                "asked to checkpoint wave {} while wave {open} is open (only the last closed wave can be saved)",
+                req.wave
+            )));
+        }
+        let wave = req.wave;
+        self.blocking(&active, move |a| a.checkpoints.save(&a.engine, wave)).await?;
+        tracing::info!("run {}: layer {} checkpointed after wave {wave}", active.run_id, active.layer);
+        Ok(Response::new(pb::StepReply {}))
+    }
+
+    async fn restore(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+        self.touch();
+        let req = req.into_inner();
+        let active = self.active(&req.run_id)?;
+        let _step = self.inner.step.lock().await;
+        let wave = req.wave;
+        // Not `blocking`: a damaged checkpoint is no reason to abandon the run, the coordinator may
+        // fall back to the one before.
+        let a = active.clone();
+        let restored = tokio::task::spawn_blocking(move || a.checkpoints.load(&a.engine, wave))
+            .await
+            .map_err(|e| Status::internal(format!("restoring panicked: {e}")))?
+            .map_err(kernel_status);
+        if let Err(status) = &restored {
+            tracing::error!(
+                "run {}: layer {}: cannot restore the checkpoint after wave {wave}: {}",
+                active.run_id,
+                active.layer,
+                status.message()
+            );
+        }
+        restored?;
+        active.open_wave.store(wave + 1, Relaxed);
+        tracing::info!("run {}: layer {} restored to its checkpoint after wave {wave}", active.run_id, active.layer);
+        Ok(Response::new(pb::StepReply {}))
     }
 
     async fn init_pass(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
