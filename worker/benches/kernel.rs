@@ -132,10 +132,8 @@ fn main() {
             );
         }
     }
-    // One cell byte + two frontier bits while solving; the u16 depth is written once per state in
-    // index order (its pages stream to the file and need not stay resident).
-    println!(
-        "working set while solving: 1.25 bytes per state (+2 bytes of depth, written sequentially)"
-    );
+    // The cell byte holds the counter or the value with its generation (the frontier); depths go
+    // to per-shard wave logs on disk.
+    println!("working set while solving: 1 byte per state (the cells); depths in wave logs on disk");
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
 }
