@@ -54,6 +54,10 @@ enum Command {
 }
 
 fn main() {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as Unix tools
+    // do, instead of panicking on a broken pipe.
+    // SAFETY: setting a signal disposition before any other thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     progress::init_logging();
     let result = match cli.command {
