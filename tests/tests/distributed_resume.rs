@@ -195,8 +195,19 @@ fn coordinator_killed_at_random_moments_resumes_on_the_same_workers() {
             // Killed before the build had written anything: nothing to resume.
             continue;
         } else {
-            // The workers still hold the killed coordinator's layer: resume takes it over.
-            resume_to_end(&run, Some(&workers))
+            // The workers still hold the killed coordinator's layer: resume takes it over, from
+            // the last checkpoint when there is one.
+            let checkpointed = std::fs::read_to_string(run.join("checkpoint.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .and_then(|s| s["current"]["last"]["wave"].as_u64());
+            let out = resume(&run, Some(&workers));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "resume failed: {}\n{err}", out.status);
+            if let Some(wave) = checkpointed {
+                assert!(err.contains(&format!("resuming after wave {wave}")), "resumed from its checkpoint: {err}");
+            }
+            read_json(&run.join("summary.json"))["layers"].clone()
         };
         assert_eq!(&layers, expected, "coordinator killed after {ms} ms (kill {i})");
     }
