@@ -11,7 +11,11 @@ use std::sync::{Arc, OnceLock};
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
 
 /// Bytes of update messages remote workers reported since the last wave line (see
@@ -41,9 +45,11 @@ impl LayerProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(states);
             bar.set_style(
-                ProgressStyle::with_template("{prefix:>10} [{bar:40}] {pos}/{len} decided, wave {msg} ({elapsed})")
-                    .expect("valid template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{prefix:>10} [{bar:40}] {pos}/{len} decided, wave {msg} ({elapsed})",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
             );
             bar.set_prefix(layer.to_string());
             bar
@@ -53,18 +59,40 @@ impl LayerProgress {
 
     pub fn wave(&self, w: &WaveSummary) {
         let wire = WIRE_BYTES.swap(0, Relaxed);
-        let on_wire = if WIRE_USED.load(Relaxed) { format!(", {wire} bytes on the wire") } else { String::new() };
+        let on_wire = if WIRE_USED.load(Relaxed) {
+            format!(", {wire} bytes on the wire")
+        } else {
+            String::new()
+        };
         let line = format!(
             "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}{on_wire}, {:.2}s",
             w.layer, w.wave, w.decided, w.decided_total, w.stats.expanded, w.stats.applied, w.stats.sent, w.seconds
         );
         let m = metrics();
-        m.counter("kingmaker_waves_total", "Waves closed (all layers).").add(1);
-        m.gauge("kingmaker_wave", "The last wave closed.").set(u64::from(w.wave));
-        m.counter("kingmaker_states_decided_total", "States decided (all layers).").add(w.decided);
-        m.counter("kingmaker_updates_applied_total", "Predecessor updates applied.").add(w.stats.applied);
-        m.counter("kingmaker_updates_sent_total", "Predecessor updates sent between workers.").add(w.stats.sent);
-        m.counter("kingmaker_wire_bytes_total", "Bytes of updates exchanged between remote workers.").add(wire);
+        m.counter("kingmaker_waves_total", "Waves closed (all layers).")
+            .add(1);
+        m.gauge("kingmaker_wave", "The last wave closed.")
+            .set(u64::from(w.wave));
+        m.counter(
+            "kingmaker_states_decided_total",
+            "States decided (all layers).",
+        )
+        .add(w.decided);
+        m.counter(
+            "kingmaker_updates_applied_total",
+            "Predecessor updates applied.",
+        )
+        .add(w.stats.applied);
+        m.counter(
+            "kingmaker_updates_sent_total",
+            "Predecessor updates sent between workers.",
+        )
+        .add(w.stats.sent);
+        m.counter(
+            "kingmaker_wire_bytes_total",
+            "Bytes of updates exchanged between remote workers.",
+        )
+        .add(wire);
         match &self.bar {
             Some(bar) => {
                 bar.set_position(w.decided_total);
@@ -87,16 +115,23 @@ impl LayerProgress {
 pub fn serve_metrics(addr: &str) -> anyhow::Result<std::net::SocketAddr> {
     let addr = kingmaker_worker::service::resolve(addr)?;
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new().name("metrics".into()).spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-            Ok(r) => r,
-            Err(e) => return drop(tx.send(Err(e))),
-        };
-        runtime.block_on(async move {
-            let _ = tx.send(kingmaker_worker::service::metrics::serve(addr, metrics()).await);
-            std::future::pending::<()>().await
-        })
-    })?;
-    let bound = rx.recv()?.map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return drop(tx.send(Err(e))),
+            };
+            runtime.block_on(async move {
+                let _ = tx.send(kingmaker_worker::service::metrics::serve(addr, metrics()).await);
+                std::future::pending::<()>().await
+            })
+        })?;
+    let bound = rx
+        .recv()?
+        .map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
     Ok(bound)
 }

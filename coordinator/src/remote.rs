@@ -56,11 +56,16 @@ async fn aborted(rx: &mut watch::Receiver<Abort>) -> (String, String) {
 /// A failed call to `addr`, in words an operator can act on.
 fn status_message(status: &Status) -> String {
     match status.code() {
-        Code::Unauthenticated => "refused our token: give the coordinator the token the workers were started with \
+        Code::Unauthenticated => {
+            "refused our token: give the coordinator the token the workers were started with \
                                   (--token or KINGMAKER_TOKEN)"
-            .to_string(),
+                .to_string()
+        }
         Code::Unavailable | Code::Cancelled | Code::Unknown if is_transport(status) => {
-            format!("is unreachable: it died, was killed or lost the network ({})", describe_status(status))
+            format!(
+                "is unreachable: it died, was killed or lost the network ({})",
+                describe_status(status)
+            )
         }
         _ => describe_status(status),
     }
@@ -96,7 +101,9 @@ impl Cluster {
             let mut tasks = Vec::new();
             for addr in &opts.addrs {
                 let (addr, token) = (addr.clone(), token.clone());
-                tasks.push(tokio::spawn(async move { check_worker(&addr, &token).await }));
+                tasks.push(tokio::spawn(
+                    async move { check_worker(&addr, &token).await },
+                ));
             }
             let mut out = Vec::new();
             for t in tasks {
@@ -112,20 +119,41 @@ impl Cluster {
                 info.protocol_version,
                 info.cores,
                 info.memory_bytes as f64 / (1u64 << 30) as f64,
-                if info.run_id.is_empty() { String::new() } else { format!(", busy with run {}", info.run_id) }
+                if info.run_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(", busy with run {}", info.run_id)
+                }
             );
             workers.push((addr, client, info));
         }
-        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let family: String = game.family().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+        let unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let family: String = game
+            .family()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
         let run_id = match run_id {
             Some(id) => id.to_string(),
             None => format!("{family}-{}-{}", unix.as_secs(), std::process::id()),
         };
         let (abort, _) = watch::channel(None);
-        let mut cluster = Cluster { runtime, run_id, workers, abort, timeout: opts.timeout, monitors: Vec::new() };
+        let mut cluster = Cluster {
+            runtime,
+            run_id,
+            workers,
+            abort,
+            timeout: opts.timeout,
+            monitors: Vec::new(),
+        };
         cluster.start_heartbeats(&token)?;
-        tracing::info!("run {} on {} workers", cluster.run_id, cluster.workers.len());
+        tracing::info!(
+            "run {} on {} workers",
+            cluster.run_id,
+            cluster.workers.len()
+        );
         Ok(cluster)
     }
 
@@ -144,8 +172,14 @@ impl Cluster {
         let interval = Duration::from_millis(1000).min(self.timeout / 3);
         let _guard = self.runtime.enter(); // clients spawn their connection tasks on it
         for (addr, _, _) in &self.workers {
-            let client = kingmaker_worker::service::client::lazy_client(addr, token).map_err(anyhow::Error::msg)?;
-            let (addr, run_id, abort, timeout) = (addr.clone(), self.run_id.clone(), self.abort.clone(), self.timeout);
+            let client = kingmaker_worker::service::client::lazy_client(addr, token)
+                .map_err(anyhow::Error::msg)?;
+            let (addr, run_id, abort, timeout) = (
+                addr.clone(),
+                self.run_id.clone(),
+                self.abort.clone(),
+                self.timeout,
+            );
             self.monitors.push(tokio::spawn(async move {
                 heartbeat_loop(addr, client, run_id, abort, interval, timeout).await
             }));
@@ -169,7 +203,10 @@ impl Cluster {
                 self.workers.len()
             );
         }
-        let owners: Vec<u32> = assign_shards(plan, self.workers.len()).into_iter().map(|o| o as u32).collect();
+        let owners: Vec<u32> = assign_shards(plan, self.workers.len())
+            .into_iter()
+            .map(|o| o as u32)
+            .collect();
         let peers = self.addrs();
         let spec_json = serde_json::to_string(spec)?;
         // A worker hears nothing from a dead coordinator for this long before it stops writing.
@@ -203,13 +240,20 @@ impl Cluster {
                             coalition: layer.coalition.into(),
                             objective: layer.objective.into(),
                         }),
-                        plan: Some(pb::ShardPlan { size: plan.size, shard_size: plan.shard_size }),
+                        plan: Some(pb::ShardPlan {
+                            size: plan.size,
+                            shard_size: plan.shard_size,
+                        }),
                         owners: owners.clone(),
                         me: w.me as u32,
                         peers: peers.clone(),
                         lease_ms,
                     };
-                    scope.spawn(move || w.call("start layer", |mut c| async move { c.start_layer(request).await }))
+                    scope.spawn(move || {
+                        w.call("start layer", |mut c| async move {
+                            c.start_layer(request).await
+                        })
+                    })
                 })
                 .collect();
             tasks
@@ -217,7 +261,10 @@ impl Cluster {
                 .map(|t| t.join().expect("start layer thread panicked").map(|_| ()))
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        Ok(handles.into_iter().map(|h| h as Arc<dyn WorkerHandle>).collect())
+        Ok(handles
+            .into_iter()
+            .map(|h| h as Arc<dyn WorkerHandle>)
+            .collect())
     }
 
     /// The reason the run was stopped, if it was.
@@ -231,7 +278,8 @@ impl Cluster {
         self.runtime.block_on(async {
             let mut probes = Vec::new();
             for (addr, client, _) in &self.workers {
-                let (mut client, addr, run_id) = (client.clone(), addr.clone(), self.run_id.clone());
+                let (mut client, addr, run_id) =
+                    (client.clone(), addr.clone(), self.run_id.clone());
                 probes.push(tokio::spawn(async move {
                     let probe = client.heartbeat(pb::HeartbeatRequest { run_id });
                     match tokio::time::timeout(Duration::from_secs(2), probe).await {
@@ -263,14 +311,22 @@ impl Cluster {
             let mut calls = Vec::new();
             for (addr, client, _) in &self.workers {
                 let (mut client, addr) = (client.clone(), addr.clone());
-                let request = pb::ShutdownRequest { run_id: run_id.clone(), delete_files: success, exit: false };
+                let request = pb::ShutdownRequest {
+                    run_id: run_id.clone(),
+                    delete_files: success,
+                    exit: false,
+                };
                 calls.push(tokio::spawn(async move {
-                    match tokio::time::timeout(Duration::from_secs(3), client.shutdown(request)).await {
+                    match tokio::time::timeout(Duration::from_secs(3), client.shutdown(request))
+                        .await
+                    {
                         Ok(Ok(_)) => {}
                         Ok(Err(s)) if is_transport(&s) => {
                             tracing::debug!("worker {addr}: gone: {}", status_message(&s))
                         }
-                        Ok(Err(s)) => tracing::warn!("worker {addr}: ending the run: {}", status_message(&s)),
+                        Ok(Err(s)) => {
+                            tracing::warn!("worker {addr}: ending the run: {}", status_message(&s))
+                        }
                         Err(_) => tracing::warn!("worker {addr}: no answer to the end of the run"),
                     }
                 }));
@@ -295,7 +351,9 @@ async fn check_worker(addr: &str, token: &AddToken) -> Result<(String, Client, p
     let mut client = connect(addr, token).await.map_err(anyhow::Error::msg)?;
     let reply = tokio::time::timeout(
         Duration::from_secs(10),
-        client.describe(pb::DescribeRequest { protocol_version: PROTOCOL_VERSION }),
+        client.describe(pb::DescribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+        }),
     )
     .await
     .map_err(|_| anyhow::anyhow!("worker {addr} did not answer within 10s"))?
@@ -338,7 +396,9 @@ async fn heartbeat_loop(
     };
     loop {
         tokio::time::sleep(interval).await;
-        let request = pb::HeartbeatRequest { run_id: run_id.clone() };
+        let request = pb::HeartbeatRequest {
+            run_id: run_id.clone(),
+        };
         match tokio::time::timeout(timeout, client.heartbeat(request)).await {
             Ok(Ok(reply)) => {
                 let reply = reply.into_inner();
@@ -413,22 +473,34 @@ impl RemoteWorker {
         } else {
             format!("{what} failed: {}", status_message(status))
         };
-        KernelError::Worker { worker: self.addr.clone(), message }
+        KernelError::Worker {
+            worker: self.addr.clone(),
+            message,
+        }
     }
 
     fn step(&self) -> pb::StepRequest {
-        pb::StepRequest { run_id: self.run_id.clone(), wave: 0 }
+        pb::StepRequest {
+            run_id: self.run_id.clone(),
+            wave: 0,
+        }
     }
 
     /// The chunks of ShardValues or ShardDepth, reassembled.
     fn fetch(&self, what: &str, shard: usize, depth: bool) -> Result<Vec<u8>, KernelError> {
-        let request = pb::ShardRequest { run_id: self.run_id.clone(), shard: shard as u32 };
+        let request = pb::ShardRequest {
+            run_id: self.run_id.clone(),
+            shard: shard as u32,
+        };
         let mut abort = self.abort.clone();
         let mut client = self.client.clone();
         let fetch = async move {
-            let mut stream =
-                if depth { client.shard_depth(request).await? } else { client.shard_values(request).await? }
-                    .into_inner();
+            let mut stream = if depth {
+                client.shard_depth(request).await?
+            } else {
+                client.shard_values(request).await?
+            }
+            .into_inner();
             let mut bytes = Vec::new();
             while let Some(chunk) = stream.message().await? {
                 bytes.extend(unpack_bytes(chunk).map_err(|e| Status::data_loss(e.to_string()))?);
@@ -446,7 +518,10 @@ impl RemoteWorker {
         if bytes.len() != want {
             return Err(KernelError::Worker {
                 worker: self.addr.clone(),
-                message: format!("{what} of shard {shard}: {} bytes instead of {want}", bytes.len()),
+                message: format!(
+                    "{what} of shard {shard}: {} bytes instead of {want}",
+                    bytes.len()
+                ),
             });
         }
         Ok(bytes)
@@ -460,20 +535,42 @@ impl WorkerHandle for RemoteWorker {
 
     fn init_pass(&self) -> Result<(), KernelError> {
         let request = self.step();
-        self.call("initial pass", |mut c| async move { c.init_pass(request).await }).map(|_| ())
+        self.call(
+            "initial pass",
+            |mut c| async move { c.init_pass(request).await },
+        )
+        .map(|_| ())
     }
 
     fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
-        let request = pb::StepRequest { wave, ..self.step() };
-        self.call(&format!("wave {wave}"), |mut c| async move { c.run_wave(request).await }).map(|_| ())
+        let request = pb::StepRequest {
+            wave,
+            ..self.step()
+        };
+        self.call(&format!("wave {wave}"), |mut c| async move {
+            c.run_wave(request).await
+        })
+        .map(|_| ())
     }
 
     fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
-        let request = pb::StepRequest { wave, ..self.step() };
-        let reply = self.call(&format!("closing wave {wave}"), |mut c| async move { c.close_wave(request).await })?;
+        let request = pb::StepRequest {
+            wave,
+            ..self.step()
+        };
+        let reply = self.call(&format!("closing wave {wave}"), |mut c| async move {
+            c.close_wave(request).await
+        })?;
         let s = reply.stats.unwrap_or_default();
         crate::progress::add_wire_bytes(s.bytes_sent);
-        Ok((reply.decided, WaveStats { expanded: s.expanded, applied: s.applied, sent: s.sent }))
+        Ok((
+            reply.decided,
+            WaveStats {
+                expanded: s.expanded,
+                applied: s.applied,
+                sent: s.sent,
+            },
+        ))
     }
 
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
@@ -482,20 +579,33 @@ impl WorkerHandle for RemoteWorker {
 
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         let bytes = self.fetch("depths", shard, true)?;
-        Ok(bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect())
+        Ok(bytes
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect())
     }
 
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
-        let request = pb::StepRequest { wave, ..self.step() };
-        self.call(&format!("checkpoint after wave {wave}"), |mut c| async move { c.checkpoint(request).await })
-            .map(|_| ())
+        let request = pb::StepRequest {
+            wave,
+            ..self.step()
+        };
+        self.call(
+            &format!("checkpoint after wave {wave}"),
+            |mut c| async move { c.checkpoint(request).await },
+        )
+        .map(|_| ())
     }
 
     fn restore(&self, wave: u32) -> Result<(), KernelError> {
-        let request = pb::StepRequest { wave, ..self.step() };
-        self.call(&format!("restoring the checkpoint after wave {wave}"), |mut c| async move {
-            c.restore(request).await
-        })
+        let request = pb::StepRequest {
+            wave,
+            ..self.step()
+        };
+        self.call(
+            &format!("restoring the checkpoint after wave {wave}"),
+            |mut c| async move { c.restore(request).await },
+        )
         .map(|_| ())
     }
 }

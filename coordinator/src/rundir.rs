@@ -50,7 +50,10 @@ impl RunDir {
             let only_leftovers = path.is_dir()
                 && path
                     .read_dir()
-                    .map(|d| d.flatten().all(|e| e.file_name().to_string_lossy().ends_with(".tmp")))
+                    .map(|d| {
+                        d.flatten()
+                            .all(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+                    })
                     .unwrap_or(false);
             if !only_leftovers {
                 bail!(
@@ -62,17 +65,28 @@ impl RunDir {
             }
         }
         std::fs::create_dir_all(path).with_context(|| format!("creating {}", path.display()))?;
-        Ok(RunDir { path: path.to_path_buf() })
+        Ok(RunDir {
+            path: path.to_path_buf(),
+        })
     }
 
     /// An existing run directory with its `run.json`.
     pub fn open(path: &Path) -> Result<(RunDir, RunInfo)> {
         let file = path.join("run.json");
         let text = std::fs::read_to_string(&file).with_context(|| {
-            format!("{} is not a Kingmaker run directory (no readable run.json)", path.display())
+            format!(
+                "{} is not a Kingmaker run directory (no readable run.json)",
+                path.display()
+            )
         })?;
-        let info: RunInfo = serde_json::from_str(&text).with_context(|| format!("{} is malformed", file.display()))?;
-        Ok((RunDir { path: path.to_path_buf() }, info))
+        let info: RunInfo = serde_json::from_str(&text)
+            .with_context(|| format!("{} is malformed", file.display()))?;
+        Ok((
+            RunDir {
+                path: path.to_path_buf(),
+            },
+            info,
+        ))
     }
 
     /// The run manifest (`checkpoint.json`); a run that never checkpointed has an empty one.
@@ -81,7 +95,8 @@ impl RunDir {
         if !path.exists() {
             return Ok(RunState::default());
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))
     }
 
@@ -94,8 +109,11 @@ impl RunDir {
         if !path.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        Ok(Some(serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?))
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(serde_json::from_str(&text).with_context(|| {
+            format!("{} is malformed", path.display())
+        })?))
     }
 
     pub fn write_progress(&self, progress: &Progress) -> Result<()> {
@@ -121,8 +139,12 @@ impl RunDir {
 
     /// The finished table of one layer.
     pub fn table(&self, layer: &str) -> Result<TableReader> {
-        TableReader::open(&self.layers_dir(), layer)
-            .with_context(|| format!("layer {layer} of {} is missing or incomplete", self.path.display()))
+        TableReader::open(&self.layers_dir(), layer).with_context(|| {
+            format!(
+                "layer {layer} of {} is missing or incomplete",
+                self.path.display()
+            )
+        })
     }
 }
 
@@ -132,11 +154,13 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()>
     let text = serde_json::to_string_pretty(value)? + "\n";
     {
         use std::io::Write;
-        let mut f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} into place", tmp.display()))?;
     if let Some(dir) = path.parent() {
         if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();
@@ -172,20 +196,34 @@ pub struct RunState {
 
 impl RunState {
     pub fn finished(&self, layer: &str) -> Option<&TableSummary> {
-        self.finished.iter().find(|f| f.layer.name == layer).map(|f| &f.table)
+        self.finished
+            .iter()
+            .find(|f| f.layer.name == layer)
+            .map(|f| &f.table)
     }
 
     /// Where to restart `layer`, best first.
     pub fn resume_points(&self, layer: &str) -> Vec<Option<ResumePoint>> {
         match &self.current {
-            Some(c) if c.layer == layer => std::iter::once(Some(c.last)).chain(c.previous.map(Some)).collect(),
+            Some(c) if c.layer == layer => std::iter::once(Some(c.last))
+                .chain(c.previous.map(Some))
+                .collect(),
             _ => Vec::new(),
         }
     }
 
     pub fn checkpointed(&mut self, layer: &str, point: ResumePoint) {
-        let previous = self.current.as_ref().filter(|c| c.layer == layer).map(|c| c.last);
-        self.current = Some(CurrentLayer { layer: layer.to_string(), last: point, previous, at_unix: unix_now() });
+        let previous = self
+            .current
+            .as_ref()
+            .filter(|c| c.layer == layer)
+            .map(|c| c.last);
+        self.current = Some(CurrentLayer {
+            layer: layer.to_string(),
+            last: point,
+            previous,
+            at_unix: unix_now(),
+        });
     }
 
     pub fn finish(&mut self, layer: Layer, table: TableSummary) {
@@ -213,24 +251,44 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(layer: &Layer, w: &WaveSummary, states: u64, seconds: f64, state: &RunState, workers: &[String]) -> Progress {
+    pub fn new(
+        layer: &Layer,
+        w: &WaveSummary,
+        states: u64,
+        seconds: f64,
+        state: &RunState,
+        workers: &[String],
+    ) -> Progress {
         Progress {
             layer: layer.name.clone(),
             wave: w.wave,
             decided_in_wave: w.decided,
             decided_total: w.decided_total,
             states,
-            layers_finished: state.finished.iter().map(|f| f.layer.name.clone()).collect(),
+            layers_finished: state
+                .finished
+                .iter()
+                .map(|f| f.layer.name.clone())
+                .collect(),
             seconds,
-            rate: if seconds > 0.0 { w.decided_total as f64 / seconds } else { 0.0 },
+            rate: if seconds > 0.0 {
+                w.decided_total as f64 / seconds
+            } else {
+                0.0
+            },
             updated_unix: unix_now(),
             pid: std::process::id(),
-            last_checkpoint: state.current.as_ref().map(|c| (c.layer.clone(), c.last.wave)),
+            last_checkpoint: state
+                .current
+                .as_ref()
+                .map(|c| (c.layer.clone(), c.last.wave)),
             workers: workers.to_vec(),
         }
     }
 }
 
 pub fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }

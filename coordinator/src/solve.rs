@@ -9,7 +9,8 @@ use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
-    drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
+    drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary,
+    WorkerHandle,
 };
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
@@ -70,20 +71,36 @@ impl LayerObserver for Observer<'_> {
     fn wave(&mut self, w: &WaveSummary) {
         self.bar.wave(w);
         let elapsed = self.started.elapsed().as_secs_f64();
-        let progress = Progress::new(self.layer, w, self.states, elapsed, self.state, &self.workers);
+        let progress = Progress::new(
+            self.layer,
+            w,
+            self.states,
+            elapsed,
+            self.state,
+            &self.workers,
+        );
         if let Err(e) = self.run.write_progress(&progress) {
             tracing::warn!("could not write progress.json: {e:#}");
         }
     }
     fn want_checkpoint(&mut self, w: &WaveSummary) -> bool {
-        let by_waves = self.opts.checkpoint_every_waves > 0 && w.wave.is_multiple_of(self.opts.checkpoint_every_waves);
+        let by_waves = self.opts.checkpoint_every_waves > 0
+            && w.wave.is_multiple_of(self.opts.checkpoint_every_waves);
         let by_time = self.opts.checkpoint_every_secs > 0
             && self.last_checkpoint.elapsed().as_secs() >= self.opts.checkpoint_every_secs;
         by_waves || by_time
     }
     fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), KernelError> {
-        self.state.checkpointed(&self.layer.name, ResumePoint { wave, decided_total });
-        self.run.write_state(self.state).map_err(|e| KernelError::Checkpoint(format!("{e:#}")))?;
+        self.state.checkpointed(
+            &self.layer.name,
+            ResumePoint {
+                wave,
+                decided_total,
+            },
+        );
+        self.run
+            .write_state(self.state)
+            .map_err(|e| KernelError::Checkpoint(format!("{e:#}")))?;
         self.last_checkpoint = Instant::now();
         tracing::info!("layer {} checkpointed after wave {wave}", self.layer.name);
         Ok(())
@@ -139,15 +156,27 @@ pub fn solve_layers(
                 }
                 Err(KernelError::Format(e)) if start.is_some() => {
                     observer.bar.finish();
-                    tracing::error!("layer {}: checkpoint after wave {} is damaged: {e}", layer.name, start.unwrap().wave);
-                    tracing::warn!("falling back to the checkpoint before it (or the start of the layer)");
+                    tracing::error!(
+                        "layer {}: checkpoint after wave {} is damaged: {e}",
+                        layer.name,
+                        start.unwrap().wave
+                    );
+                    tracing::warn!(
+                        "falling back to the checkpoint before it (or the start of the layer)"
+                    );
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        let outcome = outcome.expect("the last attempt starts from scratch and either ends or fails");
+        let outcome =
+            outcome.expect("the last attempt starts from scratch and either ends or fails");
         if outcome.stopped {
-            tracing::info!("stopped after wave {} of layer {}; resume with `kingmaker resume {}`", outcome.waves, layer.name, run.path.display());
+            tracing::info!(
+                "stopped after wave {} of layer {}; resume with `kingmaker resume {}`",
+                outcome.waves,
+                layer.name,
+                run.path.display()
+            );
             return Ok(Ending::Stopped);
         }
         let table = write_table(run, &plan, layer, &workers)?;
@@ -166,14 +195,25 @@ pub fn solve_layers(
         drop(workers);
         let work = run.work_dir();
         if work.exists() {
-            std::fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
+            std::fs::remove_dir_all(&work)
+                .with_context(|| format!("removing {}", work.display()))?;
         }
     }
-    Ok(Ending::Finished(layers.iter().map(|l| (l.clone(), state.finished(&l.name).cloned().expect("solved"))).collect()))
+    Ok(Ending::Finished(
+        layers
+            .iter()
+            .map(|l| (l.clone(), state.finished(&l.name).cloned().expect("solved")))
+            .collect(),
+    ))
 }
 
 /// Gather a solved layer from the workers into its table file.
-fn write_table(run: &RunDir, plan: &ShardPlan, layer: &Layer, workers: &[Arc<dyn WorkerHandle>]) -> Result<TableSummary> {
+fn write_table(
+    run: &RunDir,
+    plan: &ShardPlan,
+    layer: &Layer,
+    workers: &[Arc<dyn WorkerHandle>],
+) -> Result<TableSummary> {
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut writer = TableWriter::create(&dir, &layer.name)?;
@@ -192,7 +232,15 @@ pub fn embedded_workers(
     opts: &SolveOptions,
 ) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
     let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);
-    move |layer, plan| Ok(local_workers(game.clone(), layer, *plan, count, Some(&work))?)
+    move |layer, plan| {
+        Ok(local_workers(
+            game.clone(),
+            layer,
+            *plan,
+            count,
+            Some(&work),
+        )?)
+    }
 }
 
 /// Solve every layer not yet finished on remote workers (`build --workers`, `resume --workers`,
@@ -225,7 +273,10 @@ pub fn solve_distributed(
                 None => "a worker failed".to_string(),
             };
             let resume = match &state.current {
-                Some(c) => format!("its last checkpoint is after wave {} of layer {}", c.last.wave, c.layer),
+                Some(c) => format!(
+                    "its last checkpoint is after wave {} of layer {}",
+                    c.last.wave, c.layer
+                ),
                 None => "it has no checkpoint of the current layer".to_string(),
             };
             Err(err.context(format!(

@@ -10,14 +10,20 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Corrupt(String),
 }
 
 impl FormatError {
     pub fn io(path: &Path, source: std::io::Error) -> FormatError {
-        FormatError::Io { path: path.display().to_string(), source }
+        FormatError::Io {
+            path: path.display().to_string(),
+            source,
+        }
     }
 }
 

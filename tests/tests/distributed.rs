@@ -26,7 +26,9 @@ struct Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -57,12 +59,23 @@ impl Worker {
                 }
             }
         });
-        let mut worker = Worker { child, addr: String::new(), metrics: None, log, _dir: dir };
+        let mut worker = Worker {
+            child,
+            addr: String::new(),
+            metrics: None,
+            log,
+            _dir: dir,
+        };
         let wants_metrics = extra.contains(&"--metrics");
         while worker.addr.is_empty() || (wants_metrics && worker.metrics.is_none()) {
             let line = rx
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("the worker did not say where it listens; its log:\n{}", worker.log_text()));
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "the worker did not say where it listens; its log:\n{}",
+                        worker.log_text()
+                    )
+                });
             if let Some(addr) = line.strip_prefix("kingmaker-worker listening on ") {
                 worker.addr = addr.trim().to_string();
             } else if let Some(url) = line.strip_prefix("metrics at http://") {
@@ -78,17 +91,28 @@ impl Worker {
 }
 
 fn addrs(workers: &[Worker]) -> String {
-    workers.iter().map(|w| w.addr.as_str()).collect::<Vec<_>>().join(",")
+    workers
+        .iter()
+        .map(|w| w.addr.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Layer digests of a finished run.
 fn digests(run: &Path) -> Vec<(String, String)> {
     let summary = read_json(&run.join("summary.json"));
-    let layers = summary["layers"].as_object().expect("layers in summary.json");
-    let mut out: Vec<(String, String)> =
-        layers.iter().map(|(name, l)| (name.clone(), l["digest"].as_str().unwrap_or("").to_string())).collect();
+    let layers = summary["layers"]
+        .as_object()
+        .expect("layers in summary.json");
+    let mut out: Vec<(String, String)> = layers
+        .iter()
+        .map(|(name, l)| (name.clone(), l["digest"].as_str().unwrap_or("").to_string()))
+        .collect();
     out.sort();
-    assert!(!out.is_empty() && out.iter().all(|(_, d)| d.len() == 64), "{summary}");
+    assert!(
+        !out.is_empty() && out.iter().all(|(_, d)| d.len() == 64),
+        "{summary}"
+    );
     out
 }
 
@@ -106,13 +130,25 @@ fn distributed(game: &[&str], workers: &[Worker], run: &Path, extra: &[&str]) ->
     let list = addrs(workers);
     let mut args = vec!["build"];
     args.extend(game);
-    args.extend(["--out", run.to_str().unwrap(), "--workers", &list, "--token", TOKEN]);
+    args.extend([
+        "--out",
+        run.to_str().unwrap(),
+        "--workers",
+        &list,
+        "--token",
+        TOKEN,
+    ]);
     args.extend(extra);
     kingmaker(&args)
 }
 
 fn check(out: &Output, what: &str) {
-    assert!(out.status.success(), "{what} failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn stderr(out: &Output) -> String {
@@ -121,8 +157,11 @@ fn stderr(out: &Output) -> String {
 
 /// GET http://ADDR/metrics with a bare HTTP/1.0 request.
 fn scrape(addr: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(addr).expect("connecting to the metrics endpoint");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut stream =
+        std::net::TcpStream::connect(addr).expect("connecting to the metrics endpoint");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
     let mut text = String::new();
     stream.read_to_string(&mut text).unwrap();
@@ -131,7 +170,10 @@ fn scrape(addr: &str) -> String {
 
 fn metric(text: &str, name: &str) -> u64 {
     text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse().ok()))
+        .find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|rest| rest.trim().parse().ok())
+        })
         .unwrap_or_else(|| panic!("no metric {name} in\n{text}"))
 }
 
@@ -144,14 +186,22 @@ fn two_and_three_workers_give_the_embedded_digests() {
         let workers: Vec<Worker> = (0..count).map(|_| Worker::start(&[])).collect();
         let run = tmp.path().join(format!("workers-{count}"));
         // Small shards, so every worker owns some and updates cross between them.
-        let out = distributed(&game, &workers, &run, &["--shard-size", "128", "--worker-timeout", "30"]);
+        let out = distributed(
+            &game,
+            &workers,
+            &run,
+            &["--shard-size", "128", "--worker-timeout", "30"],
+        );
         check(&out, &format!("build on {count} workers"));
         assert_eq!(digests(&run), expected, "{count} workers");
         let log = stderr(&out);
         assert!(log.contains("bytes on the wire"), "{log}");
         assert!(!log.contains(TOKEN), "the token must never be logged");
         for w in &workers {
-            assert!(!w.log_text().contains(TOKEN), "the token must never be logged");
+            assert!(
+                !w.log_text().contains(TOKEN),
+                "the token must never be logged"
+            );
         }
     }
 }
@@ -163,7 +213,12 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
     let expected = embedded(&game, tmp.path());
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
     let run = tmp.path().join("distributed");
-    let out = distributed(&game, &workers, &run, &["--shard-size", "1000000", "--worker-timeout", "30"]);
+    let out = distributed(
+        &game,
+        &workers,
+        &run,
+        &["--shard-size", "1000000", "--worker-timeout", "30"],
+    );
     check(&out, "toppen on 2 workers");
     assert_eq!(digests(&run), expected);
 }
@@ -171,22 +226,44 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
 #[test]
 fn metrics_endpoints_count_the_traffic() {
     let tmp = tempfile::tempdir().unwrap();
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--metrics", "127.0.0.1:0"])).collect();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&["--metrics", "127.0.0.1:0"]))
+        .collect();
     let run = tmp.path().join("run");
-    let out =
-        distributed(&["cc3p", "--level", "1"], &workers, &run, &["--shard-size", "128", "--worker-timeout", "30"]);
+    let out = distributed(
+        &["cc3p", "--level", "1"],
+        &workers,
+        &run,
+        &["--shard-size", "128", "--worker-timeout", "30"],
+    );
     check(&out, "build");
     let sent: u64 = workers
         .iter()
-        .map(|w| metric(&scrape(w.metrics.as_ref().unwrap()), "kingmaker_worker_update_bytes_sent_total"))
+        .map(|w| {
+            metric(
+                &scrape(w.metrics.as_ref().unwrap()),
+                "kingmaker_worker_update_bytes_sent_total",
+            )
+        })
         .sum();
     let received: u64 = workers
         .iter()
-        .map(|w| metric(&scrape(w.metrics.as_ref().unwrap()), "kingmaker_worker_update_bytes_received_total"))
+        .map(|w| {
+            metric(
+                &scrape(w.metrics.as_ref().unwrap()),
+                "kingmaker_worker_update_bytes_received_total",
+            )
+        })
         .sum();
-    assert!(sent > 0 && sent == received, "sent {sent}, received {received}");
+    assert!(
+        sent > 0 && sent == received,
+        "sent {sent}, received {received}"
+    );
     let text = scrape(workers[0].metrics.as_ref().unwrap());
-    assert!(text.contains("# TYPE kingmaker_worker_waves_total counter"), "{text}");
+    assert!(
+        text.contains("# TYPE kingmaker_worker_waves_total counter"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -209,11 +286,25 @@ fn a_wrong_or_missing_token_is_refused() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains(&worker.addr) && err.contains("token"), "{err}");
-    assert!(!err.contains("not-the-token") && !err.contains(TOKEN), "tokens must not be echoed: {err}");
-    assert!(!run.exists(), "workers are checked before the run directory is created");
+    assert!(
+        !err.contains("not-the-token") && !err.contains(TOKEN),
+        "tokens must not be echoed: {err}"
+    );
+    assert!(
+        !run.exists(),
+        "workers are checked before the run directory is created"
+    );
 
     let out = Command::new(bin("kingmaker"))
-        .args(["build", "cc3p", "--level", "1", "--workers", &worker.addr, "--out"])
+        .args([
+            "build",
+            "cc3p",
+            "--level",
+            "1",
+            "--workers",
+            &worker.addr,
+            "--out",
+        ])
         .arg(tmp.path().join("run2"))
         .env_remove("KINGMAKER_TOKEN")
         .output()
@@ -226,17 +317,29 @@ fn a_wrong_or_missing_token_is_refused() {
 fn a_worker_of_another_protocol_version_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let worker = Worker::start(&["--protocol-version", "999"]);
-    let out = distributed(&["cc3p", "--level", "1"], std::slice::from_ref(&worker), &tmp.path().join("run"), &[]);
+    let out = distributed(
+        &["cc3p", "--level", "1"],
+        std::slice::from_ref(&worker),
+        &tmp.path().join("run"),
+        &[],
+    );
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains(&worker.addr) && err.contains("protocol version 999"), "{err}");
+    assert!(
+        err.contains(&worker.addr) && err.contains("protocol version 999"),
+        "{err}"
+    );
 }
 
 #[test]
 fn an_unreachable_worker_is_named() {
     let tmp = tempfile::tempdir().unwrap();
     // A port nobody listens on: bind one, note it, close it.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
     let out = kingmaker(&[
         "build",
         "cc3p",
@@ -251,13 +354,24 @@ fn an_unreachable_worker_is_named() {
     ]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains(&format!("cannot connect to worker {addr}")), "{err}");
+    assert!(
+        err.contains(&format!("cannot connect to worker {addr}")),
+        "{err}"
+    );
 }
 
 /// Start a distributed build in the background (its stderr goes to a file).
 fn spawn_build(workers: &[Worker], run: &Path, log: &Path, extra: &[&str]) -> Child {
     Command::new(bin("kingmaker"))
-        .args(["build", "cc3p", "--level", "1", "--shard-size", "128", "--out"])
+        .args([
+            "build",
+            "cc3p",
+            "--level",
+            "1",
+            "--shard-size",
+            "128",
+            "--out",
+        ])
         .arg(run)
         .args(["--workers", &addrs(workers), "--token", TOKEN])
         .args(extra)
@@ -285,19 +399,27 @@ fn wait_at_most(child: &mut Child, limit: Duration) -> Option<std::process::Exit
 fn wait_for_waves(log: &Path) {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
-        if std::fs::read_to_string(log).unwrap_or_default().contains("wave 2:") {
+        if std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .contains("wave 2:")
+        {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("the build did not get to wave 2: {}", std::fs::read_to_string(log).unwrap_or_default());
+    panic!(
+        "the build did not get to wave 2: {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
 }
 
 #[test]
 fn a_worker_killed_mid_run_is_reported_by_address() {
     let tmp = tempfile::tempdir().unwrap();
     // Slow waves (test-only flag) so the kill lands in the middle of the first layer.
-    let mut workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let mut workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     // A long heartbeat timeout: the kill must be noticed by the failed calls, not by a timeout.
     let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "30"]);
@@ -305,11 +427,19 @@ fn a_worker_killed_mid_run_is_reported_by_address() {
     let victim = workers[1].addr.clone();
     workers[1].child.kill().unwrap(); // SIGKILL
     let killed = Instant::now();
-    let status = wait_at_most(&mut build, Duration::from_secs(20)).expect("the build should stop on its own");
+    let status = wait_at_most(&mut build, Duration::from_secs(20))
+        .expect("the build should stop on its own");
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(!status.success(), "{err}");
-    assert!(killed.elapsed() < Duration::from_secs(10), "took {:?} to notice", killed.elapsed());
-    assert!(err.contains(&format!("worker {victim}")), "the victim's address should be named:\n{err}");
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "took {:?} to notice",
+        killed.elapsed()
+    );
+    assert!(
+        err.contains(&format!("worker {victim}")),
+        "the victim's address should be named:\n{err}"
+    );
     // The run directory is left as it was: run.json, no summary.
     assert!(run.join("run.json").exists() && !run.join("summary.json").exists());
     // The surviving worker was told to stop and keeps serving.
@@ -319,22 +449,34 @@ fn a_worker_killed_mid_run_is_reported_by_address() {
 #[test]
 fn a_stalled_worker_is_reported_by_address() {
     let tmp = tempfile::tempdir().unwrap();
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "3"]);
     wait_for_waves(&log);
     let stalled = workers[0].addr.clone();
-    assert!(Command::new("kill").args(["-STOP", &workers[0].child.id().to_string()]).status().unwrap().success());
-    let status = wait_at_most(&mut build, Duration::from_secs(20)).expect("the build should stop on its own");
+    assert!(Command::new("kill")
+        .args(["-STOP", &workers[0].child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = wait_at_most(&mut build, Duration::from_secs(20))
+        .expect("the build should stop on its own");
     let err = std::fs::read_to_string(&log).unwrap();
     assert!(!status.success(), "{err}");
-    assert!(err.contains(&format!("worker {stalled}")) && err.contains("heartbeats"), "{err}");
+    assert!(
+        err.contains(&format!("worker {stalled}")) && err.contains("heartbeats"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_worker_that_loses_its_coordinator_stops_writing() {
     let tmp = tempfile::tempdir().unwrap();
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&["--wave-delay-ms", "200"])).collect();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     // --worker-timeout 2: the workers' lease is 6 s.
     let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "2"]);
@@ -344,7 +486,12 @@ fn a_worker_that_loses_its_coordinator_stops_writing() {
     let start = Instant::now();
     for w in &workers {
         while !w.log_text().contains("lost the coordinator") {
-            assert!(start.elapsed() < Duration::from_secs(15), "worker {} kept going:\n{}", w.addr, w.log_text());
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "worker {} kept going:\n{}",
+                w.addr,
+                w.log_text()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

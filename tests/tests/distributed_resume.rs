@@ -56,7 +56,13 @@ impl Worker {
             .args(["--threads", "1"])
             .env("KINGMAKER_TOKEN", TOKEN)
             .stdout(Stdio::piped())
-            .stderr(std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap(),
+            )
             .spawn()
             .expect("starting kingmaker-worker");
         let stdout = child.stdout.take().unwrap();
@@ -68,11 +74,21 @@ impl Worker {
                 }
             }
         });
-        let mut worker = Worker { child: Some(child), addr: String::new(), data: data.to_path_buf(), log };
+        let mut worker = Worker {
+            child: Some(child),
+            addr: String::new(),
+            data: data.to_path_buf(),
+            log,
+        };
         while worker.addr.is_empty() {
             let line = rx
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("the worker did not say where it listens; its log:\n{}", worker.log_text()));
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "the worker did not say where it listens; its log:\n{}",
+                        worker.log_text()
+                    )
+                });
             if let Some(addr) = line.strip_prefix("kingmaker-worker listening on ") {
                 worker.addr = addr.trim().to_string();
             }
@@ -102,19 +118,40 @@ impl Worker {
 }
 
 fn two_workers(dir: &Path) -> Vec<Worker> {
-    (0..2).map(|i| Worker::start(&dir.join(format!("worker{i}")), "127.0.0.1:0")).collect()
+    (0..2)
+        .map(|i| Worker::start(&dir.join(format!("worker{i}")), "127.0.0.1:0"))
+        .collect()
 }
 
 fn addrs(workers: &[Worker]) -> String {
-    workers.iter().map(|w| w.addr.as_str()).collect::<Vec<_>>().join(",")
+    workers
+        .iter()
+        .map(|w| w.addr.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `kingmaker build toppen` on `workers` into `run`, in the background (stderr into `log`).
 fn spawn_build(workers: &[Worker], run: &Path, log: &Path) -> Child {
     Command::new(bin("kingmaker"))
-        .args(["build", "toppen", "--checkpoint-every-waves", "1", "--shard-size", SHARD_SIZE, "--out"])
+        .args([
+            "build",
+            "toppen",
+            "--checkpoint-every-waves",
+            "1",
+            "--shard-size",
+            SHARD_SIZE,
+            "--out",
+        ])
         .arg(run)
-        .args(["--workers", &addrs(workers), "--token", TOKEN, "--worker-timeout", "10"])
+        .args([
+            "--workers",
+            &addrs(workers),
+            "--token",
+            TOKEN,
+            "--worker-timeout",
+            "10",
+        ])
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
@@ -123,7 +160,12 @@ fn spawn_build(workers: &[Worker], run: &Path, log: &Path) -> Child {
 
 /// `kingmaker resume RUN [--workers ...]` with the token.
 fn resume(run: &Path, workers: Option<&[Worker]>) -> Output {
-    let mut args = vec!["resume".to_string(), run.display().to_string(), "--token".into(), TOKEN.into()];
+    let mut args = vec![
+        "resume".to_string(),
+        run.display().to_string(),
+        "--token".into(),
+        TOKEN.into(),
+    ];
     if let Some(w) = workers {
         args.extend(["--workers".to_string(), addrs(w)]);
     }
@@ -133,19 +175,32 @@ fn resume(run: &Path, workers: Option<&[Worker]>) -> Output {
 
 fn resume_to_end(run: &Path, workers: Option<&[Worker]>) -> Value {
     let out = resume(run, workers);
-    assert!(out.status.success(), "resume failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "resume failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     read_json(&run.join("summary.json"))["layers"].clone()
 }
 
 /// A pseudo-random sequence seeded from the clock (or KINGMAKER_TEST_SEED); the seed is printed.
 fn random_millis(count: usize, lo: u64, hi: u64) -> Vec<u64> {
-    let mut x: u64 = std::env::var("KINGMAKER_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
+    let mut x: u64 = std::env::var("KINGMAKER_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
     eprintln!("kill times seeded with KINGMAKER_TEST_SEED={x}");
     let times = (0..count)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             lo + (x >> 33) % (hi - lo).max(1)
         })
         .collect();
@@ -158,8 +213,16 @@ fn probe_span(workers: &[Worker], dir: &Path) -> u64 {
     let t = Instant::now();
     let (run, log) = (dir.join("probe"), dir.join("probe.log"));
     let out = spawn_build(workers, &run, &log).wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", std::fs::read_to_string(&log).unwrap_or_default());
-    assert_eq!(&read_json(&run.join("summary.json"))["layers"], reference(), "uninterrupted distributed build");
+    assert!(
+        out.status.success(),
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert_eq!(
+        &read_json(&run.join("summary.json"))["layers"],
+        reference(),
+        "uninterrupted distributed build"
+    );
     t.elapsed().as_millis() as u64
 }
 
@@ -184,7 +247,10 @@ fn coordinator_killed_at_random_moments_resumes_on_the_same_workers() {
     let workers = two_workers(tmp.path());
     let span = probe_span(&workers, tmp.path());
     for (i, &ms) in random_millis(3, 200, span.max(400)).iter().enumerate() {
-        let (run, log) = (tmp.path().join(format!("run{i}")), tmp.path().join(format!("run{i}.log")));
+        let (run, log) = (
+            tmp.path().join(format!("run{i}")),
+            tmp.path().join(format!("run{i}.log")),
+        );
         let mut build = spawn_build(&workers, &run, &log);
         std::thread::sleep(Duration::from_millis(ms));
         build.kill().unwrap(); // SIGKILL
@@ -205,11 +271,17 @@ fn coordinator_killed_at_random_moments_resumes_on_the_same_workers() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "resume failed: {}\n{err}", out.status);
             if let Some(wave) = checkpointed {
-                assert!(err.contains(&format!("resuming after wave {wave}")), "resumed from its checkpoint: {err}");
+                assert!(
+                    err.contains(&format!("resuming after wave {wave}")),
+                    "resumed from its checkpoint: {err}"
+                );
             }
             read_json(&run.join("summary.json"))["layers"].clone()
         };
-        assert_eq!(&layers, expected, "coordinator killed after {ms} ms (kill {i})");
+        assert_eq!(
+            &layers, expected,
+            "coordinator killed after {ms} ms (kill {i})"
+        );
     }
 }
 
@@ -220,12 +292,16 @@ fn a_worker_killed_at_random_moments_is_named_then_restarted_and_resumed() {
     let mut workers = two_workers(tmp.path());
     let span = probe_span(&workers, tmp.path());
     for (i, &ms) in random_millis(2, span / 5, span * 3 / 4).iter().enumerate() {
-        let (run, log) = (tmp.path().join(format!("run{i}")), tmp.path().join(format!("run{i}.log")));
+        let (run, log) = (
+            tmp.path().join(format!("run{i}")),
+            tmp.path().join(format!("run{i}.log")),
+        );
         let mut build = spawn_build(&workers, &run, &log);
         std::thread::sleep(Duration::from_millis(ms));
         let victim = workers[i % 2].addr.clone();
         workers[i % 2].kill(); // SIGKILL
-        let status = wait_at_most(&mut build, Duration::from_secs(30)).expect("the build should stop on its own");
+        let status = wait_at_most(&mut build, Duration::from_secs(30))
+            .expect("the build should stop on its own");
         let err = std::fs::read_to_string(&log).unwrap();
         workers[i % 2].restart();
         if status.success() {
@@ -233,10 +309,17 @@ fn a_worker_killed_at_random_moments_is_named_then_restarted_and_resumed() {
             assert_eq!(&read_json(&run.join("summary.json"))["layers"], expected);
             continue;
         }
-        assert!(err.contains(&format!("worker {victim}")), "the killed worker is named:\n{err}");
+        assert!(
+            err.contains(&format!("worker {victim}")),
+            "the killed worker is named:\n{err}"
+        );
         assert!(!run.join("summary.json").exists());
         // The workers of the run come from run.json.
-        assert_eq!(&resume_to_end(&run, None), expected, "worker killed after {ms} ms (kill {i})");
+        assert_eq!(
+            &resume_to_end(&run, None),
+            expected,
+            "worker killed after {ms} ms (kill {i})"
+        );
     }
 }
 
@@ -251,7 +334,9 @@ fn a_flipped_byte_in_a_workers_checkpoint_chunk_is_named_and_survived() {
     let start = Instant::now();
     loop {
         let state = std::fs::read_to_string(run.join("checkpoint.json")).unwrap_or_default();
-        let wave = serde_json::from_str::<Value>(&state).ok().and_then(|s| s["current"]["last"]["wave"].as_u64());
+        let wave = serde_json::from_str::<Value>(&state)
+            .ok()
+            .and_then(|s| s["current"]["last"]["wave"].as_u64());
         if wave.is_some_and(|w| w >= 3) {
             break;
         }
@@ -260,27 +345,48 @@ fn a_flipped_byte_in_a_workers_checkpoint_chunk_is_named_and_survived() {
             "the build ended early:\n{}",
             std::fs::read_to_string(&log).unwrap()
         );
-        assert!(start.elapsed() < Duration::from_secs(60), "no checkpoint after 60 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no checkpoint after 60 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(Command::new("kill").args(["-TERM", &build.id().to_string()]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-TERM", &build.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
     let status = wait_at_most(&mut build, Duration::from_secs(30)).expect("a graceful stop ends");
     let err = std::fs::read_to_string(&log).unwrap();
-    assert!(status.success(), "a graceful stop exits 0, got {status}:\n{err}");
-    assert!(!run.join("summary.json").exists(), "the build should still have been running");
+    assert!(
+        status.success(),
+        "a graceful stop exits 0, got {status}:\n{err}"
+    );
+    assert!(
+        !run.join("summary.json").exists(),
+        "the build should still have been running"
+    );
 
     // One worker too few is refused, naming the run's workers.
     let out = resume(&run, Some(&workers[..1]));
     let text = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && text.contains("2 workers"), "{text}");
+    assert!(
+        !out.status.success() && text.contains("2 workers"),
+        "{text}"
+    );
 
     // Flip a byte in worker 1's newest checkpoint.
     let info = read_json(&run.join("run.json"));
     let run_id = info["distributed"]["run_id"].as_str().unwrap();
-    let wave = read_json(&run.join("checkpoint.json"))["current"]["last"]["wave"].as_u64().unwrap();
+    let wave = read_json(&run.join("checkpoint.json"))["current"]["last"]["wave"]
+        .as_u64()
+        .unwrap();
     let cpdir = workers[1].data.join(run_id).join("solo").join("checkpoint");
     let manifest = read_json(&cpdir.join(format!("worker-1.solo.w{wave:05}.json")));
-    let chunk = manifest["shards"][0]["cells"][0]["file"].as_str().unwrap().to_string();
+    let chunk = manifest["shards"][0]["cells"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let path = cpdir.join(&chunk);
     let mut bytes = std::fs::read(&path).unwrap();
     let mid = bytes.len() / 2;

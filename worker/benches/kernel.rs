@@ -134,6 +134,8 @@ fn main() {
     }
     // The cell byte holds the counter or the value with its generation (the frontier); depths go
     // to per-shard wave logs on disk.
-    println!("working set while solving: 1 byte per state (the cells); depths in wave logs on disk");
+    println!(
+        "working set while solving: 1 byte per state (the cells); depths in wave logs on disk"
+    );
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
 }

@@ -1,9 +1,11 @@
 //! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
 
 use super::game::GameChoice;
-use crate::rundir::{write_json_atomically, Distributed, RunDir, RunInfo};
 use crate::remote::{Cluster, RemoteOptions};
-use crate::solve::{embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions};
+use crate::rundir::{write_json_atomically, Distributed, RunDir, RunInfo};
+use crate::solve::{
+    embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions,
+};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -46,7 +48,12 @@ pub struct BuildArgs {
     pub json: bool,
     /// Build on remote `kingmaker-worker` processes (HOST:PORT,HOST:PORT,...) instead of in
     /// process. The tables are byte-identical to an embedded build's.
-    #[arg(long, global = true, value_delimiter = ',', conflicts_with = "local_workers")]
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        conflicts_with = "local_workers"
+    )]
     pub workers: Vec<String>,
     /// The token the workers were started with (prefer the environment variable).
     #[arg(long, global = true, env = TOKEN_ENV, hide_env_values = true)]
@@ -62,7 +69,10 @@ pub struct BuildArgs {
 pub fn run(args: BuildArgs) -> Result<()> {
     let spec = args.game.spec();
     if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().context("setting up threads")?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .context("setting up threads")?;
     }
     if args.local_workers == 0 {
         bail!("--local-workers must be at least 1");
@@ -74,10 +84,18 @@ pub fn run(args: BuildArgs) -> Result<()> {
         args.layers
             .iter()
             .map(|name| {
-                all_layers.iter().find(|l| &l.name == name).cloned().with_context(|| {
-                    let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
-                    format!("{} has no layer {name:?}; its layers are {}", spec.family(), names.join(", "))
-                })
+                all_layers
+                    .iter()
+                    .find(|l| &l.name == name)
+                    .cloned()
+                    .with_context(|| {
+                        let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
+                        format!(
+                            "{} has no layer {name:?}; its layers are {}",
+                            spec.family(),
+                            names.join(", ")
+                        )
+                    })
             })
             .collect::<Result<Vec<_>>>()?
     };
@@ -100,7 +118,9 @@ pub fn run(args: BuildArgs) -> Result<()> {
         Some(Cluster::connect(&remote, &spec, None)?)
     };
     let game = Arc::new(spec.build()?);
-    let out = args.out.unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     let run = RunDir::create(&out)?;
     let info = RunInfo {
         format: 1,
@@ -109,12 +129,18 @@ pub fn run(args: BuildArgs) -> Result<()> {
         states: game.size(),
         shard_size: args.shard_size,
         kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
-        distributed: cluster
-            .as_ref()
-            .map(|c| Distributed { run_id: c.run_id().to_string(), workers: c.addrs() }),
+        distributed: cluster.as_ref().map(|c| Distributed {
+            run_id: c.run_id().to_string(),
+            workers: c.addrs(),
+        }),
     };
     run.write_info(&info)?;
-    tracing::info!("building {} ({} states) into {}", game.name(), game.size(), out.display());
+    tracing::info!(
+        "building {} ({} states) into {}",
+        game.name(),
+        game.size(),
+        out.display()
+    );
     let opts = SolveOptions {
         shard_size: args.shard_size,
         local_workers: args.local_workers,
@@ -143,13 +169,24 @@ pub fn solve_run_with(
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
     let ending = match cluster {
-        None => solve_layers(run, game, &info.layers, opts, &mut state, &stop, &embedded_workers(run, game, opts))?,
+        None => solve_layers(
+            run,
+            game,
+            &info.layers,
+            opts,
+            &mut state,
+            &stop,
+            &embedded_workers(run, game, opts),
+        )?,
         Some(cluster) => solve_distributed(run, info, game, opts, cluster, &mut state, &stop)?,
     };
     let tables = match ending {
         Ending::Finished(tables) => tables,
         Ending::Stopped => {
-            println!("stopped; the run is checkpointed: `kingmaker resume {}` continues it", run.path.display());
+            println!(
+                "stopped; the run is checkpointed: `kingmaker resume {}` continues it",
+                run.path.display()
+            );
             return Ok(());
         }
     };
@@ -166,16 +203,27 @@ pub fn solve_run_with(
 
 /// A short human-readable account of a summary.
 pub fn print_summary(s: &serde_json::Value) {
-    println!("{}: {} states, {} illegal", s["game"].as_str().unwrap_or("?"), s["states"], s["illegal"]);
+    println!(
+        "{}: {} states, {} illegal",
+        s["game"].as_str().unwrap_or("?"),
+        s["states"],
+        s["illegal"]
+    );
     if let Some(layers) = s["layers"].as_object() {
         for (name, l) in layers {
             println!(
                 "  layer {name:<10} W {:>12}  L {:>12}  D {:>10}  digest {}",
-                l["win"], l["loss"], l["draw"], l["digest"].as_str().unwrap_or("")
+                l["win"],
+                l["loss"],
+                l["draw"],
+                l["digest"].as_str().unwrap_or("")
             );
         }
     }
-    for (title, block) in [("all states", &s["classes"]), ("reachable", &s["reachable"]["classes"])] {
+    for (title, block) in [
+        ("all states", &s["classes"]),
+        ("reachable", &s["reachable"]["classes"]),
+    ] {
         if let Some(c) = block.as_object() {
             let parts: Vec<String> = c.iter().map(|(k, v)| format!("{k} {v}")).collect();
             println!("  classes over {title}: {}", parts.join(", "));
@@ -187,7 +235,10 @@ pub fn print_summary(s: &serde_json::Value) {
             "L" => "a second-player win",
             _ => "a draw",
         };
-        println!("  start position: {v} ({meaning}) in {} plies", s["start"]["depth"]);
+        println!(
+            "  start position: {v} ({meaning}) in {} plies",
+            s["start"]["depth"]
+        );
     }
     if let Some(n) = s["reachable"]["states"].as_u64() {
         println!("  reachable from the start: {n} states");

@@ -46,16 +46,27 @@ pub struct ResumeArgs {
 pub fn run(args: ResumeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     if run.summary_path().exists() {
-        bail!("{} is already complete (summary.json exists); nothing to resume", args.dir.display());
+        bail!(
+            "{} is already complete (summary.json exists); nothing to resume",
+            args.dir.display()
+        );
     }
     if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().context("setting up threads")?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .context("setting up threads")?;
     }
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
     match &state.current {
         Some(c) => {
-            tracing::info!("resuming {}: layer {} from its checkpoint after wave {}", game.name(), c.layer, c.last.wave)
+            tracing::info!(
+                "resuming {}: layer {} from its checkpoint after wave {}",
+                game.name(),
+                c.layer,
+                c.last.wave
+            )
         }
         None => tracing::info!(
             "resuming {}: {} layer(s) finished, no checkpoint of the next one",

@@ -15,9 +15,16 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// Is the process that last wrote progress.json still alive (on this machine)?
+/// Is the process that last wrote progress.json still alive (on this machine)? A zombie (killed,
+/// not yet reaped by its parent) is not.
 fn alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state letter follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
 }
 
 pub fn run(args: StatusArgs) -> Result<()> {

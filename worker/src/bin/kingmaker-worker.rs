@@ -51,7 +51,11 @@ struct Args {
 fn main() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
     if let Err(err) = run(Args::parse()) {
         eprintln!("kingmaker-worker: error: {err:#}");
         std::process::exit(1);
@@ -59,7 +63,10 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<()> {
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("kernel-{i}"))
@@ -67,7 +74,8 @@ fn run(args: Args) -> Result<()> {
         .context("setting up compute threads")?;
     let check = CheckToken::new(&args.token).map_err(anyhow::Error::msg)?;
     let token = AddToken::new(&args.token).map_err(anyhow::Error::msg)?;
-    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let listen = resolve(&args.listen)?;
     let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
     let opts = WorkerOptions {
@@ -75,7 +83,9 @@ fn run(args: Args) -> Result<()> {
         token,
         threads,
         wave_delay: Duration::from_millis(args.wave_delay_ms),
-        protocol_version: args.protocol_version.unwrap_or(kingmaker_proto::PROTOCOL_VERSION),
+        protocol_version: args
+            .protocol_version
+            .unwrap_or(kingmaker_proto::PROTOCOL_VERSION),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.clamp(2, 8))
@@ -84,8 +94,9 @@ fn run(args: Args) -> Result<()> {
         .build()
         .context("starting the network runtime")?;
     runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
         let bound = listener.local_addr()?;
         let registry = Arc::new(Registry::default());
         if let Some(addr) = metrics_addr {

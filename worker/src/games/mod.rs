@@ -1,5 +1,5 @@
 //! The game families. Each module holds one game's rules, index space, moves and unmoves.
 
+pub mod cc2p;
 pub mod cc3p;
 pub mod toppen;
-pub mod cc2p;

@@ -18,14 +18,18 @@ impl AddToken {
     /// Tokens must be printable ASCII (they travel in an HTTP header).
     pub fn new(token: &str) -> Result<AddToken, String> {
         check_token(token)?;
-        let header = format!("Bearer {token}").parse().map_err(|_| "the token must be printable ASCII".to_string())?;
+        let header = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| "the token must be printable ASCII".to_string())?;
         Ok(AddToken { header })
     }
 }
 
 impl Interceptor for AddToken {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        request.metadata_mut().insert("authorization", self.header.clone());
+        request
+            .metadata_mut()
+            .insert("authorization", self.header.clone());
         Ok(request)
     }
 }
@@ -39,13 +43,19 @@ pub struct CheckToken {
 impl CheckToken {
     pub fn new(token: &str) -> Result<CheckToken, String> {
         check_token(token)?;
-        Ok(CheckToken { expected: format!("Bearer {token}").into_bytes() })
+        Ok(CheckToken {
+            expected: format!("Bearer {token}").into_bytes(),
+        })
     }
 }
 
 impl Interceptor for CheckToken {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let given = request.metadata().get("authorization").map(|v| v.as_bytes()).unwrap_or_default();
+        let given = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
         if constant_time_eq(given, &self.expected) {
             Ok(request)
         } else {
@@ -60,7 +70,9 @@ impl Interceptor for CheckToken {
 /// Why a token is unusable (empty, or not printable ASCII).
 pub fn check_token(token: &str) -> Result<(), String> {
     if token.is_empty() {
-        return Err(format!("the token is empty: pass --token or set {TOKEN_ENV}"));
+        return Err(format!(
+            "the token is empty: pass --token or set {TOKEN_ENV}"
+        ));
     }
     if !token.bytes().all(|b| (0x21..0x7F).contains(&b)) {
         return Err("the token must be printable ASCII without spaces".to_string());
@@ -88,9 +100,14 @@ mod tests {
         let request = add.call(Request::new(())).unwrap();
         assert!(check.call(request).is_ok());
         let mut wrong = AddToken::new("s3cre").unwrap();
-        let status = check.call(wrong.call(Request::new(())).unwrap()).unwrap_err();
+        let status = check
+            .call(wrong.call(Request::new(())).unwrap())
+            .unwrap_err();
         assert_eq!(status.code(), tonic::Code::Unauthenticated);
-        assert_eq!(check.call(Request::new(())).unwrap_err().code(), tonic::Code::Unauthenticated);
+        assert_eq!(
+            check.call(Request::new(())).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
         assert!(AddToken::new("").is_err());
         assert!(AddToken::new("with space").is_err());
     }

@@ -11,9 +11,13 @@ pub type Client = WorkerClient<InterceptedService<Channel, AddToken>>;
 
 /// The endpoint of a worker given as `HOST:PORT` (or a full `http://HOST:PORT` URI).
 pub fn endpoint(addr: &str) -> Result<Endpoint, String> {
-    let uri = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
-    let endpoint =
-        Endpoint::from_shared(uri).map_err(|e| format!("{addr:?} is not a worker address (HOST:PORT): {e}"))?;
+    let uri = if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    };
+    let endpoint = Endpoint::from_shared(uri)
+        .map_err(|e| format!("{addr:?} is not a worker address (HOST:PORT): {e}"))?;
     Ok(endpoint
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
@@ -26,7 +30,10 @@ pub fn endpoint(addr: &str) -> Result<Endpoint, String> {
 
 /// A client that connects on first use (and reconnects after a failure).
 pub fn lazy_client(addr: &str, token: &AddToken) -> Result<Client, String> {
-    Ok(WorkerClient::with_interceptor(endpoint(addr)?.connect_lazy(), token.clone()))
+    Ok(WorkerClient::with_interceptor(
+        endpoint(addr)?.connect_lazy(),
+        token.clone(),
+    ))
 }
 
 /// A client connected now, so an unreachable worker is reported at once.

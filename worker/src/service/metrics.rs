@@ -39,7 +39,12 @@ impl Registry {
         if let Some(m) = metrics.iter().find(|m| m.name == name) {
             return m.clone();
         }
-        let m = Arc::new(Metric { name, help, gauge, value: AtomicU64::new(0) });
+        let m = Arc::new(Metric {
+            name,
+            help,
+            gauge,
+            value: AtomicU64::new(0),
+        });
         metrics.push(m.clone());
         m
     }
@@ -55,7 +60,15 @@ impl Registry {
         let mut out = String::new();
         for m in self.metrics.lock().expect("metrics registry").iter() {
             let kind = if m.gauge { "gauge" } else { "counter" };
-            let _ = writeln!(out, "# HELP {} {}\n# TYPE {} {kind}\n{} {}", m.name, m.help, m.name, m.name, m.get());
+            let _ = writeln!(
+                out,
+                "# HELP {} {}\n# TYPE {} {kind}\n{} {}",
+                m.name,
+                m.help,
+                m.name,
+                m.name,
+                m.get()
+            );
         }
         out
     }
@@ -71,7 +84,12 @@ pub async fn serve(addr: SocketAddr, registry: Arc<Registry>) -> std::io::Result
         "/metrics",
         get(move || {
             let registry = registry.clone();
-            async move { ([("content-type", "text/plain; version=0.0.4")], registry.render()) }
+            async move {
+                (
+                    [("content-type", "text/plain; version=0.0.4")],
+                    registry.render(),
+                )
+            }
         }),
     );
     tokio::spawn(async move {
@@ -94,7 +112,13 @@ mod tests {
         r.gauge("kingmaker_wave", "The wave.").set(7);
         assert!(Arc::ptr_eq(&c, &r.counter("kingmaker_test_total", "again")));
         let text = r.render();
-        assert!(text.contains("# TYPE kingmaker_test_total counter\nkingmaker_test_total 3\n"), "{text}");
-        assert!(text.contains("# TYPE kingmaker_wave gauge\nkingmaker_wave 7\n"), "{text}");
+        assert!(
+            text.contains("# TYPE kingmaker_test_total counter\nkingmaker_test_total 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE kingmaker_wave gauge\nkingmaker_wave 7\n"),
+            "{text}"
+        );
     }
 }

@@ -49,7 +49,16 @@ impl GrpcRouter {
         abort: AbortSignal,
         metrics: RouterMetrics,
     ) -> GrpcRouter {
-        GrpcRouter { run_id, me, peers, wave: AtomicU32::new(0), bytes: AtomicU64::new(0), runtime, abort, metrics }
+        GrpcRouter {
+            run_id,
+            me,
+            peers,
+            wave: AtomicU32::new(0),
+            bytes: AtomicU64::new(0),
+            runtime,
+            abort,
+            metrics,
+        }
     }
 
     /// The wave whose updates are being sent (receivers apply them to that wave).
@@ -102,7 +111,10 @@ impl Router for GrpcRouter {
                 self.metrics.updates_sent.add(updates.len() as u64);
                 Ok(())
             }
-            Err(message) => Err(KernelError::Worker { worker: addr.clone(), message }),
+            Err(message) => Err(KernelError::Worker {
+                worker: addr.clone(),
+                message,
+            }),
         }
     }
 }

@@ -57,15 +57,36 @@ struct WorkerMetrics {
 impl WorkerMetrics {
     fn new(r: &Registry) -> WorkerMetrics {
         WorkerMetrics {
-            updates_received: r.counter("kingmaker_worker_updates_received_total", "Updates received from peers."),
-            bytes_received: r.counter("kingmaker_worker_update_bytes_received_total", "Bytes of updates received."),
-            updates_sent: r.counter("kingmaker_worker_updates_sent_total", "Updates sent to peers."),
-            bytes_sent: r.counter("kingmaker_worker_update_bytes_sent_total", "Bytes of updates sent to peers."),
-            decided: r.counter("kingmaker_worker_states_decided_total", "States decided in owned shards."),
-            expanded: r.counter("kingmaker_worker_states_expanded_total", "Frontier states expanded."),
+            updates_received: r.counter(
+                "kingmaker_worker_updates_received_total",
+                "Updates received from peers.",
+            ),
+            bytes_received: r.counter(
+                "kingmaker_worker_update_bytes_received_total",
+                "Bytes of updates received.",
+            ),
+            updates_sent: r.counter(
+                "kingmaker_worker_updates_sent_total",
+                "Updates sent to peers.",
+            ),
+            bytes_sent: r.counter(
+                "kingmaker_worker_update_bytes_sent_total",
+                "Bytes of updates sent to peers.",
+            ),
+            decided: r.counter(
+                "kingmaker_worker_states_decided_total",
+                "States decided in owned shards.",
+            ),
+            expanded: r.counter(
+                "kingmaker_worker_states_expanded_total",
+                "Frontier states expanded.",
+            ),
             waves: r.counter("kingmaker_worker_waves_total", "Waves closed (all layers)."),
             wave: r.gauge("kingmaker_worker_wave", "The wave being run."),
-            shards: r.gauge("kingmaker_worker_shards", "Shards owned in the current layer."),
+            shards: r.gauge(
+                "kingmaker_worker_shards",
+                "Shards owned in the current layer.",
+            ),
         }
     }
 }
@@ -162,16 +183,24 @@ fn check_name(what: &str, name: &str) -> Result<(), Status> {
     let ok = !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
     if ok {
         Ok(())
     } else {
-        Err(Status::invalid_argument(format!("{what} {name:?} must be 1-128 characters of A-Z a-z 0-9 - _ .")))
+        Err(Status::invalid_argument(format!(
+            "{what} {name:?} must be 1-128 characters of A-Z a-z 0-9 - _ ."
+        )))
     }
 }
 
 impl WorkerService {
-    pub fn new(opts: WorkerOptions, runtime: tokio::runtime::Handle, registry: &Registry) -> std::io::Result<Self> {
+    pub fn new(
+        opts: WorkerOptions,
+        runtime: tokio::runtime::Handle,
+        registry: &Registry,
+    ) -> std::io::Result<Self> {
         let receive_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.threads.max(1))
             .thread_name(|i| format!("receive-{i}"))
@@ -207,7 +236,12 @@ impl WorkerService {
             tick.tick().await;
             let active = self.inner.state.lock().expect("worker state").clone();
             if let Some(a) = active {
-                let silent = self.inner.last_contact.lock().expect("contact time").elapsed();
+                let silent = self
+                    .inner
+                    .last_contact
+                    .lock()
+                    .expect("contact time")
+                    .elapsed();
                 if a.failure().is_none() && silent > a.lease {
                     let reason = format!(
                         "lost the coordinator of run {} (no call for {:.1}s): stopped writing",
@@ -232,11 +266,14 @@ impl WorkerService {
             None => Err(Status::failed_precondition(format!(
                 "no layer of run {run_id} is open on this worker (did it restart?)"
             ))),
-            Some(a) if a.run_id != run_id => {
-                Err(Status::failed_precondition(format!("this worker is working on run {}, not {run_id}", a.run_id)))
-            }
+            Some(a) if a.run_id != run_id => Err(Status::failed_precondition(format!(
+                "this worker is working on run {}, not {run_id}",
+                a.run_id
+            ))),
             Some(a) => match a.failure() {
-                Some(reason) => Err(Status::aborted(format!("this worker abandoned run {run_id}: {reason}"))),
+                Some(reason) => Err(Status::aborted(format!(
+                    "this worker abandoned run {run_id}: {reason}"
+                ))),
                 None => Ok(a.clone()),
             },
         }
@@ -264,11 +301,13 @@ impl WorkerService {
             return Ok(g.clone());
         }
         let spec: GameSpec = serde_json::from_str(spec_json).map_err(|e| {
-            Status::invalid_argument(format!("game spec {spec_json:?} is not one this worker knows: {e}"))
+            Status::invalid_argument(format!(
+                "game spec {spec_json:?} is not one this worker knows: {e}"
+            ))
         })?;
-        let game = Arc::new(
-            spec.build().map_err(|e| Status::invalid_argument(format!("cannot build the game {spec_json}: {e:#}")))?,
-        );
+        let game = Arc::new(spec.build().map_err(|e| {
+            Status::invalid_argument(format!("cannot build the game {spec_json}: {e:#}"))
+        })?);
         let mut games = self.inner.games.lock().expect("game cache");
         games.clear(); // one game at a time is plenty
         games.insert(spec_json.to_string(), game.clone());
@@ -287,12 +326,19 @@ impl WorkerService {
         }
     }
 
-    async fn start_layer_inner(&self, req: pb::StartLayerRequest) -> Result<pb::StartLayerReply, Status> {
+    async fn start_layer_inner(
+        &self,
+        req: pb::StartLayerRequest,
+    ) -> Result<pb::StartLayerReply, Status> {
         self.check_version(req.protocol_version)?;
         check_name("run id", &req.run_id)?;
-        let spec = req.layer.ok_or_else(|| Status::invalid_argument("no layer given"))?;
+        let spec = req
+            .layer
+            .ok_or_else(|| Status::invalid_argument("no layer given"))?;
         check_name("layer name", &spec.name)?;
-        let plan = req.plan.ok_or_else(|| Status::invalid_argument("no shard plan given"))?;
+        let plan = req
+            .plan
+            .ok_or_else(|| Status::invalid_argument("no shard plan given"))?;
         let plan = ShardPlan::new(plan.size, plan.shard_size);
         if req.owners.len() != plan.shards() {
             return Err(Status::invalid_argument(format!(
@@ -303,7 +349,9 @@ impl WorkerService {
         }
         let workers = req.peers.len();
         if req.me as usize >= workers || req.owners.iter().any(|&o| o as usize >= workers) {
-            return Err(Status::invalid_argument(format!("worker numbers must be below {workers}")));
+            return Err(Status::invalid_argument(format!(
+                "worker numbers must be below {workers}"
+            )));
         }
         let layer = Layer::new(&spec.name, spec.coalition as u8, spec.objective as u8);
         // Building a game may take seconds (catalogues, ranking tables): not on a network thread.
@@ -351,7 +399,8 @@ impl WorkerService {
             .map_err(|e| Status::internal(format!("cannot create {}: {e}", layer_dir.display())))?;
         let mut peers = Vec::with_capacity(workers);
         for addr in &req.peers {
-            let client = lazy_client(addr, &self.inner.opts.token).map_err(Status::invalid_argument)?;
+            let client =
+                lazy_client(addr, &self.inner.opts.token).map_err(Status::invalid_argument)?;
             peers.push((addr.clone(), client));
         }
         let (abort, abort_rx) = watch::channel(None);
@@ -362,13 +411,29 @@ impl WorkerService {
             peers,
             self.inner.runtime.clone(),
             abort_rx,
-            RouterMetrics { updates_sent: m.updates_sent.clone(), bytes_sent: m.bytes_sent.clone() },
+            RouterMetrics {
+                updates_sent: m.updates_sent.clone(),
+                bytes_sent: m.bytes_sent.clone(),
+            },
         ));
         let owners: Vec<usize> = req.owners.iter().map(|&o| o as usize).collect();
         let me = req.me as usize;
-        let (g, l, r, dir) = (game.clone(), layer.clone(), router.clone(), layer_dir.clone());
+        let (g, l, r, dir) = (
+            game.clone(),
+            layer.clone(),
+            router.clone(),
+            layer_dir.clone(),
+        );
         let engine = tokio::task::spawn_blocking(move || {
-            WorkerEngine::new(g, l, plan, owners, me, Some(&dir), r as Arc<dyn crate::kernel::Router>)
+            WorkerEngine::new(
+                g,
+                l,
+                plan,
+                owners,
+                me,
+                Some(&dir),
+                r as Arc<dyn crate::kernel::Router>,
+            )
         })
         .await
         .map_err(|e| Status::internal(format!("opening shards panicked: {e}")))?
@@ -396,15 +461,26 @@ impl WorkerService {
             game.name(),
             layer_dir.display()
         );
-        Ok(pb::StartLayerReply { shards: shards as u32 })
+        Ok(pb::StartLayerReply {
+            shards: shards as u32,
+        })
     }
 }
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
-    async fn describe(&self, req: Request<pb::DescribeRequest>) -> Result<Response<pb::DescribeReply>, Status> {
+    async fn describe(
+        &self,
+        req: Request<pb::DescribeRequest>,
+    ) -> Result<Response<pb::DescribeReply>, Status> {
         let _ = req;
-        let run_id = self.inner.state.lock().expect("worker state").as_ref().map(|a| a.run_id.clone());
+        let run_id = self
+            .inner
+            .state
+            .lock()
+            .expect("worker state")
+            .as_ref()
+            .map(|a| a.run_id.clone());
         Ok(Response::new(pb::DescribeReply {
             protocol_version: self.inner.opts.protocol_version,
             worker_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -414,7 +490,10 @@ impl Worker for WorkerService {
         }))
     }
 
-    async fn start_layer(&self, req: Request<pb::StartLayerRequest>) -> Result<Response<pb::StartLayerReply>, Status> {
+    async fn start_layer(
+        &self,
+        req: Request<pb::StartLayerRequest>,
+    ) -> Result<Response<pb::StartLayerReply>, Status> {
         self.touch();
         let _step = self.inner.step.lock().await;
         let reply = self.start_layer_inner(req.into_inner()).await;
@@ -422,7 +501,10 @@ impl Worker for WorkerService {
         reply.map(Response::new)
     }
 
-    async fn checkpoint(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+    async fn checkpoint(
+        &self,
+        req: Request<pb::StepRequest>,
+    ) -> Result<Response<pb::StepReply>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -435,12 +517,20 @@ impl Worker for WorkerService {
             )));
         }
         let wave = req.wave;
-        self.blocking(&active, move |a| a.checkpoints.save(&a.engine, wave)).await?;
-        tracing::info!("run {}: layer {} checkpointed after wave {wave}", active.run_id, active.layer);
+        self.blocking(&active, move |a| a.checkpoints.save(&a.engine, wave))
+            .await?;
+        tracing::info!(
+            "run {}: layer {} checkpointed after wave {wave}",
+            active.run_id,
+            active.layer
+        );
         Ok(Response::new(pb::StepReply {}))
     }
 
-    async fn restore(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+    async fn restore(
+        &self,
+        req: Request<pb::StepRequest>,
+    ) -> Result<Response<pb::StepReply>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -463,11 +553,18 @@ impl Worker for WorkerService {
         }
         restored?;
         active.open_wave.store(wave + 1, Relaxed);
-        tracing::info!("run {}: layer {} restored to its checkpoint after wave {wave}", active.run_id, active.layer);
+        tracing::info!(
+            "run {}: layer {} restored to its checkpoint after wave {wave}",
+            active.run_id,
+            active.layer
+        );
         Ok(Response::new(pb::StepReply {}))
     }
 
-    async fn init_pass(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+    async fn init_pass(
+        &self,
+        req: Request<pb::StepRequest>,
+    ) -> Result<Response<pb::StepReply>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -477,7 +574,10 @@ impl Worker for WorkerService {
         Ok(Response::new(pb::StepReply {}))
     }
 
-    async fn run_wave(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::StepReply>, Status> {
+    async fn run_wave(
+        &self,
+        req: Request<pb::StepRequest>,
+    ) -> Result<Response<pb::StepReply>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -495,11 +595,15 @@ impl Worker for WorkerService {
         self.inner.metrics.wave.set(u64::from(req.wave));
         active.router.set_wave(req.wave);
         let wave = req.wave;
-        self.blocking(&active, move |a| a.engine.run_wave(wave)).await?;
+        self.blocking(&active, move |a| a.engine.run_wave(wave))
+            .await?;
         Ok(Response::new(pb::StepReply {}))
     }
 
-    async fn close_wave(&self, req: Request<pb::StepRequest>) -> Result<Response<pb::CloseWaveReply>, Status> {
+    async fn close_wave(
+        &self,
+        req: Request<pb::StepRequest>,
+    ) -> Result<Response<pb::CloseWaveReply>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -512,7 +616,9 @@ impl Worker for WorkerService {
             )));
         }
         let wave = req.wave;
-        let (decided, stats) = self.blocking(&active, move |a| a.engine.close_wave(wave)).await?;
+        let (decided, stats) = self
+            .blocking(&active, move |a| a.engine.close_wave(wave))
+            .await?;
         active.open_wave.store(wave + 1, Relaxed);
         let bytes_sent = active.router.take_bytes();
         let m = &self.inner.metrics;
@@ -530,7 +636,10 @@ impl Worker for WorkerService {
         }))
     }
 
-    async fn updates(&self, req: Request<Streaming<pb::UpdateChunk>>) -> Result<Response<pb::UpdatesReply>, Status> {
+    async fn updates(
+        &self,
+        req: Request<Streaming<pb::UpdateChunk>>,
+    ) -> Result<Response<pb::UpdatesReply>, Status> {
         let mut stream = req.into_inner();
         let mut header: Option<(Arc<Active>, u32)> = None;
         let mut applied = 0u64;
@@ -551,17 +660,26 @@ impl Worker for WorkerService {
                 }
             };
             if let Some(reason) = active.failure() {
-                return Err(Status::aborted(format!("this worker abandoned run {}: {reason}", active.run_id)));
+                return Err(Status::aborted(format!(
+                    "this worker abandoned run {}: {reason}",
+                    active.run_id
+                )));
             }
-            self.inner.metrics.bytes_received.add(chunk.encoded_len() as u64);
-            let updates = decode_updates(&chunk).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            self.inner
+                .metrics
+                .bytes_received
+                .add(chunk.encoded_len() as u64);
+            let updates =
+                decode_updates(&chunk).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let n = updates.len() as u64;
             let (tx, rx) = tokio::sync::oneshot::channel();
             let engine = active.engine.clone();
             self.inner.receive_pool.spawn(move || {
                 let _ = tx.send(engine.receive(&updates, wave));
             });
-            rx.await.map_err(|_| Status::internal("applying updates panicked"))?.map_err(kernel_status)?;
+            rx.await
+                .map_err(|_| Status::internal("applying updates panicked"))?
+                .map_err(kernel_status)?;
             applied += n;
             self.inner.metrics.updates_received.add(n);
         }
@@ -569,7 +687,10 @@ impl Worker for WorkerService {
     }
 
     type ShardValuesStream = ChunkStream;
-    async fn shard_values(&self, req: Request<pb::ShardRequest>) -> Result<Response<ChunkStream>, Status> {
+    async fn shard_values(
+        &self,
+        req: Request<pb::ShardRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -580,11 +701,16 @@ impl Worker for WorkerService {
                 Ok(pack_bytes(&values))
             })
             .await?;
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks.into_iter().map(Ok)))))
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            chunks.into_iter().map(Ok),
+        ))))
     }
 
     type ShardDepthStream = ChunkStream;
-    async fn shard_depth(&self, req: Request<pb::ShardRequest>) -> Result<Response<ChunkStream>, Status> {
+    async fn shard_depth(
+        &self,
+        req: Request<pb::ShardRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
         self.touch();
         let req = req.into_inner();
         let active = self.active(&req.run_id)?;
@@ -596,10 +722,15 @@ impl Worker for WorkerService {
                 Ok(pack_bytes(&bytes))
             })
             .await?;
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks.into_iter().map(Ok)))))
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            chunks.into_iter().map(Ok),
+        ))))
     }
 
-    async fn heartbeat(&self, req: Request<pb::HeartbeatRequest>) -> Result<Response<pb::HeartbeatReply>, Status> {
+    async fn heartbeat(
+        &self,
+        req: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatReply>, Status> {
         let req = req.into_inner();
         let state = self.inner.state.lock().expect("worker state").clone();
         let reply = match state {
@@ -607,14 +738,20 @@ impl Worker for WorkerService {
                 if a.run_id == req.run_id {
                     self.touch();
                 }
-                pb::HeartbeatReply { run_id: a.run_id.clone(), failure: a.reported_failure().unwrap_or_default() }
+                pb::HeartbeatReply {
+                    run_id: a.run_id.clone(),
+                    failure: a.reported_failure().unwrap_or_default(),
+                }
             }
             None => pb::HeartbeatReply::default(),
         };
         Ok(Response::new(reply))
     }
 
-    async fn shutdown(&self, req: Request<pb::ShutdownRequest>) -> Result<Response<pb::ShutdownReply>, Status> {
+    async fn shutdown(
+        &self,
+        req: Request<pb::ShutdownRequest>,
+    ) -> Result<Response<pb::ShutdownReply>, Status> {
         let req = req.into_inner();
         if !req.run_id.is_empty() {
             check_name("run id", &req.run_id)?;

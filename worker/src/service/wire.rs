@@ -51,7 +51,9 @@ pub fn decode_deltas(data: &[u8], count: usize) -> Result<Vec<u64>, WireError> {
     while pos < data.len() {
         let (mut d, mut shift) = (0u64, 0u32);
         loop {
-            let byte = *data.get(pos).ok_or(WireError::Malformed("truncated varint"))?;
+            let byte = *data
+                .get(pos)
+                .ok_or(WireError::Malformed("truncated varint"))?;
             pos += 1;
             if shift == 63 && byte > 1 {
                 return Err(WireError::Malformed("varint longer than 64 bits"));
@@ -69,7 +71,10 @@ pub fn decode_deltas(data: &[u8], count: usize) -> Result<Vec<u64>, WireError> {
         values.push(previous);
     }
     if values.len() != count {
-        return Err(WireError::Count { announced: count, found: values.len() });
+        return Err(WireError::Count {
+            announced: count,
+            found: values.len(),
+        });
     }
     Ok(values)
 }
@@ -91,15 +96,26 @@ pub fn encode_updates(values: &[u64]) -> UpdateChunk {
     let mut raw = Vec::with_capacity(values.len() * 3);
     encode_deltas(values, &mut raw);
     let (zstd, data) = maybe_compress(raw);
-    let encoding = if zstd { Encoding::DeltaVarintZstd } else { Encoding::DeltaVarint };
-    UpdateChunk { count: values.len() as u32, encoding: encoding as i32, data, ..Default::default() }
+    let encoding = if zstd {
+        Encoding::DeltaVarintZstd
+    } else {
+        Encoding::DeltaVarint
+    };
+    UpdateChunk {
+        count: values.len() as u32,
+        encoding: encoding as i32,
+        data,
+        ..Default::default()
+    }
 }
 
 /// The updates of one chunk.
 pub fn decode_updates(chunk: &UpdateChunk) -> Result<Vec<u64>, WireError> {
     let count = chunk.count as usize;
     if count > CHUNK_UPDATES {
-        return Err(WireError::Malformed("more updates in one chunk than the protocol allows"));
+        return Err(WireError::Malformed(
+            "more updates in one chunk than the protocol allows",
+        ));
     }
     match Encoding::try_from(chunk.encoding) {
         Ok(Encoding::DeltaVarint) => decode_deltas(&chunk.data, count),
@@ -127,7 +143,9 @@ pub fn unpack_bytes(chunk: DataChunk) -> Result<Vec<u8>, WireError> {
     if chunk.zstd {
         zstd::bulk::decompress(&chunk.data, CHUNK_BYTES).map_err(WireError::Zstd)
     } else if chunk.data.len() > CHUNK_BYTES {
-        Err(WireError::Malformed("data chunk larger than the protocol allows"))
+        Err(WireError::Malformed(
+            "data chunk larger than the protocol allows",
+        ))
     } else {
         Ok(chunk.data)
     }
@@ -162,7 +180,12 @@ mod tests {
     fn dense_sorted_updates_are_small() {
         let values: Vec<u64> = (0..20_000u64).map(|i| (i * 37) << 1 | (i & 1)).collect();
         let chunk = encode_updates(&values);
-        assert!(chunk.data.len() < values.len(), "{} bytes for {} updates", chunk.data.len(), values.len());
+        assert!(
+            chunk.data.len() < values.len(),
+            "{} bytes for {} updates",
+            chunk.data.len(),
+            values.len()
+        );
         assert_eq!(decode_updates(&chunk).unwrap(), values);
     }
 
@@ -171,8 +194,12 @@ mod tests {
         let mut chunk = encode_updates(&[1, 2, 3]);
         chunk.count = 4;
         assert!(decode_updates(&chunk).is_err());
-        let bad =
-            UpdateChunk { count: 1, encoding: Encoding::DeltaVarint as i32, data: vec![0x80], ..Default::default() };
+        let bad = UpdateChunk {
+            count: 1,
+            encoding: Encoding::DeltaVarint as i32,
+            data: vec![0x80],
+            ..Default::default()
+        };
         assert!(decode_updates(&bad).is_err());
         let eleven = UpdateChunk {
             count: 1,
@@ -181,7 +208,12 @@ mod tests {
             ..Default::default()
         };
         assert!(decode_updates(&eleven).is_err());
-        let unknown = UpdateChunk { count: 0, encoding: 0, data: vec![], ..Default::default() };
+        let unknown = UpdateChunk {
+            count: 0,
+            encoding: 0,
+            data: vec![],
+            ..Default::default()
+        };
         assert!(decode_updates(&unknown).is_err());
         let zip = UpdateChunk {
             count: 2,
