@@ -8,7 +8,7 @@
 //! the test's temporary directory. systemd does not run inside the namespaces: deploy picks its
 //! documented supervisor (setsid nohup with a pid file), as it does on any host without systemd.
 //!
-//! Needs root, `ip` (iproute2) and `sshd` (openssh-server): scripts/ci-setup.sh installs them.
+//! Needs root, `ip` (iproute2) and `sshd` (openssh-server): scripts/setup.sh --tests installs them.
 //! Without them the tests say why and pass without running.
 
 use kingmaker_e2e::{bin, kingmaker_ok, read_json};
@@ -27,13 +27,13 @@ fn cannot_run() -> Option<String> {
     }
     if !Path::new(SSHD).exists() {
         return Some(format!(
-            "{SSHD} missing (install openssh-server; scripts/ci-setup.sh does)"
+            "{SSHD} missing (install openssh-server; scripts/setup.sh --tests does)"
         ));
     }
     for tool in ["ip", "ssh", "scp", "ssh-keygen"] {
         if which(tool).is_none() {
             return Some(format!(
-                "`{tool}` missing (install iproute2 / openssh-client; scripts/ci-setup.sh does)"
+                "`{tool}` missing (install iproute2 / openssh-client; scripts/setup.sh --tests does)"
             ));
         }
     }
@@ -756,7 +756,7 @@ fn early_failures(lab: &Lab, inv: &Path) {
 #[test]
 fn systemd_units_verify() {
     let Some(analyze) = which("systemd-analyze") else {
-        eprintln!("skipping: systemd-analyze missing (Debian package systemd; scripts/ci-setup.sh installs it)");
+        eprintln!("skipping: systemd-analyze missing (Debian package systemd; scripts/setup.sh --tests installs it)");
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

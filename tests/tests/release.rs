@@ -740,7 +740,7 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
     let (Some(chromium), Some(driver)) = (chromium, driver) else {
         panic!(
             "Chromium and chromedriver are needed for the browser test and were not found on PATH: \
-             install Debian's packages with `apt-get install chromium chromium-driver` (scripts/ci-setup.sh does)"
+             install Debian's packages with `apt-get install chromium chromium-driver` (scripts/setup.sh --tests does)"
         );
     };
     let tmp = tempfile::tempdir().unwrap();
