@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
-    drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary,
-    WorkerHandle,
+    drive_layer, CellStorage, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan,
+    WaveSummary, WorkerHandle,
 };
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
@@ -28,6 +28,8 @@ pub struct SolveOptions {
     pub checkpoint_every_waves: u32,
     /// Checkpoint when this many seconds have passed since the last one (0: never by time).
     pub checkpoint_every_secs: u64,
+    /// Bytes the embedded workers may use: their cells stay in memory if they fit.
+    pub memory_budget: u64,
 }
 
 /// Opens the workers of one layer (in-process or remote).
@@ -232,13 +234,25 @@ pub fn embedded_workers(
     opts: &SolveOptions,
 ) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
     let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);
+    let budget = opts.memory_budget;
     move |layer, plan| {
+        // The in-process workers share this process's memory.
+        let storage = CellStorage::for_budget(plan.size, budget);
+        tracing::info!(
+            "cells of layer {}: {}",
+            layer.name,
+            match storage {
+                CellStorage::Memory => "in memory",
+                CellStorage::File => "in mapped files under work/ (larger than the memory budget)",
+            }
+        );
         Ok(local_workers(
             game.clone(),
             layer,
             *plan,
             count,
             Some(&work),
+            storage,
         )?)
     }
 }

@@ -201,7 +201,8 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    // The shard arrays (~11 MB) fit in 14 MB, the finished tables do not.
+    // The shard arrays (~11 MB; files, as the memory budget is too small to hold them) fit in
+    // 14 MB, the finished tables do not.
     let mounted = Command::new("mount")
         .args([
             "-t",
@@ -229,6 +230,8 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
         "toppen",
         "--checkpoint-every-waves",
         "5",
+        "--memory-budget",
+        "1M",
         "--out",
         dir.to_str().unwrap(),
     ]);

@@ -37,4 +37,20 @@ pub trait Game: Send + Sync {
     fn predecessors(&self, index: u64, out: &mut Vec<u64>);
     /// The side to move encoded in `index` (cheap; meaningful for live states).
     fn mover(&self, index: u64) -> u8;
+
+    /// The number of successors of a live state (a pass counts as one). The kernel counts every
+    /// live state it reaches, so games override this when counting is cheaper than listing.
+    fn successor_count(&self, index: u64) -> usize {
+        let mut out = Vec::new();
+        self.successors(index, &mut out);
+        out.len()
+    }
+
+    /// Classify the indices `first..first + out.len()` (the kernel's initial pass). Games
+    /// override this when neighbouring indices share work.
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        for (i, node) in out.iter_mut().enumerate() {
+            *node = self.node(first + i as u64);
+        }
+    }
 }

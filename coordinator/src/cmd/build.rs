@@ -9,6 +9,7 @@ use crate::solve::{
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
@@ -40,6 +41,11 @@ pub struct BuildArgs {
     /// Checkpoint when S seconds have passed since the last checkpoint (0: not by time).
     #[arg(long, global = true, default_value_t = 600)]
     pub checkpoint_every_secs: u64,
+    /// Memory the embedded workers may use (e.g. 16G; default: three quarters of physical
+    /// memory). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
+    /// under the run directory that the system pages in and out.
+    #[arg(long, global = true, value_parser = parse_size)]
+    pub memory_budget: Option<u64>,
     /// Count control classes over the states reachable from the start (default: level 1 only).
     #[arg(long, global = true)]
     pub reachable: Option<bool>,
@@ -146,6 +152,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         local_workers: args.local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,
+        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
     };
     let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
     if let Some(addr) = &args.metrics {

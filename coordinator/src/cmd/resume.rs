@@ -6,6 +6,7 @@ use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::Game;
 use std::path::PathBuf;
@@ -27,6 +28,11 @@ pub struct ResumeArgs {
     /// Checkpoint when S seconds have passed since the last checkpoint (0: not by time).
     #[arg(long, default_value_t = 600)]
     pub checkpoint_every_secs: u64,
+    /// Memory the embedded workers may use (e.g. 16G; default: three quarters of physical
+    /// memory). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
+    /// under the run directory that the system pages in and out.
+    #[arg(long, value_parser = parse_size)]
+    pub memory_budget: Option<u64>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -79,6 +85,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         local_workers: args.local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,
+        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
     };
     let reach = game.size() < 1 << 24;
     let cluster = match &info.distributed {

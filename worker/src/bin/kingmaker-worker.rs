@@ -8,6 +8,7 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::service::auth::{AddToken, CheckToken, TOKEN_ENV};
 use kingmaker_worker::service::metrics::Registry;
 use kingmaker_worker::service::server::WorkerOptions;
@@ -39,6 +40,10 @@ struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics.
     #[arg(long)]
     metrics: Option<String>,
+    /// Memory this worker may use (e.g. 100G; default: three quarters of physical memory). Its
+    /// cells stay in memory when they fit, else they are files mapped from the data directory.
+    #[arg(long, value_parser = parse_size)]
+    memory_budget: Option<u64>,
     /// Test only: sleep this many milliseconds before every wave (lets a test kill a worker
     /// mid-run on a small table).
     #[arg(long, default_value_t = 0, hide = true)]
@@ -82,6 +87,7 @@ fn run(args: Args) -> Result<()> {
         data_dir: args.data_dir.clone(),
         token,
         threads,
+        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
         wave_delay: Duration::from_millis(args.wave_delay_ms),
         protocol_version: args
             .protocol_version

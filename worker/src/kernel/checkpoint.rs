@@ -153,6 +153,7 @@ impl<G: Game> WorkerEngine<G> {
                     Ok(())
                 })?;
         }
+        self.rebuild_block_flags();
         Ok(cp)
     }
 }

@@ -2,6 +2,7 @@
 
 use super::checkpoint::CheckpointStore;
 use super::engine::{Router, WaveStats, WorkerEngine};
+use super::memory::CellStorage;
 use super::shard::ShardPlan;
 use super::{KernelError, Layer};
 use crate::game::Game;
@@ -228,14 +229,12 @@ impl<G: Game> LocalWorker<G> {
 /// The in-process transport: a batch for worker `w` is applied by calling its engine directly.
 pub struct InProcessRouter<G: Game> {
     peers: OnceLock<Vec<Arc<LocalWorker<G>>>>,
-    wave: std::sync::atomic::AtomicU32,
 }
 
 impl<G: Game> Default for InProcessRouter<G> {
     fn default() -> Self {
         InProcessRouter {
             peers: OnceLock::new(),
-            wave: Default::default(),
         }
     }
 }
@@ -246,8 +245,7 @@ impl<G: Game> Router for InProcessRouter<G> {
             .peers
             .get()
             .expect("in-process router used before its peers were set");
-        let wave = self.wave.load(std::sync::atomic::Ordering::Relaxed);
-        peers[worker].engine.receive(updates, wave)
+        peers[worker].engine.receive(updates)
     }
 }
 
@@ -258,13 +256,15 @@ pub fn assign_shards(plan: &ShardPlan, workers: usize) -> Vec<usize> {
 }
 
 /// `count` in-process workers over one layer, wired to each other with the in-process router.
-/// Arrays live in `dir/worker-N/` when a directory is given, in anonymous memory otherwise.
+/// Wave logs and checkpoints live in `dir/worker-N/` when a directory is given, and the cells too
+/// if `storage` says so; without a directory everything is in memory.
 pub fn local_workers<G: Game + 'static>(
     game: Arc<G>,
     layer: &Layer,
     plan: ShardPlan,
     count: usize,
     dir: Option<&std::path::Path>,
+    storage: CellStorage,
 ) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
     let owners = assign_shards(&plan, count);
     let router = Arc::new(InProcessRouter::<G>::default());
@@ -284,6 +284,7 @@ pub fn local_workers<G: Game + 'static>(
             owners.clone(),
             me,
             sub.as_deref(),
+            storage,
             router.clone() as Arc<dyn Router>,
         )?;
         locals.push(Arc::new(LocalWorker {
@@ -295,50 +296,7 @@ pub fn local_workers<G: Game + 'static>(
         }));
     }
     let _ = router.peers.set(locals.clone());
-    Ok(locals
-        .into_iter()
-        .map(|w| WaveTracking {
-            inner: w,
-            router: router.clone(),
-        })
-        .map(|w| Arc::new(w) as _)
-        .collect())
-}
-
-/// Keeps the in-process router's idea of the current wave up to date.
-struct WaveTracking<G: Game> {
-    inner: Arc<LocalWorker<G>>,
-    router: Arc<InProcessRouter<G>>,
-}
-
-impl<G: Game> WorkerHandle for WaveTracking<G> {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-    fn init_pass(&self) -> Result<(), KernelError> {
-        self.inner.init_pass()
-    }
-    fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
-        self.router
-            .wave
-            .store(wave, std::sync::atomic::Ordering::Relaxed);
-        self.inner.run_wave(wave)
-    }
-    fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
-        self.inner.close_wave(wave)
-    }
-    fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
-        self.inner.shard_values(shard)
-    }
-    fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
-        self.inner.shard_depth(shard)
-    }
-    fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
-        self.inner.checkpoint(wave)
-    }
-    fn restore(&self, wave: u32) -> Result<(), KernelError> {
-        self.inner.restore(wave)
-    }
+    Ok(locals.into_iter().map(|w| w as _).collect())
 }
 
 /// A solved layer held in memory.
@@ -366,7 +324,7 @@ pub fn gather<E: From<KernelError>>(
 pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads: usize) -> Solved {
     let run = || -> Result<Solved, KernelError> {
         let plan = ShardPlan::new(game.size(), 1 << 22);
-        let workers = local_workers(game.clone(), layer, plan, 1, None)?;
+        let workers = local_workers(game.clone(), layer, plan, 1, None, CellStorage::Memory)?;
         let outcome = drive_layer(layer, &workers, None, &mut |_: &WaveSummary| {})?;
         let mut solved = Solved {
             values: Vec::new(),

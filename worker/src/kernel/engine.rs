@@ -1,13 +1,14 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
+use super::memory::CellStorage;
 use super::shard::{
-    cell_is_win, ShardArrays, ShardPlan, CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_LOSS_OLD,
-    CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW, CELL_WIN_OLD,
+    cell_is_win, ShardArrays, ShardPlan, BLOCK_FRESH, BLOCK_FRONTIER, CELL_ILLEGAL, CELL_LOSS_CUR,
+    CELL_LOSS_NEW, CELL_LOSS_OLD, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW,
+    CELL_WIN_OLD,
 };
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -25,8 +26,6 @@ pub trait Router: Send + Sync {
 
 /// Updates buffered per destination before they are sent, unless a memory budget says otherwise.
 pub const DEFAULT_BATCH: usize = 1 << 16;
-/// States per parallel task (a multiple of 64).
-const TASK_STATES: usize = 1 << 18;
 
 /// What one worker did in one wave.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -54,7 +53,8 @@ pub struct WorkerEngine<G: Game> {
     /// Owner (worker number) of every shard.
     owners: Vec<usize>,
     me: usize,
-    shards: HashMap<usize, ShardArrays>,
+    /// Indexed by shard id: the arrays of the shards this worker owns.
+    shards: Vec<Option<ShardArrays>>,
     router: Arc<dyn Router>,
     counters: Counters,
     /// Updates buffered per destination and thread before a batch is sent.
@@ -62,7 +62,9 @@ pub struct WorkerEngine<G: Game> {
 }
 
 impl<G: Game> WorkerEngine<G> {
-    /// Open the arrays of every shard `owners` gives to worker `me` (in `dir`, or in memory).
+    /// Open the arrays of every shard `owners` gives to worker `me`: in `dir` (cells as
+    /// `storage` says), or all in memory without a directory.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         game: Arc<G>,
         layer: Layer,
@@ -70,14 +72,18 @@ impl<G: Game> WorkerEngine<G> {
         owners: Vec<usize>,
         me: usize,
         dir: Option<&Path>,
+        storage: CellStorage,
         router: Arc<dyn Router>,
     ) -> Result<Self, KernelError> {
-        let mut shards = HashMap::new();
-        for (id, &owner) in owners.iter().enumerate() {
-            if owner == me {
-                shards.insert(id, ShardArrays::open(&plan, id, dir)?);
-            }
-        }
+        let shards = owners
+            .iter()
+            .enumerate()
+            .map(|(id, &owner)| {
+                (owner == me)
+                    .then(|| ShardArrays::open(&plan, id, dir, storage))
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
         Ok(WorkerEngine {
             game,
             layer,
@@ -107,62 +113,81 @@ impl<G: Game> WorkerEngine<G> {
 
     /// The arrays of an owned shard.
     pub(super) fn shard(&self, id: usize) -> &ShardArrays {
-        &self.shards[&id]
+        self.shards[id].as_ref().expect("a shard this worker owns")
+    }
+
+    /// The arrays of every owned shard, in shard order.
+    fn owned(&self) -> impl Iterator<Item = &ShardArrays> {
+        self.shards.iter().flatten()
     }
 
     pub fn owned_shards(&self) -> Vec<usize> {
-        let mut ids: Vec<usize> = self.shards.keys().copied().collect();
-        ids.sort_unstable();
-        ids
+        self.owned().map(|s| s.id).collect()
     }
 
-    /// Parallel work items: (shard, first state, end state) over every owned shard, in runs of
-    /// whole 64-state words.
-    fn tasks(&self) -> Vec<(&ShardArrays, usize, usize)> {
-        let mut tasks = Vec::new();
-        for id in self.owned_shards() {
-            let shard = &self.shards[&id];
-            let len = shard.len as usize;
-            for first in (0..len).step_by(TASK_STATES) {
-                tasks.push((shard, first, (first + TASK_STATES).min(len)));
-            }
-        }
-        tasks
+    /// Parallel work items: (shard, block) for every block of every owned shard whose flags
+    /// share a bit with `wanted`.
+    fn blocks(&self, wanted: u8) -> Vec<(&ShardArrays, usize)> {
+        self.owned()
+            .flat_map(|s| (0..s.blocks()).map(move |b| (s, b)))
+            .filter(|&(s, b)| s.block_flags(b) & wanted != 0)
+            .collect()
     }
 
     /// Wave 0: classify every owned state. Terminal states are decided in wave 0; live states
     /// start with an unknown counter (see [`CELL_UNCOUNTED`]). The wave logs are cleared.
     pub fn init_pass(&self) -> Result<(), KernelError> {
-        for id in self.owned_shards() {
-            self.shards[&id].waves.clear()?;
-        }
-        self.tasks().into_par_iter().for_each(|(shard, lo, hi)| {
-            let cells = shard.cells();
-            for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
-                let value = match self.game.node(shard.start + i as u64) {
-                    Node::Illegal => CELL_ILLEGAL,
-                    Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
-                    Node::Terminal { .. } => CELL_LOSS_NEW,
-                    Node::Live { .. } => CELL_UNCOUNTED,
-                };
-                cell.store(value, Relaxed);
+        for shard in self.owned() {
+            shard.waves.clear()?;
+            for b in 0..shard.blocks() {
+                // Every block is visited once, as if it held fresh cells.
+                shard.set_block_flags(b, BLOCK_FRESH);
             }
-        });
+        }
+        self.blocks(BLOCK_FRESH)
+            .into_par_iter()
+            .for_each(|(shard, b)| {
+                let range = shard.block_range(b);
+                let mut nodes = vec![Node::Illegal; range.len()];
+                self.game
+                    .nodes(shard.start + range.start as u64, &mut nodes);
+                let mut fresh = false;
+                for (cell, node) in shard.cells()[range].iter().zip(nodes) {
+                    let value = match node {
+                        Node::Illegal => CELL_ILLEGAL,
+                        Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
+                        Node::Terminal { .. } => CELL_LOSS_NEW,
+                        Node::Live { .. } => CELL_UNCOUNTED,
+                    };
+                    fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
+                    cell.store(value, Relaxed);
+                }
+                shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
+            });
         Ok(())
+    }
+
+    /// Recompute the block flags from the cells (after a checkpoint was loaded).
+    pub(super) fn rebuild_block_flags(&self) {
+        self.owned()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .for_each(|s| s.rebuild_block_flags());
     }
 
     /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, route every predecessor
     /// update to its owner, and return once all of them have been applied.
     pub fn run_wave(&self, _wave: u32) -> Result<(), KernelError> {
         let workers = self.owners.iter().max().map_or(1, |m| m + 1);
-        self.tasks()
+        self.blocks(BLOCK_FRONTIER)
             .into_par_iter()
-            .try_for_each(|(shard, lo, hi)| {
+            .try_for_each(|(shard, b)| {
                 let mut preds = Vec::new();
                 let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
-                let cells = shard.cells();
+                let range = shard.block_range(b);
                 let (mut expanded, mut applied) = (0u64, 0u64);
-                for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+                for (i, cell) in shard.cells()[range.clone()].iter().enumerate() {
+                    let i = range.start + i;
                     let child_is_win = match cell.load(Relaxed) {
                         CELL_WIN_CUR => true,
                         CELL_LOSS_CUR => false,
@@ -204,8 +229,8 @@ impl<G: Game> WorkerEngine<G> {
         Ok(())
     }
 
-    /// Apply a batch of updates from another worker during wave `wave`.
-    pub fn receive(&self, updates: &[u64], _wave: u32) -> Result<(), KernelError> {
+    /// Apply a batch of updates from another worker during the running wave.
+    pub fn receive(&self, updates: &[u64]) -> Result<(), KernelError> {
         let apply = |&u: &u64| self.apply(u >> 1, u & 1 == 1);
         if updates.len() >= 4096 {
             updates.par_iter().try_for_each(apply)?;
@@ -224,7 +249,7 @@ impl<G: Game> WorkerEngine<G> {
     /// unfavourable child reaches it, so states that no update ever reaches cost nothing, and the
     /// initial pass needs no move generation.
     fn apply(&self, pred: u64, child_is_win: bool) -> Result<(), KernelError> {
-        let shard = &self.shards[&self.plan.shard_of(pred)];
+        let shard = self.shard(self.plan.shard_of(pred));
         let i = (pred - shard.start) as usize;
         let cell = &shard.cells()[i];
         let mover_in_coalition = self.layer.in_coalition(self.game.mover(pred));
@@ -257,7 +282,12 @@ impl<G: Game> WorkerEngine<G> {
                 remaining - 1
             };
             match cell.compare_exchange_weak(current, new, Relaxed, Relaxed) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    if new > CELL_MAX_COUNTER {
+                        shard.mark_fresh(i);
+                    }
+                    return Ok(());
+                }
                 Err(seen) => current = seen,
             }
         }
@@ -265,13 +295,7 @@ impl<G: Game> WorkerEngine<G> {
 
     /// The number of successors of a live state (a pass counts as one).
     fn count_successors(&self, index: u64) -> Result<u8, KernelError> {
-        thread_local!(static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) });
-        let count = SCRATCH.with(|scratch| {
-            let mut out = scratch.borrow_mut();
-            out.clear();
-            self.game.successors(index, &mut out);
-            out.len()
-        });
+        let count = self.game.successor_count(index);
         if count == 0 || count > CELL_MAX_COUNTER as usize {
             return Err(KernelError::CounterOverflow {
                 index,
@@ -294,13 +318,15 @@ impl<G: Game> WorkerEngine<G> {
                 max,
             });
         }
+        // Age the blocks that hold frontier or fresh cells; the fresh ones form the next frontier
+        // and this wave's bitmap (blocks of whole 64-bit words: shards are multiples of 64).
         let parts: Vec<(usize, usize, Vec<u64>)> = self
-            .tasks()
+            .blocks(BLOCK_FRONTIER | BLOCK_FRESH)
             .into_par_iter()
-            .map(|(shard, lo, hi)| {
-                let cells = shard.cells();
-                let mut words = vec![0u64; (hi - lo).div_ceil(64)];
-                for (i, cell) in cells.iter().enumerate().take(hi).skip(lo) {
+            .map(|(shard, b)| {
+                let range = shard.block_range(b);
+                let mut words = vec![0u64; range.len().div_ceil(64)];
+                for (i, cell) in shard.cells()[range].iter().enumerate() {
                     let aged = match cell.load(Relaxed) {
                         CELL_WIN_CUR => CELL_WIN_OLD,
                         CELL_LOSS_CUR => CELL_LOSS_OLD,
@@ -310,21 +336,24 @@ impl<G: Game> WorkerEngine<G> {
                     };
                     cell.store(aged, Relaxed);
                     if aged == CELL_WIN_CUR || aged == CELL_LOSS_CUR {
-                        words[(i - lo) / 64] |= 1 << ((i - lo) % 64);
+                        words[i / 64] |= 1 << (i % 64);
                     }
                 }
-                (shard.id, lo, words)
+                let frontier = words.iter().any(|&w| w != 0);
+                shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
+                (shard.id, b, words)
             })
             .collect();
         let mut decided = 0;
-        for id in self.owned_shards() {
-            let bitmap: Vec<u64> = parts
-                .iter()
-                .filter(|p| p.0 == id)
-                .flat_map(|p| p.2.iter().copied())
-                .collect();
+        let mut parts = parts.into_iter().peekable();
+        for shard in self.owned() {
+            let mut bitmap = vec![0u64; (shard.len as usize).div_ceil(64)];
+            while let Some((_, b, words)) = parts.next_if(|p| p.0 == shard.id) {
+                let first = shard.block_range(b).start / 64;
+                bitmap[first..first + words.len()].copy_from_slice(&words);
+            }
             decided += bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>();
-            self.shards[&id].waves.append(wave, &bitmap)?;
+            shard.waves.append(wave, &bitmap)?;
         }
         let stats = WaveStats {
             expanded: self.counters.expanded.swap(0, Relaxed),
@@ -336,7 +365,7 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Final values of one owned shard (ILLEGAL / WIN / LOSS / DRAW per state, index order).
     pub fn shard_values(&self, shard: usize) -> Option<Vec<u8>> {
-        let arrays = self.shards.get(&shard)?;
+        let arrays = self.shards.get(shard)?.as_ref()?;
         Some(
             arrays
                 .cells()
@@ -354,7 +383,7 @@ impl<G: Game> WorkerEngine<G> {
     /// Depth of every state of one owned shard (0 for illegal and drawn states), rebuilt from the
     /// shard's wave log.
     pub fn shard_depth(&self, shard: usize) -> Result<Option<Vec<u16>>, KernelError> {
-        let Some(arrays) = self.shards.get(&shard) else {
+        let Some(arrays) = self.shards.get(shard).and_then(Option::as_ref) else {
             return Ok(None);
         };
         let mut depth = vec![0u16; arrays.len as usize];
@@ -372,6 +401,6 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Flush file-backed arrays to disk.
     pub fn flush_all(&self) -> Result<(), KernelError> {
-        self.shards.values().try_for_each(|shard| shard.flush())
+        self.owned().try_for_each(|shard| shard.flush())
     }
 }

@@ -24,6 +24,7 @@
 pub mod checkpoint;
 pub mod driver;
 pub mod engine;
+pub mod memory;
 pub mod shard;
 
 pub use driver::{
@@ -31,6 +32,7 @@ pub use driver::{
     WorkerHandle,
 };
 pub use engine::{Router, WaveStats, WorkerEngine};
+pub use memory::CellStorage;
 pub use shard::ShardPlan;
 
 /// Final value bytes, as written to tables and hashed into digests.

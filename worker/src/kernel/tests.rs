@@ -3,7 +3,8 @@
 
 use super::check::reference_solve;
 use super::driver::{drive_layer, gather, local_workers, solve_in_memory};
-use super::{Layer, ShardPlan};
+use super::shard::BLOCK_STATES;
+use super::{CellStorage, Layer, ShardPlan};
 use crate::game::{Game, Node};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::sync::Arc;
@@ -100,15 +101,23 @@ fn several_workers_and_shards_give_the_same_tables() {
     let layer = Layer::new("solo", 1, 1);
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     let dir = tempfile::tempdir().unwrap();
-    for (workers, shard_size, on_disk) in [
-        (1, 64, false),
-        (2, 640, true),
-        (3, 1000, false),
-        (4, 128, true),
+    for (workers, shard_size, on_disk, storage) in [
+        (1, 64, false, CellStorage::Memory),
+        (2, 640, true, CellStorage::File),
+        (3, 1000, false, CellStorage::Memory),
+        (4, 128, true, CellStorage::Memory),
     ] {
         let plan = ShardPlan::new(game.size(), shard_size);
         let path = on_disk.then(|| dir.path().join(format!("w{workers}")));
-        let handles = local_workers(game.clone(), &layer, plan, workers, path.as_deref()).unwrap();
+        let handles = local_workers(
+            game.clone(),
+            &layer,
+            plan,
+            workers,
+            path.as_deref(),
+            storage,
+        )
+        .unwrap();
         drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
         let (mut v, mut d) = (Vec::new(), Vec::new());
         gather(&plan, &handles, |_, sv, sd| {
@@ -120,6 +129,54 @@ fn several_workers_and_shards_give_the_same_tables() {
         assert_eq!(v, values, "{workers} workers, shard size {shard_size}");
         assert_eq!(d, depth, "{workers} workers, shard size {shard_size}");
     }
+}
+
+/// Shards of several blocks: the block flags (which blocks hold frontier or fresh cells) must
+/// never hide a cell from expansion or from the close of a wave, also across a resume.
+#[test]
+fn shards_of_many_blocks_give_the_same_tables() {
+    let n = 3 * BLOCK_STATES + 1000;
+    let game = Arc::new(RandomGame::new(5, n, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    let plan = ShardPlan::new(game.size(), 2 * BLOCK_STATES as u64);
+    let dir = tempfile::tempdir().unwrap();
+    let first = local_workers(
+        game.clone(),
+        &layer,
+        plan,
+        2,
+        Some(dir.path()),
+        CellStorage::Memory,
+    )
+    .unwrap();
+    let mut obs = StopAt {
+        stop_after: 3,
+        every: 3,
+        last: None,
+        seen: 0,
+    };
+    drive_layer(&layer, &first, None, &mut obs).unwrap();
+    drop(first);
+    let second = local_workers(
+        game.clone(),
+        &layer,
+        plan,
+        2,
+        Some(dir.path()),
+        CellStorage::Memory,
+    )
+    .unwrap();
+    drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
+    let (mut v, mut d) = (Vec::new(), Vec::new());
+    gather(&plan, &second, |_, sv, sd| {
+        v.extend(sv);
+        d.extend(sd);
+        Ok::<(), super::KernelError>(())
+    })
+    .unwrap();
+    assert!(v == values, "values differ");
+    assert!(d == depth, "depths differ");
 }
 
 /// Stops after `stop_after` waves, checkpointing every `every` waves (and at the stop).
@@ -155,9 +212,15 @@ fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
     let layer = Layer::new("solo", 1, 1);
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     let plan = ShardPlan::new(game.size(), 4096);
-    for stop_after in [0, 1, 3, 6] {
+    for (stop_after, storage) in [
+        (0, CellStorage::File),
+        (1, CellStorage::Memory),
+        (3, CellStorage::File),
+        (6, CellStorage::Memory),
+    ] {
         let dir = tempfile::tempdir().unwrap();
-        let first = local_workers(game.clone(), &layer, plan, 2, Some(dir.path())).unwrap();
+        let first =
+            local_workers(game.clone(), &layer, plan, 2, Some(dir.path()), storage).unwrap();
         let mut obs = StopAt {
             stop_after,
             every: 2,
@@ -168,7 +231,8 @@ fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
         assert!(outcome.stopped, "stopped after wave {stop_after}");
         drop(first);
         // Fresh workers (as after a crash) on the same directory pick up from the checkpoint.
-        let second = local_workers(game.clone(), &layer, plan, 2, Some(dir.path())).unwrap();
+        let second =
+            local_workers(game.clone(), &layer, plan, 2, Some(dir.path()), storage).unwrap();
         drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
         let (mut v, mut d) = (Vec::new(), Vec::new());
         gather(&plan, &second, |_, sv, sd| {
@@ -188,7 +252,15 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
     let layer = Layer::new("solo", 1, 1);
     let plan = ShardPlan::new(game.size(), 1024);
     let dir = tempfile::tempdir().unwrap();
-    let workers = local_workers(game.clone(), &layer, plan, 1, Some(dir.path())).unwrap();
+    let workers = local_workers(
+        game.clone(),
+        &layer,
+        plan,
+        1,
+        Some(dir.path()),
+        CellStorage::Memory,
+    )
+    .unwrap();
     let mut obs = StopAt {
         stop_after: 2,
         every: 1,

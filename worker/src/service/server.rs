@@ -12,6 +12,7 @@ use super::metrics::{Metric, Registry};
 use super::router::{GrpcRouter, RouterMetrics};
 use super::wire::{decode_updates, pack_bytes};
 use crate::kernel::checkpoint::CheckpointStore;
+use crate::kernel::memory::{physical_memory, CellStorage};
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::spec::{AnyGame, GameSpec};
 use crate::Game;
@@ -35,6 +36,8 @@ pub struct WorkerOptions {
     pub token: AddToken,
     /// Compute threads (the size of the global rayon pool).
     pub threads: usize,
+    /// Bytes this worker may use: its cells stay in memory if they fit, else in mapped files.
+    pub memory_budget: u64,
     /// Test only: sleep this long before every wave, so a test can kill a worker mid-run.
     pub wave_delay: Duration,
     /// Test only: the protocol version this worker claims to speak.
@@ -418,6 +421,11 @@ impl WorkerService {
         ));
         let owners: Vec<usize> = req.owners.iter().map(|&o| o as usize).collect();
         let me = req.me as usize;
+        let mine: u64 = (0..plan.shards())
+            .filter(|&s| owners[s] == me)
+            .map(|s| plan.range(s).end - plan.range(s).start)
+            .sum();
+        let storage = CellStorage::for_budget(mine, self.inner.opts.memory_budget);
         let (g, l, r, dir) = (
             game.clone(),
             layer.clone(),
@@ -432,6 +440,7 @@ impl WorkerService {
                 owners,
                 me,
                 Some(&dir),
+                storage,
                 r as Arc<dyn crate::kernel::Router>,
             )
         })
@@ -485,7 +494,7 @@ impl Worker for WorkerService {
             protocol_version: self.inner.opts.protocol_version,
             worker_version: env!("CARGO_PKG_VERSION").to_string(),
             cores: self.inner.opts.threads as u32,
-            memory_bytes: memory_bytes(),
+            memory_bytes: physical_memory(),
             run_id: run_id.unwrap_or_default(),
         }))
     }
@@ -641,11 +650,12 @@ impl Worker for WorkerService {
         req: Request<Streaming<pb::UpdateChunk>>,
     ) -> Result<Response<pb::UpdatesReply>, Status> {
         let mut stream = req.into_inner();
-        let mut header: Option<(Arc<Active>, u32)> = None;
+        // The first chunk names the run and the wave; the rest of the stream belongs to them.
+        let mut header: Option<Arc<Active>> = None;
         let mut applied = 0u64;
         while let Some(chunk) = stream.message().await? {
-            let (active, wave) = match &header {
-                Some(h) => h.clone(),
+            let active = match &header {
+                Some(active) => active.clone(),
                 None => {
                     let active = self.active(&chunk.run_id)?;
                     let open = active.open_wave.load(Relaxed);
@@ -655,8 +665,8 @@ impl Worker for WorkerService {
                             chunk.wave, chunk.from
                         )));
                     }
-                    header = Some((active.clone(), chunk.wave));
-                    (active, chunk.wave)
+                    header = Some(active.clone());
+                    active
                 }
             };
             if let Some(reason) = active.failure() {
@@ -675,7 +685,7 @@ impl Worker for WorkerService {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let engine = active.engine.clone();
             self.inner.receive_pool.spawn(move || {
-                let _ = tx.send(engine.receive(&updates, wave));
+                let _ = tx.send(engine.receive(&updates));
             });
             rx.await
                 .map_err(|_| Status::internal("applying updates panicked"))?
@@ -804,16 +814,4 @@ impl<T> OwnedShard<T> for Result<Option<T>, KernelError> {
     fn owned(self, shard: usize) -> Result<T, KernelError> {
         self?.owned(shard)
     }
-}
-
-/// Physical memory in bytes, from /proc/meminfo (0 where that is unavailable).
-fn memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib * 1024)
-        })
-        .unwrap_or(0)
 }

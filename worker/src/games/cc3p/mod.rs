@@ -254,6 +254,27 @@ impl Game for Cc3p {
     fn mover(&self, index: u64) -> u8 {
         (index % 3) as u8
     }
+
+    fn successor_count(&self, index: u64) -> usize {
+        self.successor_count_of(index)
+    }
+
+    /// One unranking per placement serves its three movers.
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        let mut index = first;
+        let mut i = 0;
+        while i < out.len() {
+            let sets = self.tables.unrank(index / 3);
+            for mover in (index % 3) as usize..3 {
+                if i == out.len() {
+                    break;
+                }
+                out[i] = self.classify(&sets, mover);
+                i += 1;
+                index += 1;
+            }
+        }
+    }
 }
 
 /// Exact counts of a level (label-free; illegal = two or more goals filled).

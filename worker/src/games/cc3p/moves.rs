@@ -94,6 +94,26 @@ impl Cc3p {
         }
     }
 
+    /// The number of successors of `index` (0 for terminal and illegal states; a pass is one):
+    /// `successors_into` without ranking the children.
+    pub(crate) fn successor_count_of(&self, index: u64) -> usize {
+        let sets = self.tables.unrank(index / 3);
+        let mover = (index % 3) as usize;
+        if self.any_goal_filled(&sets) {
+            return 0;
+        }
+        let occ = sets[0] | sets[1] | sets[2];
+        let lane = self.lane[mover];
+        let mut count = 0;
+        let mut pieces = sets[mover];
+        while pieces != 0 {
+            let c = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            count += self.destinations(c, occ & !(1u64 << c), lane).count_ones() as usize;
+        }
+        count.max(1)
+    }
+
     /// Append the distinct live predecessors of `index` (none for illegal states).
     pub(crate) fn predecessors_into(&self, index: u64, out: &mut Vec<u64>) {
         let u = self.tables.unrank_full(index / 3);

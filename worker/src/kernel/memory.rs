@@ -1,0 +1,92 @@
+//! How much memory a worker may use, and what follows from it: whether a worker's cells live in
+//! memory or in mapped files ([`CellStorage`]), and how large its update buffers may grow.
+
+/// Where a worker keeps its cells while solving.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CellStorage {
+    /// Anonymous memory (huge pages where the system allows): the fastest, for cells that fit
+    /// the memory budget.
+    Memory,
+    /// A shared map of a file in the data directory: the operating system pages it in and out,
+    /// so cells larger than memory still work.
+    File,
+}
+
+impl CellStorage {
+    /// Memory if `states` cells (plus a wave's bitmap and working buffers) fit in `budget` bytes.
+    pub fn for_budget(states: u64, budget: u64) -> CellStorage {
+        const BUFFERS: u64 = 512 << 20;
+        if states + states / 8 + BUFFERS <= budget {
+            CellStorage::Memory
+        } else {
+            CellStorage::File
+        }
+    }
+}
+
+/// Physical memory of this machine in bytes (from /proc/meminfo; 0 where unavailable).
+pub fn physical_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The memory budget when none is given: three quarters of physical memory.
+pub fn default_memory_budget() -> u64 {
+    physical_memory() / 4 * 3
+}
+
+/// Read a size such as `16G`, `16GiB`, `800M`, `512k` or `1000000` (bytes). Units are binary:
+/// K = 1024, M = 1024², G = 1024³, T = 1024⁴; an optional `i`/`iB`/`B` after the unit is ignored.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 16G, 800M, 1000000)"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let shift = match unit.trim_end_matches('b').trim_end_matches('i') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use K, M, G or T)"
+            ))
+        }
+    };
+    Ok((number * (1u64 << shift) as f64) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("16G").unwrap(), 16 << 30);
+        assert_eq!(parse_size("16 GiB").unwrap(), 16 << 30);
+        assert_eq!(parse_size("1.5g").unwrap(), 3 << 29);
+        assert_eq!(parse_size("800M").unwrap(), 800 << 20);
+        assert_eq!(parse_size("512kB").unwrap(), 512 << 10);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5X").is_err());
+    }
+
+    #[test]
+    fn storage_follows_the_budget() {
+        assert_eq!(
+            CellStorage::for_budget(1 << 30, 4 << 30),
+            CellStorage::Memory
+        );
+        assert_eq!(CellStorage::for_budget(1 << 30, 1 << 30), CellStorage::File);
+    }
+}
