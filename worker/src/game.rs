@@ -46,8 +46,16 @@ pub trait Game: Send + Sync {
         out.len()
     }
 
-    /// Classify the indices `first..first + out.len()` (the kernel's initial pass). Games
-    /// override this when neighbouring indices share work.
+    /// Call `f` on every state that is not live (terminal or illegal), each once, and return
+    /// true; or return false if the game cannot list them directly. Where they are few, this
+    /// spares the kernel's initial pass from classifying every index.
+    fn each_non_live(&self, _f: &mut dyn FnMut(u64, Node)) -> bool {
+        false
+    }
+
+    /// Classify the indices `first..first + out.len()` (the kernel's initial pass when
+    /// [`Game::each_non_live`] cannot list the others). Games override this when neighbouring
+    /// indices share work.
     fn nodes(&self, first: u64, out: &mut [Node]) {
         for (i, node) in out.iter_mut().enumerate() {
             *node = self.node(first + i as u64);

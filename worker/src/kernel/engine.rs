@@ -26,6 +26,9 @@ pub trait Router: Send + Sync {
 
 /// Updates buffered per destination before they are sent, unless a memory budget says otherwise.
 pub const DEFAULT_BATCH: usize = 1 << 16;
+/// Updates applied together: their cells are prefetched first, so the cache misses of a batch
+/// overlap instead of each waiting behind the previous compare-and-swap.
+const APPLY_BATCH: usize = 256;
 
 /// What one worker did in one wave.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -139,32 +142,53 @@ impl<G: Game> WorkerEngine<G> {
     pub fn init_pass(&self) -> Result<(), KernelError> {
         for shard in self.owned() {
             shard.waves.clear()?;
-            for b in 0..shard.blocks() {
-                // Every block is visited once, as if it held fresh cells.
-                shard.set_block_flags(b, BLOCK_FRESH);
-            }
         }
-        self.blocks(BLOCK_FRESH)
-            .into_par_iter()
-            .for_each(|(shard, b)| {
-                let range = shard.block_range(b);
-                let mut nodes = vec![Node::Illegal; range.len()];
-                self.game
-                    .nodes(shard.start + range.start as u64, &mut nodes);
-                let mut fresh = false;
-                for (cell, node) in shard.cells()[range].iter().zip(nodes) {
-                    let value = match node {
-                        Node::Illegal => CELL_ILLEGAL,
-                        Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
-                        Node::Terminal { .. } => CELL_LOSS_NEW,
-                        Node::Live { .. } => CELL_UNCOUNTED,
-                    };
-                    fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
-                    cell.store(value, Relaxed);
+        let blocks: Vec<_> = self
+            .owned()
+            .flat_map(|s| (0..s.blocks()).map(move |b| (s, b)))
+            .collect();
+        // Every cell live (uncounted), then the game's list of the others, if it has one.
+        blocks.par_iter().for_each(|&(shard, b)| {
+            for cell in &shard.cells()[shard.block_range(b)] {
+                cell.store(CELL_UNCOUNTED, Relaxed);
+            }
+            shard.set_block_flags(b, 0);
+        });
+        let listed = self.game.each_non_live(&mut |index, node| {
+            if let Some(Some(shard)) = self.shards.get(self.plan.shard_of(index)) {
+                let i = (index - shard.start) as usize;
+                shard.cells()[i].store(self.initial_cell(node), Relaxed);
+                if node != Node::Illegal {
+                    shard.mark_fresh(i);
                 }
-                shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
-            });
+            }
+        });
+        if listed {
+            return Ok(());
+        }
+        blocks.into_par_iter().for_each(|(shard, b)| {
+            let range = shard.block_range(b);
+            let mut nodes = vec![Node::Illegal; range.len()];
+            self.game.nodes(shard.start + range.start as u64, &mut nodes);
+            let mut fresh = false;
+            for (cell, node) in shard.cells()[range].iter().zip(nodes) {
+                let value = self.initial_cell(node);
+                fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
+                cell.store(value, Relaxed);
+            }
+            shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
+        });
         Ok(())
+    }
+
+    /// A cell before the first wave: terminal states are decided in wave 0.
+    fn initial_cell(&self, node: Node) -> u8 {
+        match node {
+            Node::Illegal => CELL_ILLEGAL,
+            Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
+            Node::Terminal { .. } => CELL_LOSS_NEW,
+            Node::Live { .. } => CELL_UNCOUNTED,
+        }
     }
 
     /// Recompute the block flags from the cells (after a checkpoint was loaded).
@@ -183,6 +207,7 @@ impl<G: Game> WorkerEngine<G> {
             .into_par_iter()
             .try_for_each(|(shard, b)| {
                 let mut preds = Vec::new();
+                let mut mine = Vec::with_capacity(2 * APPLY_BATCH);
                 let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
                 let range = shard.block_range(b);
                 let (mut expanded, mut applied) = (0u64, 0u64);
@@ -199,8 +224,7 @@ impl<G: Game> WorkerEngine<G> {
                     for &p in &preds {
                         let owner = self.owners[self.plan.shard_of(p)];
                         if owner == self.me {
-                            self.apply(p, child_is_win)?;
-                            applied += 1;
+                            mine.push(encode_update(p, child_is_win));
                         } else {
                             outbox[owner].push(encode_update(p, child_is_win));
                             if outbox[owner].len() >= self.batch {
@@ -208,7 +232,14 @@ impl<G: Game> WorkerEngine<G> {
                             }
                         }
                     }
+                    if mine.len() >= APPLY_BATCH {
+                        self.apply_all(&mine)?;
+                        applied += mine.len() as u64;
+                        mine.clear();
+                    }
                 }
+                self.apply_all(&mine)?;
+                applied += mine.len() as u64;
                 for (owner, batch) in outbox.iter_mut().enumerate() {
                     if !batch.is_empty() {
                         self.flush(owner, batch)?;
@@ -231,16 +262,31 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Apply a batch of updates from another worker during the running wave.
     pub fn receive(&self, updates: &[u64]) -> Result<(), KernelError> {
-        let apply = |&u: &u64| self.apply(u >> 1, u & 1 == 1);
         if updates.len() >= 4096 {
-            updates.par_iter().try_for_each(apply)?;
+            updates
+                .par_chunks(APPLY_BATCH)
+                .try_for_each(|batch| self.apply_all(batch))?;
         } else {
-            updates.iter().try_for_each(apply)?;
+            updates
+                .chunks(APPLY_BATCH)
+                .try_for_each(|batch| self.apply_all(batch))?;
         }
         self.counters
             .applied
             .fetch_add(updates.len() as u64, Relaxed);
         Ok(())
+    }
+
+    /// Apply encoded updates (see [`encode_update`]) to cells this worker owns.
+    fn apply_all(&self, updates: &[u64]) -> Result<(), KernelError> {
+        for &u in updates {
+            let pred = u >> 1;
+            let shard = self.shard(self.plan.shard_of(pred));
+            shard.prefetch((pred - shard.start) as usize);
+        }
+        updates
+            .iter()
+            .try_for_each(|&u| self.apply(u >> 1, u & 1 == 1))
     }
 
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).

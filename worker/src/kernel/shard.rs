@@ -69,8 +69,14 @@ impl ShardPlan {
     pub fn shards(&self) -> usize {
         self.size.div_ceil(self.shard_size).max(1) as usize
     }
+    #[inline]
     pub fn shard_of(&self, index: u64) -> usize {
-        (index / self.shard_size) as usize
+        // On the hot path (twice per update): a shift for the usual power-of-two sizes.
+        if self.shard_size.is_power_of_two() {
+            (index >> self.shard_size.trailing_zeros()) as usize
+        } else {
+            (index / self.shard_size) as usize
+        }
     }
     pub fn range(&self, shard: usize) -> std::ops::Range<u64> {
         let start = shard as u64 * self.shard_size;
@@ -223,6 +229,19 @@ impl ShardArrays {
         unsafe {
             std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize)
         }
+    }
+
+    /// Ask the processor to fetch cell `i` into the cache (a hint; no effect elsewhere).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults; `i` is within the map anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i) as *const i8);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
     }
 
     /// The raw bytes of the cells.

@@ -259,6 +259,32 @@ impl Game for Cc3p {
         self.successor_count_of(index)
     }
 
+    /// A state is not live when a goal is filled: its owner's pieces are all on it. So for each
+    /// player p, place p's pieces on p's goal and the others anywhere in their lanes; a placement
+    /// with several goals filled (illegal) is listed under its first one only.
+    fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
+        let k = self.geo.k;
+        for p in 0..3 {
+            let (q, r) = ((p + 1) % 3, (p + 2) % 3);
+            let mut sets = [0u64; 3];
+            sets[p] = self.goal[p];
+            each_subset(self.lane[q] & !sets[p], k, &mut |sq| {
+                sets[q] = sq;
+                each_subset(self.lane[r] & !sets[p] & !sq, k, &mut |sr| {
+                    sets[r] = sr;
+                    if (0..p).any(|o| sets[o] & self.goal[o] == self.goal[o]) {
+                        return; // listed under goal o already
+                    }
+                    let placement = self.tables.rank(&sets);
+                    for mover in 0..3 {
+                        f(placement * 3 + mover as u64, self.classify(&sets, mover));
+                    }
+                });
+            });
+        }
+        true
+    }
+
     /// One unranking per placement serves its three movers.
     fn nodes(&self, first: u64, out: &mut [Node]) {
         let mut index = first;
@@ -275,6 +301,22 @@ impl Game for Cc3p {
             }
         }
     }
+}
+
+/// Call `f` on every subset of `k` cells of `mask`.
+fn each_subset(mask: u64, k: usize, f: &mut dyn FnMut(u64)) {
+    fn pick(rest: u64, k: usize, chosen: u64, f: &mut dyn FnMut(u64)) {
+        if k == 0 {
+            return f(chosen);
+        }
+        let mut rest = rest;
+        while rest.count_ones() as usize >= k {
+            let low = rest & rest.wrapping_neg();
+            rest ^= low;
+            pick(rest, k - 1, chosen | low, f);
+        }
+    }
+    pick(mask, k, 0, f);
 }
 
 /// Exact counts of a level (label-free; illegal = two or more goals filled).

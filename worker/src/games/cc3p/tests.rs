@@ -523,3 +523,35 @@ fn notation_doc_matches() {
     let moves: Vec<String> = g.moves(g.start_index()).into_iter().map(|m| m.0).collect();
     assert!(moves.contains(&"A c7-e5".to_string()));
 }
+
+/// The listed non-live states are exactly the terminal and illegal ones, each once.
+#[test]
+fn non_live_states_are_listed_once() {
+    let g = level1();
+    let mut listed = std::collections::HashMap::new();
+    assert!(g.each_non_live(&mut |i, node| {
+        assert!(listed.insert(i, node).is_none(), "{i} listed twice");
+    }));
+    for i in 0..g.size() {
+        match g.node(i) {
+            Node::Live { .. } => assert!(!listed.contains_key(&i)),
+            node => assert_eq!(listed.get(&i), Some(&node), "state {i}"),
+        }
+    }
+    // Level 2: the illegal count of `counts` (combinatorial), the terminal count that classifying
+    // every index found (wave 0 of the first level-2 run, BENCHMARKS.md), and a sample.
+    let g = level2();
+    let (mut terminal, mut illegal) = (0u64, 0u64);
+    assert!(g.each_non_live(&mut |i, node| {
+        if i % 1009 == 0 {
+            assert_eq!(g.node(i), node);
+        }
+        match node {
+            Node::Terminal { .. } => terminal += 1,
+            Node::Illegal => illegal += 1,
+            Node::Live { .. } => panic!("{i} is live"),
+        }
+    }));
+    assert_eq!(illegal as u128, counts(2).unwrap().illegal_states);
+    assert_eq!(terminal, 35_347_923);
+}
