@@ -119,6 +119,16 @@ impl Game for AnyGame {
     fn mover(&self, index: u64) -> u8 {
         each_game!(self, g => g.mover(index))
     }
+    // The provided methods too: a game's own versions are its fast paths.
+    fn successor_count(&self, index: u64) -> usize {
+        each_game!(self, g => g.successor_count(index))
+    }
+    fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
+        each_game!(self, g => g.each_non_live(f))
+    }
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        each_game!(self, g => g.nodes(first, out))
+    }
 }
 
 /// The human side of every game: its position notation, move texts and pictures.
@@ -154,5 +164,22 @@ impl AnyGame {
             AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
             AnyGame::Cc2p(_) => format!("player {player}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `AnyGame` must forward the provided methods, or the kernel silently loses a game's fast
+    /// paths.
+    #[test]
+    fn any_game_forwards_the_fast_paths() {
+        let game = GameSpec::Cc3p { level: 1 }.build().unwrap();
+        assert!(game.each_non_live(&mut |_, _| {}));
+        let start = game.start_index().unwrap();
+        let mut children = Vec::new();
+        game.successors(start, &mut children);
+        assert_eq!(game.successor_count(start), children.len());
     }
 }
