@@ -89,6 +89,13 @@ fn main() {
         let states = sample_live(&game, 2_000_000, 1);
         let (succ_rate, succ_avg) = rate(&states, |s, out| game.successors(s, out));
         println!("  expansion (successors, ranked): {:.2} M states per CPU-second, {:.1} successors per state", succ_rate / 1e6, succ_avg);
+        let (count_rate, _) = rate(&states, |s, out| {
+            out.resize(game.successor_count(s), 0);
+        });
+        println!(
+            "  lazy counter (successor_count, not ranked): {:.2} M states per CPU-second",
+            count_rate / 1e6
+        );
         let (pred_rate, pred_avg) = rate(&states, |s, out| game.predecessors(s, out));
         println!(
             "  unmoves (predecessors, ranked): {:.2} M states per CPU-second, {:.1} predecessors per state = {:.1} M predecessors per CPU-second",

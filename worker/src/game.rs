@@ -52,13 +52,4 @@ pub trait Game: Send + Sync {
     fn each_non_live(&self, _f: &mut dyn FnMut(u64, Node)) -> bool {
         false
     }
-
-    /// Classify the indices `first..first + out.len()` (the kernel's initial pass when
-    /// [`Game::each_non_live`] cannot list the others). Games override this when neighbouring
-    /// indices share work.
-    fn nodes(&self, first: u64, out: &mut [Node]) {
-        for (i, node) in out.iter_mut().enumerate() {
-            *node = self.node(first + i as u64);
-        }
-    }
 }

@@ -126,9 +126,6 @@ impl Game for AnyGame {
     fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
         each_game!(self, g => g.each_non_live(f))
     }
-    fn nodes(&self, first: u64, out: &mut [Node]) {
-        each_game!(self, g => g.nodes(first, out))
-    }
 }
 
 /// The human side of every game: its position notation, move texts and pictures.

@@ -451,22 +451,7 @@ pub fn is_private(a: IpAddr) -> bool {
 
 /// "100GiB", "64G", "512MiB", "1000000" → bytes (K, M, G, T are powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let n: u64 = num
-        .parse()
-        .with_context(|| format!("{s:?} is not a size like \"64GiB\""))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        other => bail!("{s:?}: unknown unit {other:?} (use KiB, MiB, GiB or TiB)"),
-    };
-    n.checked_mul(1 << shift)
-        .with_context(|| format!("{s:?} is too large"))
+    kingmaker_worker::kernel::memory::parse_size(s).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

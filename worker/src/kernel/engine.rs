@@ -168,11 +168,10 @@ impl<G: Game> WorkerEngine<G> {
         }
         blocks.into_par_iter().for_each(|(shard, b)| {
             let range = shard.block_range(b);
-            let mut nodes = vec![Node::Illegal; range.len()];
-            self.game.nodes(shard.start + range.start as u64, &mut nodes);
             let mut fresh = false;
-            for (cell, node) in shard.cells()[range].iter().zip(nodes) {
-                let value = self.initial_cell(node);
+            for (i, cell) in shard.cells()[range.clone()].iter().enumerate() {
+                let index = shard.start + (range.start + i) as u64;
+                let value = self.initial_cell(self.game.node(index));
                 fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
                 cell.store(value, Relaxed);
             }
@@ -390,17 +389,22 @@ impl<G: Game> WorkerEngine<G> {
                 (shard.id, b, words)
             })
             .collect();
-        let mut decided = 0;
-        let mut parts = parts.into_iter().peekable();
-        for shard in self.owned() {
-            let mut bitmap = vec![0u64; (shard.len as usize).div_ceil(64)];
-            while let Some((_, b, words)) = parts.next_if(|p| p.0 == shard.id) {
-                let first = shard.block_range(b).start / 64;
-                bitmap[first..first + words.len()].copy_from_slice(&words);
-            }
-            decided += bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>();
-            shard.waves.append(wave, &bitmap)?;
-        }
+        // One wave-log frame per shard, the shards in parallel (`parts` is in shard order).
+        let shards: Vec<&ShardArrays> = self.owned().collect();
+        let decided = shards
+            .into_par_iter()
+            .map(|shard| {
+                let first = parts.partition_point(|p| p.0 < shard.id);
+                let last = parts.partition_point(|p| p.0 <= shard.id);
+                let mut bitmap = vec![0u64; (shard.len as usize).div_ceil(64)];
+                for (_, b, words) in &parts[first..last] {
+                    let at = shard.block_range(*b).start / 64;
+                    bitmap[at..at + words.len()].copy_from_slice(words);
+                }
+                shard.waves.append(wave, &bitmap)?;
+                Ok(bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>())
+            })
+            .sum::<Result<u64, KernelError>>()?;
         let stats = WaveStats {
             expanded: self.counters.expanded.swap(0, Relaxed),
             applied: self.counters.applied.swap(0, Relaxed),

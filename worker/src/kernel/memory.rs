@@ -33,9 +33,19 @@ pub fn physical_memory() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// The memory budget when none is given: three quarters of physical memory.
+/// The memory limit of this process's cgroup (v2), e.g. a systemd unit's `MemoryMax`.
+fn cgroup_memory_limit() -> Option<u64> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let max = std::fs::read_to_string(format!("/sys/fs/cgroup{path}/memory.max")).ok()?;
+    max.trim().parse().ok() // "max" (no limit) does not parse
+}
+
+/// The memory budget when none is given: three quarters of physical memory, or of the cgroup's
+/// limit when that is lower (a worker under systemd's `MemoryMax`).
 pub fn default_memory_budget() -> u64 {
-    physical_memory() / 4 * 3
+    let physical = physical_memory();
+    cgroup_memory_limit().map_or(physical, |l| l.min(physical)) / 4 * 3
 }
 
 /// Read a size such as `16G`, `16GiB`, `800M`, `512k` or `1000000` (bytes). Units are binary:

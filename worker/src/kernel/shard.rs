@@ -272,7 +272,8 @@ impl ShardArrays {
 
 /// The states each closed wave decided in one shard: an append-only sequence of frames
 /// `[wave: u32 LE][length: u32 LE][crc32 of the payload: u32 LE][payload]`, the payload being the
-/// zstd-compressed bitmap of the shard's states decided in that wave. A frame is never changed
+/// zstd-compressed bitmap of the shard's states decided in that wave, or empty when that wave
+/// decided none of them (most shards in the last waves of a large layer). A frame is never changed
 /// once written; resuming from a checkpoint cuts the log back to the checkpoint's length.
 pub struct WaveLog {
     path: Option<PathBuf>,
@@ -321,8 +322,12 @@ impl WaveLog {
 
     /// Append the bitmap of the states decided in `wave`; returns the log's new length.
     pub fn append(&self, wave: u32, bitmap: &[u64]) -> Result<u64, KernelError> {
-        let bytes: Vec<u8> = bitmap.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let payload = zstd::bulk::compress(&bytes, 1).map_err(|e| self.err(e))?;
+        let payload = if bitmap.iter().all(|&w| w == 0) {
+            Vec::new()
+        } else {
+            let bytes: Vec<u8> = bitmap.iter().flat_map(|w| w.to_le_bytes()).collect();
+            zstd::bulk::compress(&bytes, 1).map_err(|e| self.err(e))?
+        };
         let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
         frame.extend_from_slice(&wave.to_le_bytes());
         frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -411,8 +416,12 @@ impl WaveLog {
             if crc32fast::hash(payload) != crc {
                 return Err(corrupt(&format!("frame of wave {wave} fails its crc32")));
             }
-            let raw = zstd::bulk::decompress(payload, words * 8)
-                .map_err(|e| corrupt(&format!("zstd: {e}")))?;
+            let raw = if payload.is_empty() {
+                vec![0u8; words * 8]
+            } else {
+                zstd::bulk::decompress(payload, words * 8)
+                    .map_err(|e| corrupt(&format!("zstd: {e}")))?
+            };
             let bitmap = raw
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))

@@ -284,23 +284,6 @@ impl Game for Cc3p {
         }
         true
     }
-
-    /// One unranking per placement serves its three movers.
-    fn nodes(&self, first: u64, out: &mut [Node]) {
-        let mut index = first;
-        let mut i = 0;
-        while i < out.len() {
-            let sets = self.tables.unrank(index / 3);
-            for mover in (index % 3) as usize..3 {
-                if i == out.len() {
-                    break;
-                }
-                out[i] = self.classify(&sets, mover);
-                i += 1;
-                index += 1;
-            }
-        }
-    }
 }
 
 /// Call `f` on every subset of `k` cells of `mask`.
