@@ -6,7 +6,7 @@ use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
-use kingmaker_tablefmt::table::{TableSummary, TableWriter};
+use kingmaker_tablefmt::table::{TableReader, TableSummary, TableWriter};
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
     drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary,
@@ -113,6 +113,8 @@ impl LayerObserver for Observer<'_> {
 /// Solve every layer not yet finished in `state`, with workers from `make_workers`.
 /// Where the run manifest has a checkpoint of the current layer the workers restore it; if that
 /// checkpoint is damaged, the one before, and failing that the layer starts again.
+/// `game` is the game the kernel solves ([`RunInfo::kernel_spec`]); when it is a reduced game its
+/// tables are expanded to the full game's as they are written.
 pub fn solve_layers(
     run: &RunDir,
     game: &Arc<AnyGame>,
@@ -179,7 +181,7 @@ pub fn solve_layers(
             );
             return Ok(Ending::Stopped);
         }
-        let table = write_table(run, &plan, layer, &workers)?;
+        let table = write_table(run, game, &plan, layer, workers)?;
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
             layer.name,
@@ -192,7 +194,6 @@ pub fn solve_layers(
         );
         state.finish(layer.clone(), table);
         run.write_state(state)?;
-        drop(workers);
         let work = run.work_dir();
         if work.exists() {
             std::fs::remove_dir_all(&work)
@@ -207,22 +208,62 @@ pub fn solve_layers(
     ))
 }
 
-/// Gather a solved layer from the workers into its table file.
+/// Gather a solved layer from the workers into its table file (and let the workers go).
+///
+/// A reduced game's table (cc2p's colour-swap half) is gathered into `work/reduced/` first, the
+/// workers are released (their arrays are no longer needed), and the full game's table is written
+/// from it, row by row in index order: byte-identical to the table of a full solve.
 fn write_table(
     run: &RunDir,
+    game: &AnyGame,
     plan: &ShardPlan,
     layer: &Layer,
-    workers: &[Arc<dyn WorkerHandle>],
+    workers: Vec<Arc<dyn WorkerHandle>>,
 ) -> Result<TableSummary> {
+    let gather_into = |dir: &std::path::Path| -> Result<TableSummary> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut writer = TableWriter::create(dir, &layer.name)?;
+        let mut max_depth = 0;
+        gather(plan, &workers, |_, values, depth| -> Result<()> {
+            writer.append(&values, &depth, &mut max_depth)?;
+            Ok(())
+        })?;
+        Ok(writer.finish(max_depth)?)
+    };
+    let Some(full_size) = game.full_size() else {
+        return gather_into(&run.layers_dir());
+    };
+    let started = Instant::now();
+    let reduced_dir = run.work_dir().join("reduced");
+    gather_into(&reduced_dir)?;
+    drop(workers);
+    let reduced = TableReader::open(&reduced_dir, &layer.name)?;
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut writer = TableWriter::create(&dir, &layer.name)?;
     let mut max_depth = 0;
-    gather(plan, workers, |_, values, depth| -> Result<()> {
-        writer.append(&values, &depth, &mut max_depth)?;
-        Ok(())
-    })?;
-    Ok(writer.finish(max_depth)?)
+    const ROWS: u64 = 1 << 22;
+    let mut values = vec![0u8; ROWS.min(full_size) as usize];
+    let mut depth = vec![0u16; values.len()];
+    for first in (0..full_size).step_by(ROWS as usize) {
+        let n = ROWS.min(full_size - first) as usize;
+        game.expand_rows(first, |i| reduced.get(i), &mut values[..n], &mut depth[..n])
+            .expect("a game with a full size expands");
+        writer.append(&values[..n], &depth[..n], &mut max_depth)?;
+    }
+    let table = writer.finish(max_depth)?;
+    drop(reduced);
+    std::fs::remove_dir_all(&reduced_dir)
+        .with_context(|| format!("removing {}", reduced_dir.display()))?;
+    tracing::info!(
+        "layer {}: {} states of {} expanded to the {} states of the full table in {:.1}s",
+        layer.name,
+        game.size(),
+        game.name(),
+        full_size,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(table)
 }
 
 /// In-process workers whose arrays and checkpoints live in `run/work/`.
@@ -259,7 +300,8 @@ pub fn solve_distributed(
     state: &mut RunState,
     stop: &AtomicBool,
 ) -> Result<Ending> {
-    let make = |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(&info.spec, layer, plan);
+    let make =
+        |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
     match solve_layers(run, game, &info.layers, opts, state, stop, &make) {
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));

@@ -27,6 +27,8 @@
 
 use crate::game::{Game, Node};
 
+pub mod half;
+
 /// Smallest supported board side.
 pub const MIN_BOARD: u8 = 4;
 /// Largest supported board side (N = 81 cells fits the 128-bit cell masks).
@@ -728,6 +730,81 @@ impl Cc2p {
             Node::Live { mover: y as u8 }
         }
     }
+
+    /// The placement rank (index without the mover bit) of an expanded state.
+    #[inline]
+    fn placement(&self, e: &Expanded) -> u64 {
+        e.r0 * self.sets1 + self.colex(e.qmask)
+    }
+
+    /// Expand a position given as masks (what [`Cc2p::expand`] gives for its index, without
+    /// unranking).
+    #[inline]
+    fn expand_pos(&self, pos: Pos) -> Expanded {
+        let mut e = Expanded {
+            pos,
+            a: [0; K_MAX],
+            b: [0; K_MAX],
+            q: [0; K_MAX],
+            qmask: 0,
+            r0: self.colex(pos.o[0]),
+        };
+        for (i, c) in bits(pos.o[0]).enumerate() {
+            e.a[i] = c as u8;
+        }
+        for (j, c) in bits(pos.o[1]).enumerate() {
+            let q = c - (pos.o[0] & (bit(c) - 1)).count_ones() as usize;
+            e.b[j] = c as u8;
+            e.q[j] = q as u8;
+            e.qmask |= bit(q);
+        }
+        e
+    }
+
+    /// The colour-swapped twin of placement `placement` with player 0 to move, expanded: the
+    /// board flipped, the players exchanged, player 1 to move (`swap_colours(placement << 1)`).
+    #[inline]
+    fn expand_swapped(&self, placement: u64) -> Expanded {
+        let o = self.unrank(placement << 1).o;
+        self.expand_pos(Pos {
+            o: [self.mirror(o[1]), self.mirror(o[0])],
+            mover: 1,
+        })
+    }
+
+    /// The successors of an expanded state, as placements (the side to move after any move is
+    /// the other player): every legal move, or the pass of a player with no move at all.
+    #[inline(always)]
+    fn each_successor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, y) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, y) || self.wins(o, 1 - y) {
+            return;
+        }
+        let any = self.each_move(e, y, |o| !self.illegal(o, 1 - y), &mut emit);
+        if !any && !self.illegal(o, 1 - y) {
+            emit(self.placement(e));
+        }
+    }
+
+    /// The predecessors of an expanded state, as placements (the other player was to move in
+    /// every one of them).
+    #[inline(always)]
+    fn each_predecessor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, x) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, x) {
+            return;
+        }
+        // y just moved; a predecessor is (placement before y's move, y to move), and it must be
+        // live: not illegal, not already won by x. It has the legal move to this state, so it is
+        // not lost for lack of legal moves.
+        let y = 1 - x;
+        let any = self.each_move(e, y, |o| !self.illegal(o, y) && !self.wins(o, x), &mut emit);
+        // y passed: y had no move at all in this very placement. (x's win condition does not hold
+        // here, since this state is legal with x to move.)
+        if !any && !self.illegal(o, y) {
+            emit(self.placement(e));
+        }
+    }
 }
 
 impl Game for Cc2p {
@@ -749,43 +826,14 @@ impl Game for Cc2p {
 
     fn successors(&self, index: u64, out: &mut Vec<u64>) {
         let e = self.expand(index);
-        let (o, y) = (&e.pos.o, e.pos.mover);
-        if self.illegal(o, y) || self.wins(o, 1 - y) {
-            return;
-        }
-        let child_mover = (1 - y) as u64;
-        let any = self.each_move(
-            &e,
-            y,
-            |o| !self.illegal(o, 1 - y),
-            |placement| out.push((placement << 1) | child_mover),
-        );
-        if !any && !self.illegal(o, 1 - y) {
-            out.push(index ^ 1);
-        }
+        let child_mover = 1 - (index & 1);
+        self.each_successor(&e, |placement| out.push((placement << 1) | child_mover));
     }
 
     fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
         let e = self.expand(index);
-        let (o, x) = (&e.pos.o, e.pos.mover);
-        if self.illegal(o, x) {
-            return;
-        }
-        // y just moved; a predecessor is (placement before y's move, y to move), and it must be
-        // live: not illegal, not already won by x. It has the legal move to this state, so it is
-        // not lost for lack of legal moves.
-        let y = 1 - x;
-        let any = self.each_move(
-            &e,
-            y,
-            |o| !self.illegal(o, y) && !self.wins(o, x),
-            |placement| out.push((placement << 1) | y as u64),
-        );
-        // y passed: y had no move at all in this very placement. (x's win condition does not hold
-        // here, since this state is legal with x to move.)
-        if !any && !self.illegal(o, y) {
-            out.push(index ^ 1);
-        }
+        let parent_mover = 1 - (index & 1);
+        self.each_predecessor(&e, |placement| out.push((placement << 1) | parent_mover));
     }
 
     fn mover(&self, index: u64) -> u8 {
