@@ -6,7 +6,8 @@ use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
-use kingmaker_tablefmt::table::{TableReader, TableSummary, TableWriter};
+use kingmaker_tablefmt::table::{TableSummary, TableWriter};
+use kingmaker_worker::games::cc2p::half::HalfTable;
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
     drive_layer, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan, WaveSummary,
@@ -210,9 +211,9 @@ pub fn solve_layers(
 
 /// Gather a solved layer from the workers into its table file (and let the workers go).
 ///
-/// A reduced game's table (cc2p's colour-swap half) is gathered into `work/reduced/` first, the
-/// workers are released (their arrays are no longer needed), and the full game's table is written
-/// from it, row by row in index order: byte-identical to the table of a full solve.
+/// A reduced game's table (cc2p's colour-swap half) is gathered into memory first (2 bytes per
+/// reduced state), the workers are released (their arrays are no longer needed), and the full
+/// game's table is written from it in index order: byte-identical to the table of a full solve.
 fn write_table(
     run: &RunDir,
     game: &AnyGame,
@@ -220,50 +221,42 @@ fn write_table(
     layer: &Layer,
     workers: Vec<Arc<dyn WorkerHandle>>,
 ) -> Result<TableSummary> {
-    let gather_into = |dir: &std::path::Path| -> Result<TableSummary> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let mut writer = TableWriter::create(dir, &layer.name)?;
-        let mut max_depth = 0;
-        gather(plan, &workers, |_, values, depth| -> Result<()> {
-            writer.append(&values, &depth, &mut max_depth)?;
-            Ok(())
-        })?;
-        Ok(writer.finish(max_depth)?)
-    };
-    let Some(full_size) = game.full_size() else {
-        return gather_into(&run.layers_dir());
-    };
-    let started = Instant::now();
-    let reduced_dir = run.work_dir().join("reduced");
-    gather_into(&reduced_dir)?;
-    drop(workers);
-    let reduced = TableReader::open(&reduced_dir, &layer.name)?;
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut writer = TableWriter::create(&dir, &layer.name)?;
     let mut max_depth = 0;
+    let AnyGame::Cc2pHalf(half) = game else {
+        gather(plan, &workers, |_, values, depth| -> Result<()> {
+            writer.append(&values, &depth, &mut max_depth)?;
+            Ok(())
+        })?;
+        return Ok(writer.finish(max_depth)?);
+    };
+    let started = Instant::now();
+    let mut table = HalfTable::with_capacity(half.size());
+    gather(plan, &workers, |_, values, depth| -> Result<()> {
+        table.append(&values, &depth);
+        Ok(())
+    })?;
+    drop(workers);
+    let full = half.full().size();
     const ROWS: u64 = 1 << 22;
-    let mut values = vec![0u8; ROWS.min(full_size) as usize];
+    let mut values = vec![0u8; ROWS.min(full) as usize];
     let mut depth = vec![0u16; values.len()];
-    for first in (0..full_size).step_by(ROWS as usize) {
-        let n = ROWS.min(full_size - first) as usize;
-        game.expand_rows(first, |i| reduced.get(i), &mut values[..n], &mut depth[..n])
-            .expect("a game with a full size expands");
+    for first in (0..full).step_by(ROWS as usize) {
+        let n = ROWS.min(full - first) as usize;
+        half.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
         writer.append(&values[..n], &depth[..n], &mut max_depth)?;
     }
-    let table = writer.finish(max_depth)?;
-    drop(reduced);
-    std::fs::remove_dir_all(&reduced_dir)
-        .with_context(|| format!("removing {}", reduced_dir.display()))?;
     tracing::info!(
-        "layer {}: {} states of {} expanded to the {} states of the full table in {:.1}s",
+        "layer {}: the {} states of {} expanded to the {full} of {} in {:.1}s",
         layer.name,
-        game.size(),
-        game.name(),
-        full_size,
+        half.size(),
+        half.name(),
+        half.full().name(),
         started.elapsed().as_secs_f64()
     );
-    Ok(table)
+    Ok(writer.finish(max_depth)?)
 }
 
 /// In-process workers whose arrays and checkpoints live in `run/work/`.

@@ -61,8 +61,8 @@ impl GameSpec {
     }
 
     /// The smaller game the kernel solves instead of this one, when a symmetry allows it and the
-    /// finished tables can be expanded back ([`AnyGame::expand_rows`]): cc2p's colour-swap half.
-    /// None for games solved as they are.
+    /// finished tables can be expanded back: cc2p's colour-swap half (expanded by
+    /// `Cc2pHalf::expand_rows`). None for games solved as they are.
     pub fn reduced(&self) -> Option<GameSpec> {
         match *self {
             GameSpec::Cc2p {
@@ -197,33 +197,6 @@ impl AnyGame {
             AnyGame::Cc3p(_) => ["A", "B", "C"][player as usize].to_string(),
             AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
             AnyGame::Cc2p(_) | AnyGame::Cc2pHalf(_) => format!("player {player}"),
-        }
-    }
-
-    /// For a reduced game ([`GameSpec::reduced`]): rows `first .. first + values.len()` of the
-    /// full game's table, from `reduced(i)` = (value, depth) of this game's index `i`. None for a
-    /// game that is not a reduction of another.
-    pub fn expand_rows(
-        &self,
-        first: u64,
-        reduced: impl Fn(u64) -> (u8, u16) + Sync,
-        values: &mut [u8],
-        depth: &mut [u16],
-    ) -> Option<()> {
-        match self {
-            AnyGame::Cc2pHalf(g) => {
-                g.expand_rows(first, reduced, values, depth);
-                Some(())
-            }
-            _ => None,
-        }
-    }
-
-    /// For a reduced game: the size of the full game's index space.
-    pub fn full_size(&self) -> Option<u64> {
-        match self {
-            AnyGame::Cc2pHalf(g) => Some(g.full().size()),
-            _ => None,
         }
     }
 }
