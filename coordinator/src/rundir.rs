@@ -25,10 +25,23 @@ pub struct RunInfo {
     pub states: u64,
     pub shard_size: u64,
     pub kingmaker_version: String,
+    /// The game the kernel solves when it is a symmetry-reduced form of `spec`
+    /// ([`GameSpec::reduced`]: cc2p's colour-swap half); its tables are expanded to `spec`'s as
+    /// they are gathered, so the run's tables and summary are those of a full solve. Absent: the
+    /// kernel solves `spec` itself (runs from before, and `build --no-symmetry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_as: Option<GameSpec>,
     /// A distributed run: its workers (`HOST:PORT`, in worker-number order, which fixes the shards
     /// each one owns) and its run id on them (their files are under `DATA_DIR/<run id>/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distributed: Option<Distributed>,
+}
+
+impl RunInfo {
+    /// The game the kernel solves (and the workers build): `solved_as`, else `spec`.
+    pub fn kernel_spec(&self) -> &GameSpec {
+        self.solved_as.as_ref().unwrap_or(&self.spec)
+    }
 }
 
 /// How a distributed run was started, for `kingmaker resume`.

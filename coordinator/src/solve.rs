@@ -7,6 +7,7 @@ use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
+use kingmaker_worker::games::cc2p::half::HalfTable;
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
     drive_layer, CellStorage, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan,
@@ -115,6 +116,8 @@ impl LayerObserver for Observer<'_> {
 /// Solve every layer not yet finished in `state`, with workers from `make_workers`.
 /// Where the run manifest has a checkpoint of the current layer the workers restore it; if that
 /// checkpoint is damaged, the one before, and failing that the layer starts again.
+/// `game` is the game the kernel solves ([`RunInfo::kernel_spec`]); when it is a reduced game its
+/// tables are expanded to the full game's as they are written.
 pub fn solve_layers(
     run: &RunDir,
     game: &Arc<AnyGame>,
@@ -181,7 +184,7 @@ pub fn solve_layers(
             );
             return Ok(Ending::Stopped);
         }
-        let table = write_table(run, &plan, layer, &workers)?;
+        let table = write_table(run, game, &plan, layer, workers)?;
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
             layer.name,
@@ -194,7 +197,6 @@ pub fn solve_layers(
         );
         state.finish(layer.clone(), table);
         run.write_state(state)?;
-        drop(workers);
         let work = run.work_dir();
         if work.exists() {
             std::fs::remove_dir_all(&work)
@@ -209,21 +211,53 @@ pub fn solve_layers(
     ))
 }
 
-/// Gather a solved layer from the workers into its table file.
+/// Gather a solved layer from the workers into its table file (and let the workers go).
+///
+/// A reduced game's table (cc2p's colour-swap half) is gathered into memory first (2 bytes per
+/// reduced state), the workers are released (their arrays are no longer needed), and the full
+/// game's table is written from it in index order: byte-identical to the table of a full solve.
 fn write_table(
     run: &RunDir,
+    game: &AnyGame,
     plan: &ShardPlan,
     layer: &Layer,
-    workers: &[Arc<dyn WorkerHandle>],
+    workers: Vec<Arc<dyn WorkerHandle>>,
 ) -> Result<TableSummary> {
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut writer = TableWriter::create(&dir, &layer.name)?;
     let mut max_depth = 0;
-    gather(plan, workers, |_, values, depth| -> Result<()> {
-        writer.append(&values, &depth, &mut max_depth)?;
+    let AnyGame::Cc2pHalf(half) = game else {
+        gather(plan, &workers, |_, values, depth| -> Result<()> {
+            writer.append(&values, &depth, &mut max_depth)?;
+            Ok(())
+        })?;
+        return Ok(writer.finish(max_depth)?);
+    };
+    let started = Instant::now();
+    let mut table = HalfTable::with_capacity(half.size());
+    gather(plan, &workers, |_, values, depth| -> Result<()> {
+        table.append(&values, &depth);
         Ok(())
     })?;
+    drop(workers);
+    let full = half.full().size();
+    const ROWS: u64 = 1 << 22;
+    let mut values = vec![0u8; ROWS.min(full) as usize];
+    let mut depth = vec![0u16; values.len()];
+    for first in (0..full).step_by(ROWS as usize) {
+        let n = ROWS.min(full - first) as usize;
+        half.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
+        writer.append(&values[..n], &depth[..n], &mut max_depth)?;
+    }
+    tracing::info!(
+        "layer {}: the {} states of {} expanded to the {full} of {} in {:.1}s",
+        layer.name,
+        half.size(),
+        half.name(),
+        half.full().name(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(writer.finish(max_depth)?)
 }
 
@@ -273,7 +307,8 @@ pub fn solve_distributed(
     state: &mut RunState,
     stop: &AtomicBool,
 ) -> Result<Ending> {
-    let make = |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(&info.spec, layer, plan);
+    let make =
+        |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
     match solve_layers(run, game, &info.layers, opts, state, stop, &make) {
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));

@@ -4,8 +4,12 @@
 //! minutes on two cores and is `#[ignore]`d: run it with
 //! `cargo test --release -p kingmaker-e2e --test cc2p -- --ignored` (its output is recorded in
 //! docs/results.md).
+//!
+//! Builds solve the colour-swap half of the index space and expand it; `--no-symmetry` solves the
+//! whole space. Both must write the same bytes.
 
-use kingmaker_e2e::{kingmaker_ok, read_json};
+use kingmaker_e2e::{bin, kingmaker_ok, read_json};
+use std::path::Path;
 
 /// (board, pieces, states, player-0 wins, draws, illegal)
 fn check_row(board: &str, pieces: u8, states: u64, wins: u64, draws: u64, illegal: u64) {
@@ -82,4 +86,99 @@ fn bad_boards_are_refused() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+fn build(board: &str, pieces: u8, extra: &[&str], dir: &Path) {
+    let pieces = pieces.to_string();
+    let mut args = vec![
+        "build",
+        "cc2p",
+        "--board",
+        board,
+        "--pieces",
+        &pieces,
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    kingmaker_ok(&args);
+}
+
+/// The files of a finished run that must not depend on how it was solved.
+fn same_tables(a: &Path, b: &Path, what: &str) {
+    for file in ["layers/solo.values", "layers/solo.depth", "summary.json"] {
+        let (x, y) = (
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+        );
+        assert!(x == y, "{what}: {file} differs");
+    }
+}
+
+#[test]
+fn the_half_solve_writes_the_tables_of_the_full_solve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rows = vec![("7x7", 1), ("7x7", 2)];
+    rows.extend((1..=6).map(|k| ("4x4", k)));
+    for (board, pieces) in rows {
+        let what = format!("{board} / {pieces}");
+        let half = tmp.path().join(format!("{board}-{pieces}-half"));
+        let full = tmp.path().join(format!("{board}-{pieces}-full"));
+        // Small shards for the half solve: several shards, gathered in order.
+        build(board, pieces, &["--shard-size", "65536"], &half);
+        build(board, pieces, &["--no-symmetry"], &full);
+        same_tables(&half, &full, &what);
+        let info = read_json(&half.join("run.json"));
+        assert_eq!(info["solved_as"]["game"], "cc2p_half", "{what}");
+        assert!(read_json(&full.join("run.json")).get("solved_as").is_none());
+        assert!(!half.join("work").exists(), "{what}: work/ left behind");
+    }
+}
+
+/// A half solve stopped after a checkpoint (SIGTERM: finish the wave, checkpoint, exit) resumes
+/// on the half game and ends with the full solve's tables.
+#[test]
+fn a_stopped_half_solve_resumes_to_the_full_tables() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    build("7x7", 2, &["--no-symmetry"], &full);
+    let run = tmp.path().join("run");
+    let mut child = Command::new(bin("kingmaker"))
+        .args([
+            "build",
+            "cc2p",
+            "--board",
+            "7x7",
+            "--pieces",
+            "2",
+            "--checkpoint-every-waves",
+            "1",
+            "--out",
+            run.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !run.join("checkpoint.json").exists() && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(
+        child.wait().unwrap().success(),
+        "a stop request ends with 0"
+    );
+    let stopped = !run.join("summary.json").exists();
+    if stopped {
+        let state = read_json(&run.join("checkpoint.json"));
+        assert!(state["current"]["last"]["wave"].as_u64().unwrap() >= 1);
+        kingmaker_ok(&["resume", run.to_str().unwrap()]);
+    } else {
+        eprintln!("the build finished before the stop request: nothing resumed");
+    }
+    same_tables(&run, &full, "resumed half solve");
 }

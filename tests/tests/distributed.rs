@@ -223,6 +223,33 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
     assert_eq!(digests(&run), expected);
 }
 
+/// cc2p builds solve the colour-swap half on the workers (they build the `cc2p_half` game from
+/// the spec they are sent) and the coordinator expands it: the digests of a full embedded solve.
+#[test]
+fn cc2p_half_on_two_workers_gives_the_full_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc2p", "--board", "7x7", "--pieces", "2"];
+    let full = tmp.path().join("full");
+    let mut args = vec!["build"];
+    args.extend(game);
+    args.extend(["--no-symmetry", "--out", full.to_str().unwrap()]);
+    check(&kingmaker(&args), "full embedded build");
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
+    let run = tmp.path().join("distributed");
+    let out = distributed(
+        &game,
+        &workers,
+        &run,
+        &["--shard-size", "100000", "--worker-timeout", "30"],
+    );
+    check(&out, "cc2p on 2 workers");
+    assert_eq!(digests(&run), digests(&full));
+    assert_eq!(
+        read_json(&run.join("run.json"))["solved_as"]["game"],
+        "cc2p_half"
+    );
+}
+
 #[test]
 fn metrics_endpoints_count_the_traffic() {
     let tmp = tempfile::tempdir().unwrap();

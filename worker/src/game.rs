@@ -52,4 +52,13 @@ pub trait Game: Send + Sync {
     fn each_non_live(&self, _f: &mut dyn FnMut(u64, Node)) -> bool {
         false
     }
+
+    /// True for a two-player game whose every move (a pass too) hands the turn to the other
+    /// player and whose indices are seen from the side to move, as in a symmetry-reduced game that
+    /// keeps one of each pair of colour-swapped states (`games::cc2p::half`): `mover` is then
+    /// always 0, a terminal `winner` of 0 means the side to move has won, and a value W means "the
+    /// side to move wins". A child's value is flipped as it reaches its parent.
+    fn alternates_sides(&self) -> bool {
+        false
+    }
 }

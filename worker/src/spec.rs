@@ -2,6 +2,7 @@
 //! exchange, and `AnyGame`, the one type the kernel is instantiated for.
 
 use crate::game::{Game, Node};
+use crate::games::cc2p::half::Cc2pHalf;
 use crate::games::cc2p::{Cc2p, TipRule};
 use crate::games::cc3p::Cc3p;
 use crate::games::toppen::{Toppen, ToppenOptions};
@@ -27,6 +28,14 @@ pub enum GameSpec {
         pieces: u8,
         shortcut_tip_rule: bool,
     },
+    /// The colour-swap half of `Cc2p` with the same parameters (`games::cc2p::half`): what the
+    /// kernel solves for a cc2p build, never a run's game (see [`GameSpec::reduced`]).
+    #[serde(rename = "cc2p_half")]
+    Cc2pHalf {
+        board: u8,
+        pieces: u8,
+        shortcut_tip_rule: bool,
+    },
 }
 
 impl GameSpec {
@@ -42,15 +51,31 @@ impl GameSpec {
                 board,
                 pieces,
                 shortcut_tip_rule,
-            } => {
-                let tip = if *shortcut_tip_rule {
-                    TipRule::SolverShortcut
-                } else {
-                    TipRule::Exact
-                };
-                AnyGame::Cc2p(Cc2p::new(*board, *pieces, tip)?)
-            }
+            } => AnyGame::Cc2p(cc2p(*board, *pieces, *shortcut_tip_rule)?),
+            GameSpec::Cc2pHalf {
+                board,
+                pieces,
+                shortcut_tip_rule,
+            } => AnyGame::Cc2pHalf(Cc2pHalf::new(cc2p(*board, *pieces, *shortcut_tip_rule)?)),
         })
+    }
+
+    /// The smaller game the kernel solves instead of this one, when a symmetry allows it and the
+    /// finished tables can be expanded back: cc2p's colour-swap half (expanded by
+    /// `Cc2pHalf::expand_rows`). None for games solved as they are.
+    pub fn reduced(&self) -> Option<GameSpec> {
+        match *self {
+            GameSpec::Cc2p {
+                board,
+                pieces,
+                shortcut_tip_rule,
+            } => Some(GameSpec::Cc2pHalf {
+                board,
+                pieces,
+                shortcut_tip_rule,
+            }),
+            _ => None,
+        }
     }
 
     /// The family name used on the command line and in summaries.
@@ -59,6 +84,7 @@ impl GameSpec {
             GameSpec::Cc3p { .. } => "cc3p",
             GameSpec::Toppen { .. } => "toppen",
             GameSpec::Cc2p { .. } => "cc2p",
+            GameSpec::Cc2pHalf { .. } => "cc2p_half",
         }
     }
 
@@ -72,7 +98,10 @@ impl GameSpec {
                 Layer::new("enable_ac", 0b101, 0b100),
             ],
             // Two-player games need one layer: "the first colour (player 0) wins".
-            GameSpec::Toppen { .. } | GameSpec::Cc2p { .. } => vec![Layer::new("solo", 0b01, 0b01)],
+            // In the half game "player 0" is the side to move, and the table expands to this one.
+            GameSpec::Toppen { .. } | GameSpec::Cc2p { .. } | GameSpec::Cc2pHalf { .. } => {
+                vec![Layer::new("solo", 0b01, 0b01)]
+            }
         }
     }
 }
@@ -85,6 +114,16 @@ pub enum AnyGame {
     Cc3p(Cc3p),
     Toppen(Toppen),
     Cc2p(Cc2p),
+    Cc2pHalf(Cc2pHalf),
+}
+
+fn cc2p(board: u8, pieces: u8, shortcut_tip_rule: bool) -> anyhow::Result<Cc2p> {
+    let tip = if shortcut_tip_rule {
+        TipRule::SolverShortcut
+    } else {
+        TipRule::Exact
+    };
+    Ok(Cc2p::new(board, pieces, tip)?)
 }
 
 macro_rules! each_game {
@@ -93,6 +132,7 @@ macro_rules! each_game {
             AnyGame::Cc3p($g) => $body,
             AnyGame::Toppen($g) => $body,
             AnyGame::Cc2p($g) => $body,
+            AnyGame::Cc2pHalf($g) => $body,
         }
     };
 }
@@ -126,6 +166,9 @@ impl Game for AnyGame {
     fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
         each_game!(self, g => g.each_non_live(f))
     }
+    fn alternates_sides(&self) -> bool {
+        each_game!(self, g => g.alternates_sides())
+    }
 }
 
 /// The human side of every game: its position notation, move texts and pictures.
@@ -151,6 +194,7 @@ impl AnyGame {
         match self {
             AnyGame::Cc3p(g) => Some(g.start_index()),
             AnyGame::Cc2p(g) => Some(g.start_index()),
+            AnyGame::Cc2pHalf(g) => Some(g.start_index()),
             AnyGame::Toppen(_) => None,
         }
     }
@@ -159,7 +203,7 @@ impl AnyGame {
         match self {
             AnyGame::Cc3p(_) => ["A", "B", "C"][player as usize].to_string(),
             AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
-            AnyGame::Cc2p(_) => format!("player {player}"),
+            AnyGame::Cc2p(_) | AnyGame::Cc2pHalf(_) => format!("player {player}"),
         }
     }
 }

@@ -70,6 +70,10 @@ pub struct BuildArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics while building.
     #[arg(long, global = true)]
     pub metrics: Option<String>,
+    /// Solve the whole index space even where a symmetry lets the kernel solve a part of it
+    /// (cc2p: the colour swap halves it). The tables are the same; for comparison and tests.
+    #[arg(long, global = true)]
+    pub no_symmetry: bool,
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
@@ -135,6 +139,11 @@ pub fn run(args: BuildArgs) -> Result<()> {
         states: game.size(),
         shard_size: args.shard_size,
         kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
+        solved_as: if args.no_symmetry {
+            None
+        } else {
+            spec.reduced()
+        },
         distributed: cluster.as_ref().map(|c| Distributed {
             run_id: c.run_id().to_string(),
             workers: c.addrs(),
@@ -175,17 +184,31 @@ pub fn solve_run_with(
 ) -> Result<()> {
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
+    // The game the kernel solves: `game` itself, or its symmetry-reduced form.
+    let kernel = match &info.solved_as {
+        Some(spec) => {
+            let kernel = Arc::new(spec.build()?);
+            tracing::info!(
+                "solving {} ({} states, a symmetry-reduced {}) and expanding its tables",
+                kernel.name(),
+                kernel.size(),
+                game.name()
+            );
+            kernel
+        }
+        None => game.clone(),
+    };
     let ending = match cluster {
         None => solve_layers(
             run,
-            game,
+            &kernel,
             &info.layers,
             opts,
             &mut state,
             &stop,
-            &embedded_workers(run, game, opts),
+            &embedded_workers(run, &kernel, opts),
         )?,
-        Some(cluster) => solve_distributed(run, info, game, opts, cluster, &mut state, &stop)?,
+        Some(cluster) => solve_distributed(run, info, &kernel, opts, cluster, &mut state, &stop)?,
     };
     let tables = match ending {
         Ending::Finished(tables) => tables,

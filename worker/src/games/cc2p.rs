@@ -27,6 +27,8 @@
 
 use crate::game::{Game, Node};
 
+pub mod half;
+
 /// Smallest supported board side.
 pub const MIN_BOARD: u8 = 4;
 /// Largest supported board side (N = 81 cells fits the 128-bit cell masks).
@@ -728,6 +730,141 @@ impl Cc2p {
             Node::Live { mover: y as u8 }
         }
     }
+
+    /// The placement rank (index without the mover bit) of an expanded state.
+    #[inline]
+    fn placement(&self, e: &Expanded) -> u64 {
+        e.r0 * self.sets1 + self.colex(e.qmask)
+    }
+
+    /// The placement of the colour-swapped twin of every placement `first .. first + out.len()`
+    /// (`swap_colours(p << 1 | m) >> 1` for either mover m), in one sweep: player 1's compressed
+    /// cells are enumerated in colex order instead of unranked, and the free cells around player
+    /// 0's are looked up, so each costs a few table lookups (this is what expanding the half
+    /// table to the full one spends its arithmetic on).
+    pub(crate) fn twin_placements(&self, first: u64, out: &mut [u64]) {
+        let k = self.k as usize;
+        let n = self.n as usize;
+        let (mut r0, mut r1) = (first / self.sets1, first % self.sets1);
+        let mut done = 0;
+        while done < out.len() {
+            // Player 0's cells a (ascending) and the free cells around them.
+            let mut a = [0u8; K_MAX];
+            self.unrank_set(r0, &mut a);
+            let mask0: u128 = a[..k].iter().map(|&c| bit(c as usize)).sum();
+            let mut free = [0u8; MAX_CELLS];
+            for (j, c) in bits(!mask0 & (bit(n) - 1)).enumerate() {
+                free[j] = c as u8;
+            }
+            // The twin's player 1 is the mirror of player 0: cells n-1-a, ascending.
+            let mut ma = [0usize; K_MAX];
+            for j in 0..k {
+                ma[j] = n - 1 - a[k - 1 - j] as usize;
+            }
+            let mut q = [0u8; K_MAX];
+            self.unrank_set(r1, &mut q);
+            let run = ((self.sets1 - r1) as usize).min(out.len() - done);
+            for slot in &mut out[done..done + run] {
+                // Player 1's cells b, ascending; the twin's player 0 is their mirror.
+                let mut twin0 = 0u64;
+                let mut mask1 = 0u128;
+                for j in 0..k {
+                    let b = free[q[j] as usize] as usize;
+                    mask1 |= bit(b);
+                    twin0 += self.choose[(k - j) & 7][(n - 1 - b) & 127];
+                }
+                // Mirror cell n-1-a_j has as many twin player-0 cells below it as b above a_j.
+                let mut twin1 = 0u64;
+                for (j, &m) in ma[..k].iter().enumerate() {
+                    let above = (mask1 >> (n - m)).count_ones() as usize;
+                    twin1 += self.choose[(j + 1) & 7][(m - above) & 127];
+                }
+                *slot = twin0 * self.sets1 + twin1;
+                // The next k-subset of 0..n-k in colex order.
+                let mut i = 0;
+                while i + 1 < k && q[i] + 1 == q[i + 1] {
+                    q[i] = i as u8;
+                    i += 1;
+                }
+                q[i] += 1;
+            }
+            done += run;
+            r0 += 1;
+            r1 = 0;
+        }
+    }
+
+    /// The colour-swapped twin of `index`, expanded: the board flipped, the players exchanged,
+    /// the side to move exchanged (`swap_colours(index)`).
+    #[inline]
+    fn expand_swapped(&self, index: u64) -> Expanded {
+        let e = self.expand(index);
+        let (k, n) = (self.k as usize, self.n as usize);
+        let mut s = Expanded {
+            pos: Pos {
+                o: [0, 0],
+                mover: 1 - e.pos.mover,
+            },
+            a: [0; K_MAX],
+            b: [0; K_MAX],
+            q: [0; K_MAX],
+            qmask: 0,
+            r0: 0,
+        };
+        // Player 0 of the twin: the mirror of player 1's cells, ascending.
+        for i in 0..k {
+            let c = n - 1 - e.b[k - 1 - i] as usize;
+            s.a[i] = c as u8;
+            s.pos.o[0] |= bit(c);
+            s.r0 += self.choose[(i + 1) & 7][c & 127];
+        }
+        // Player 1 of the twin: the mirror of player 0's cells; below mirror cell n-1-a lie the
+        // mirrors of the old player 1's cells above a.
+        for j in 0..k {
+            let a = e.a[k - 1 - j] as usize;
+            let c = n - 1 - a;
+            let q = c - (e.pos.o[1] >> (a + 1)).count_ones() as usize;
+            s.b[j] = c as u8;
+            s.q[j] = q as u8;
+            s.pos.o[1] |= bit(c);
+            s.qmask |= bit(q);
+        }
+        s
+    }
+
+    /// The successors of an expanded state, as placements (the side to move after any move is
+    /// the other player): every legal move, or the pass of a player with no move at all.
+    #[inline(always)]
+    fn each_successor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, y) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, y) || self.wins(o, 1 - y) {
+            return;
+        }
+        let any = self.each_move(e, y, |o| !self.illegal(o, 1 - y), &mut emit);
+        if !any && !self.illegal(o, 1 - y) {
+            emit(self.placement(e));
+        }
+    }
+
+    /// The predecessors of an expanded state, as placements (the other player was to move in
+    /// every one of them).
+    #[inline(always)]
+    fn each_predecessor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, x) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, x) {
+            return;
+        }
+        // y just moved; a predecessor is (placement before y's move, y to move), and it must be
+        // live: not illegal, not already won by x. It has the legal move to this state, so it is
+        // not lost for lack of legal moves.
+        let y = 1 - x;
+        let any = self.each_move(e, y, |o| !self.illegal(o, y) && !self.wins(o, x), &mut emit);
+        // y passed: y had no move at all in this very placement. (x's win condition does not hold
+        // here, since this state is legal with x to move.)
+        if !any && !self.illegal(o, y) {
+            emit(self.placement(e));
+        }
+    }
 }
 
 impl Game for Cc2p {
@@ -749,43 +886,14 @@ impl Game for Cc2p {
 
     fn successors(&self, index: u64, out: &mut Vec<u64>) {
         let e = self.expand(index);
-        let (o, y) = (&e.pos.o, e.pos.mover);
-        if self.illegal(o, y) || self.wins(o, 1 - y) {
-            return;
-        }
-        let child_mover = (1 - y) as u64;
-        let any = self.each_move(
-            &e,
-            y,
-            |o| !self.illegal(o, 1 - y),
-            |placement| out.push((placement << 1) | child_mover),
-        );
-        if !any && !self.illegal(o, 1 - y) {
-            out.push(index ^ 1);
-        }
+        let child_mover = 1 - (index & 1);
+        self.each_successor(&e, |placement| out.push((placement << 1) | child_mover));
     }
 
     fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
         let e = self.expand(index);
-        let (o, x) = (&e.pos.o, e.pos.mover);
-        if self.illegal(o, x) {
-            return;
-        }
-        // y just moved; a predecessor is (placement before y's move, y to move), and it must be
-        // live: not illegal, not already won by x. It has the legal move to this state, so it is
-        // not lost for lack of legal moves.
-        let y = 1 - x;
-        let any = self.each_move(
-            &e,
-            y,
-            |o| !self.illegal(o, y) && !self.wins(o, x),
-            |placement| out.push((placement << 1) | y as u64),
-        );
-        // y passed: y had no move at all in this very placement. (x's win condition does not hold
-        // here, since this state is legal with x to move.)
-        if !any && !self.illegal(o, y) {
-            out.push(index ^ 1);
-        }
+        let parent_mover = 1 - (index & 1);
+        self.each_predecessor(&e, |placement| out.push((placement << 1) | parent_mover));
     }
 
     fn mover(&self, index: u64) -> u8 {
@@ -1411,6 +1519,30 @@ mod tests {
         }
         let i = game.parse_position(" 0: 2,1,0 ; 1:48,47,46 ; 1 ").unwrap();
         assert_eq!(game.format_position(i), "0:0,1,2;1:46,47,48;1");
+    }
+
+    #[test]
+    fn twin_placements_are_the_swap() {
+        use rand::{rngs::StdRng, Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(7);
+        for game in GAMES.iter() {
+            let placements = game.size() / 2;
+            // Runs across block boundaries (player 0's rank changes) and at both ends.
+            let mut starts = vec![0, placements - 1000.min(placements), game.sets1 - 3];
+            starts.extend((0..20).map(|_| rng.gen_range(0..placements)));
+            // 7×7 / 1 has 48 placements per block: runs over several blocks there.
+            starts.extend((1..4).map(|b| b * game.sets1 - 5));
+            for first in starts {
+                let len = (2 * game.sets1 + 7).min(3000).min(placements - first) as usize;
+                let mut out = vec![0; len];
+                game.twin_placements(first, &mut out);
+                for (i, &t) in out.iter().enumerate() {
+                    let p = first + i as u64;
+                    assert_eq!(t, game.swap_colours(p << 1) >> 1, "{} {p}", game.name());
+                    assert_eq!(t, game.swap_colours(p << 1 | 1) >> 1);
+                }
+            }
+        }
     }
 
     #[test]

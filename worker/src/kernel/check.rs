@@ -21,7 +21,13 @@ pub fn expected(
             let bad = if good == WIN { LOSS } else { WIN };
             let mut children = Vec::new();
             game.successors(index, &mut children);
-            let kids: Vec<(u8, u16)> = children.iter().map(|&c| value_of(c)).collect();
+            // Children of a game seen from the side to move are valued from the other side.
+            let seen = |(v, d): (u8, u16)| match v {
+                WIN if game.alternates_sides() => (LOSS, d),
+                LOSS if game.alternates_sides() => (WIN, d),
+                _ => (v, d),
+            };
+            let kids: Vec<(u8, u16)> = children.iter().map(|&c| seen(value_of(c))).collect();
             let best_good = kids.iter().filter(|k| k.0 == good).map(|k| k.1).min();
             if let Some(d) = best_good {
                 (good, d + 1)

@@ -210,11 +210,13 @@ impl<G: Game> WorkerEngine<G> {
                 let mut outbox: Vec<Vec<u64>> = vec![Vec::new(); workers];
                 let range = shard.block_range(b);
                 let (mut expanded, mut applied) = (0u64, 0u64);
+                // Seen from the side to move: a child won for its mover is lost for the parent's.
+                let flip = self.game.alternates_sides();
                 for (i, cell) in shard.cells()[range.clone()].iter().enumerate() {
                     let i = range.start + i;
                     let child_is_win = match cell.load(Relaxed) {
-                        CELL_WIN_CUR => true,
-                        CELL_LOSS_CUR => false,
+                        CELL_WIN_CUR => !flip,
+                        CELL_LOSS_CUR => flip,
                         _ => continue,
                     };
                     preds.clear();
