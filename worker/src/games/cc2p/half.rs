@@ -80,7 +80,7 @@ impl Cc2pHalf {
     pub fn expand_rows(&self, first: u64, half: &HalfTable, values: &mut [u8], depth: &mut [u16]) {
         assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
         assert!(
-            first % 2 == 0 && values.len() % 2 == 0,
+            first.is_multiple_of(2) && values.len().is_multiple_of(2),
             "whole placements only"
         );
         assert_eq!(half.len(), self.size(), "a half table of this game");
@@ -470,7 +470,7 @@ mod tests {
         table.append(&h.values[..third], &h.depth[..third]);
         table.append(&h.values[third..], &h.depth[third..]);
         // In two calls, to exercise `first`.
-        let cut = n / 3 & !1;
+        let cut = (n / 3) & !1;
         let (v0, v1) = values.split_at_mut(cut);
         let (d0, d1) = depth.split_at_mut(cut);
         g.expand_rows(0, &table, v0, d0);
@@ -554,7 +554,7 @@ mod bench {
         let (mut v, mut d) = (vec![0u8; rows], vec![0u16; rows]);
         let t = cpu_seconds();
         let w = std::time::Instant::now();
-        let first = g.full().size() / 3 & !1;
+        let first = (g.full().size() / 3) & !1;
         g.expand_rows(first, &table, &mut v, &mut d);
         let (c, s) = (cpu_seconds() - t, w.elapsed().as_secs_f64());
         eprintln!(
