@@ -3,7 +3,7 @@
 
 use crate::rundir::RunDir;
 use anyhow::Result;
-use kingmaker_tablefmt::table::TableReader;
+use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::{FormatError, Lookup};
 use kingmaker_worker::games::cc3p::Cc3p;
 use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
@@ -14,7 +14,7 @@ pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
 
 /// The three representative layers of a cc3p build: a run's mapped tables (the default) or any
 /// other [`Lookup`], such as the layer files of a packed release.
-pub struct Cc3pTables<T: Lookup = TableReader> {
+pub struct Cc3pTables<T: Lookup = LayerFile> {
     pub solo: T,
     pub enable_ab: T,
     pub enable_ac: T,
@@ -83,11 +83,6 @@ impl Answers {
     pub fn kingmaker_for(&self, p: usize, q: usize) -> bool {
         p != q && self.enable[p][q].value == 'W' && self.solo[q].value != 'W'
     }
-}
-
-/// Read the answers of state `s` from a run's tables (mapped: they cannot fail to read).
-pub fn answers(game: &Cc3p, t: &Cc3pTables, s: u64) -> Answers {
-    try_answers(game, t, s).unwrap_or_else(|e| panic!("state {s} is outside the run's tables: {e}"))
 }
 
 /// Read the answers of state `s` from any tables. With R the rotation A→B→C→A, the player P's

@@ -10,7 +10,8 @@
 //! ```
 
 use anyhow::{bail, Context, Result};
-use kingmaker_tablefmt::table::{TableReader, TableSummary};
+use kingmaker_tablefmt::layer::LayerFile;
+use kingmaker_tablefmt::table::{open_table, TableSummary};
 use kingmaker_worker::kernel::{Layer, ResumePoint, WaveSummary};
 use kingmaker_worker::spec::GameSpec;
 use serde::{Deserialize, Serialize};
@@ -151,8 +152,8 @@ impl RunDir {
     }
 
     /// The finished table of one layer.
-    pub fn table(&self, layer: &str) -> Result<TableReader> {
-        TableReader::open(&self.layers_dir(), layer).with_context(|| {
+    pub fn table(&self, layer: &str) -> Result<LayerFile> {
+        open_table(&self.layers_dir(), layer).with_context(|| {
             format!(
                 "layer {layer} of {} is missing or incomplete",
                 self.path.display()

@@ -225,14 +225,17 @@ fn write_table(
 ) -> Result<TableSummary> {
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut writer = TableWriter::create(&dir, &layer.name)?;
-    let mut max_depth = 0;
+    let full = match game {
+        AnyGame::Cc2pHalf(half) => half.full().size(),
+        game => game.size(),
+    };
+    let mut writer = TableWriter::create(&dir, &layer.name, full)?;
     let AnyGame::Cc2pHalf(half) = game else {
         gather(plan, &workers, |_, values, depth| -> Result<()> {
-            writer.append(&values, &depth, &mut max_depth)?;
+            writer.append(&values, &depth)?;
             Ok(())
         })?;
-        return Ok(writer.finish(max_depth)?);
+        return Ok(writer.finish()?);
     };
     let started = Instant::now();
     let mut table = HalfTable::with_capacity(half.size());
@@ -241,14 +244,13 @@ fn write_table(
         Ok(())
     })?;
     drop(workers);
-    let full = half.full().size();
     const ROWS: u64 = 1 << 22;
     let mut values = vec![0u8; ROWS.min(full) as usize];
     let mut depth = vec![0u16; values.len()];
     for first in (0..full).step_by(ROWS as usize) {
         let n = ROWS.min(full - first) as usize;
         half.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
-        writer.append(&values[..n], &depth[..n], &mut max_depth)?;
+        writer.append(&values[..n], &depth[..n])?;
     }
     tracing::info!(
         "layer {}: the {} states of {} expanded to the {full} of {} in {:.1}s",
@@ -258,7 +260,7 @@ fn write_table(
         half.full().name(),
         started.elapsed().as_secs_f64()
     );
-    Ok(writer.finish(max_depth)?)
+    Ok(writer.finish()?)
 }
 
 /// In-process workers whose arrays and checkpoints live in `run/work/`.

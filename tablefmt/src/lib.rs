@@ -1,6 +1,7 @@
 //! Kingmaker's on-disk formats. No async, no game rules: bytes in, bytes out.
 
 pub mod checkpoint;
+pub mod layer;
 pub mod release;
 pub mod table;
 
@@ -27,8 +28,8 @@ impl FormatError {
     }
 }
 
-/// Random access to one solved layer, whatever holds it: a run's mapped table
-/// ([`table::TableReader`]) or a packed release ([`release::LayerFile`]).
+/// Random access to one solved layer: a layer file ([`layer::LayerFile`], in a run's `layers/` or
+/// in a release) or anything else that answers the same way (tests, in-memory tables).
 pub trait Lookup: Send + Sync {
     /// Number of states (the layer's index space is `0..states`).
     fn states(&self) -> u64;
@@ -42,20 +43,5 @@ impl<T: Lookup + ?Sized> Lookup for Box<T> {
     }
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
         (**self).lookup(index)
-    }
-}
-
-impl Lookup for table::TableReader {
-    fn states(&self) -> u64 {
-        table::TableReader::states(self)
-    }
-    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
-        if index >= table::TableReader::states(self) {
-            return Err(FormatError::Corrupt(format!(
-                "index {index} out of range (the layer has {} states)",
-                table::TableReader::states(self)
-            )));
-        }
-        Ok(self.get(index))
     }
 }

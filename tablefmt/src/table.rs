@@ -1,14 +1,17 @@
-//! Solved layer tables in a run directory: `<name>.values` (one byte per state: 0 illegal, 1 W,
-//! 2 L, 3 D) and `<name>.depth` (a little-endian u16 per state: the wave that decided it, 0 for
-//! terminal, illegal and drawn states). Both are plain arrays so a reader can map them and look up
-//! any index directly; the layer's digest is the sha256 of the values file.
+//! Finished layers in a run directory: `layers/NAME.kmt`, a layer file ([`crate::layer`]) with the
+//! values and depths of every state, written as the workers' shards are gathered, in index order.
+//! It is the same format a release ships, so every reader reads one format; `pack` recompresses
+//! it harder and adds the values-only file. The layer's digest is the sha256 of its values, one
+//! byte per state (0 illegal, 1 W, 2 L, 3 D) in index order, whatever the file's encoding.
 
+use crate::layer::depth::DepthCode;
+use crate::layer::{LayerFile, LayerWriter, DEFAULT_BLOCK_STATES, ENCODING_PACKED, LAYER_EXT};
 use crate::FormatError;
-use memmap2::Mmap;
-use sha2::{Digest, Sha256};
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+/// zstd level of a run's finished layers: fast to write while the workers wait; `pack`
+/// recompresses at its own level.
+pub const RUN_ZSTD_LEVEL: i32 = 3;
 
 /// Win/loss/draw/illegal counts of one layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -32,24 +35,6 @@ impl ValueCounts {
     }
 }
 
-pub fn values_path(dir: &Path, layer: &str) -> PathBuf {
-    dir.join(format!("{layer}.values"))
-}
-
-pub fn depth_path(dir: &Path, layer: &str) -> PathBuf {
-    dir.join(format!("{layer}.depth"))
-}
-
-/// Streams one layer's values and depths, in index order, into `dir`.
-pub struct TableWriter {
-    values: BufWriter<File>,
-    depth: BufWriter<File>,
-    hasher: Sha256,
-    counts: ValueCounts,
-    written: u64,
-    paths: [PathBuf; 2],
-}
-
 /// What a finished table holds.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TableSummary {
@@ -60,106 +45,57 @@ pub struct TableSummary {
     pub max_depth: u16,
 }
 
+/// The file of a finished layer in a run's `layers/` directory.
+pub fn table_path(dir: &Path, layer: &str) -> PathBuf {
+    dir.join(format!("{layer}.{LAYER_EXT}"))
+}
+
+/// Streams one layer's values and depths, in index order, into `dir/NAME.kmt`.
+pub struct TableWriter {
+    writer: LayerWriter,
+    states: u64,
+}
+
 impl TableWriter {
-    pub fn create(dir: &Path, layer: &str) -> Result<TableWriter, FormatError> {
-        let paths = [values_path(dir, layer), depth_path(dir, layer)];
-        let open = |p: &PathBuf| {
-            File::create(p)
-                .map(BufWriter::new)
-                .map_err(|e| FormatError::io(p, e))
-        };
-        Ok(TableWriter {
-            values: open(&paths[0])?,
-            depth: open(&paths[1])?,
-            hasher: Sha256::new(),
-            counts: ValueCounts::default(),
-            written: 0,
-            paths,
-        })
+    pub fn create(dir: &Path, layer: &str, states: u64) -> Result<TableWriter, FormatError> {
+        // Plain depths: the writer sees the layer once, so it cannot look for a depth code first.
+        let writer = LayerWriter::create(
+            &table_path(dir, layer),
+            states,
+            DEFAULT_BLOCK_STATES,
+            ENCODING_PACKED,
+            DepthCode::plain(),
+            RUN_ZSTD_LEVEL,
+        )?;
+        Ok(TableWriter { writer, states })
     }
 
     /// Append the next run of states.
-    pub fn append(
-        &mut self,
-        values: &[u8],
-        depth: &[u16],
-        max_depth: &mut u16,
-    ) -> Result<(), FormatError> {
-        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
-        self.values
-            .write_all(values)
-            .map_err(|e| FormatError::io(&self.paths[0], e))?;
-        let bytes: Vec<u8> = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
-        self.depth
-            .write_all(&bytes)
-            .map_err(|e| FormatError::io(&self.paths[1], e))?;
-        *max_depth = depth.iter().copied().fold(*max_depth, u16::max);
-        self.hasher.update(values);
-        self.counts.add(values);
-        self.written += values.len() as u64;
-        Ok(())
+    pub fn append(&mut self, values: &[u8], depth: &[u16]) -> Result<(), FormatError> {
+        self.writer.append(values, depth)
     }
 
-    /// Flush and fsync both files; return the counts and digest.
-    pub fn finish(mut self, max_depth: u16) -> Result<TableSummary, FormatError> {
-        for (w, p) in [
-            (&mut self.values, &self.paths[0]),
-            (&mut self.depth, &self.paths[1]),
-        ] {
-            w.flush().map_err(|e| FormatError::io(p, e))?;
-            w.get_ref().sync_all().map_err(|e| FormatError::io(p, e))?;
-        }
+    /// Write the last blocks, fsync, move the file into place; return the counts and digest.
+    pub fn finish(self) -> Result<TableSummary, FormatError> {
+        let written = self.writer.finish()?;
         Ok(TableSummary {
-            states: self.written,
-            counts: self.counts,
-            digest: hex::encode(self.hasher.finalize()),
-            max_depth,
+            states: self.states,
+            counts: written.counts,
+            digest: written.digest,
+            max_depth: written.max_depth,
         })
     }
 }
 
-/// Random access to one finished layer (both files mapped read-only).
-pub struct TableReader {
-    values: Mmap,
-    depth: Mmap,
-}
-
-impl TableReader {
-    pub fn open(dir: &Path, layer: &str) -> Result<TableReader, FormatError> {
-        let map = |p: PathBuf| -> Result<Mmap, FormatError> {
-            let f = File::open(&p).map_err(|e| FormatError::io(&p, e))?;
-            // SAFETY: tables are written once and never modified afterwards.
-            unsafe { Mmap::map(&f) }.map_err(|e| FormatError::io(&p, e))
-        };
-        let reader = TableReader {
-            values: map(values_path(dir, layer))?,
-            depth: map(depth_path(dir, layer))?,
-        };
-        if reader.depth.len() != 2 * reader.values.len() {
-            return Err(FormatError::Corrupt(format!(
-                "layer {layer} in {}: {} values but {} depth bytes",
-                dir.display(),
-                reader.values.len(),
-                reader.depth.len()
-            )));
-        }
-        Ok(reader)
+/// Open the finished layer `layer` of a run's `layers/` directory.
+pub fn open_table(dir: &Path, layer: &str) -> Result<LayerFile, FormatError> {
+    let path = table_path(dir, layer);
+    if !path.exists() && dir.join(format!("{layer}.values")).exists() {
+        return Err(FormatError::Corrupt(format!(
+            "{}: {layer}.values and {layer}.depth are the one-byte tables of an older kingmaker \
+             (before layer files in run directories); rebuild the run, or pack it with that version",
+            dir.display()
+        )));
     }
-
-    pub fn states(&self) -> u64 {
-        self.values.len() as u64
-    }
-
-    /// (value, depth) of one state.
-    pub fn get(&self, index: u64) -> (u8, u16) {
-        let i = index as usize;
-        (
-            self.values[i],
-            u16::from_le_bytes([self.depth[2 * i], self.depth[2 * i + 1]]),
-        )
-    }
-
-    pub fn values(&self) -> &[u8] {
-        &self.values
-    }
+    LayerFile::open(&path)
 }

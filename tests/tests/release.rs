@@ -5,7 +5,7 @@
 
 use kingmaker_e2e::{bin, kingmaker, kingmaker_ok};
 use kingmaker_tablefmt::release::LayerFile;
-use kingmaker_tablefmt::table::TableReader;
+use kingmaker_tablefmt::table::open_table;
 use kingmaker_tablefmt::Lookup;
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
@@ -96,7 +96,7 @@ fn pack_verify_and_query_equal_the_run_for_every_state() {
     let summary = kingmaker_e2e::read_json(&run.join("summary.json"));
     let manifest = kingmaker_e2e::read_json(&rel.join("manifest.json"));
     assert_eq!(manifest["format"], "kingmaker-release");
-    assert_eq!(manifest["format_version"], 1);
+    assert_eq!(manifest["format_version"], 2);
     assert_eq!(manifest["game"]["game"], "cc3p");
     assert_eq!(manifest["game"]["level"], 1);
     assert_eq!(manifest["provenance"]["summary"], summary);
@@ -109,11 +109,15 @@ fn pack_verify_and_query_equal_the_run_for_every_state() {
 
     // Library level: every state of every layer.
     for layer in LAYERS {
-        let table = TableReader::open(&run.join("layers"), layer).unwrap();
+        let table = open_table(&run.join("layers"), layer).unwrap();
         let file = LayerFile::open(&rel.join(format!("{layer}.kmt"))).unwrap();
         assert_eq!(file.states(), table.states());
         for i in 0..table.states() {
-            assert_eq!(file.lookup(i).unwrap(), table.get(i), "{layer} state {i}");
+            assert_eq!(
+                file.lookup(i).unwrap(),
+                table.get(i).unwrap(),
+                "{layer} state {i}"
+            );
         }
     }
 
@@ -247,7 +251,7 @@ fn verify_detects_every_corruption_with_a_clear_message() {
 #[test]
 fn verify_deep_names_a_state_that_disagrees_with_its_children() {
     use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest};
-    use kingmaker_tablefmt::release::{write_layer, PackOptions};
+    use kingmaker_tablefmt::release::{write_layer, write_values, PackOptions};
     let tmp = tempfile::tempdir().unwrap();
     let (run, rel) = build_and_pack(tmp.path());
     // Re-pack `solo` with the start position's value flipped (L → W), and a manifest that
@@ -256,7 +260,7 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
         serde_json::from_str(&kingmaker_ok(&["query", s(&run), "start", "--json"])).unwrap();
     let index = start["index"].as_u64().unwrap();
     assert_eq!(start["answers"]["solo"][0]["value"], "L");
-    let table = TableReader::open(&run.join("layers"), "solo").unwrap();
+    let table = open_table(&run.join("layers"), "solo").unwrap();
     let path = rel.join("solo.kmt");
     std::fs::remove_file(&path).unwrap();
     let w = write_layer(
@@ -266,7 +270,7 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
         |first, v, d| {
             for k in 0..v.len() {
                 let i = first + k as u64;
-                (v[k], d[k]) = table.get(i);
+                (v[k], d[k]) = table.get(i).unwrap();
                 if i == index {
                     v[k] = 1;
                 }
@@ -275,9 +279,32 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
         },
     )
     .unwrap();
+    // The values-only file gets the same flip, so that it agrees with the manifest too.
+    let values_path = rel.join("solo.values.kmt");
+    std::fs::remove_file(&values_path).unwrap();
+    let v = write_values(
+        &values_path,
+        table.states(),
+        &PackOptions::default(),
+        |first, out| {
+            table.read_states(first, out, &mut [])?;
+            if (first..first + out.len() as u64).contains(&index) {
+                out[(index - first) as usize] = 1;
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(v.digest, w.digest);
     let mut m = read_manifest(&rel).unwrap();
     let f = m.files.iter_mut().find(|f| f.path == "solo.kmt").unwrap();
     (f.size, f.sha256) = (w.size, w.sha256.clone());
+    let f = m
+        .files
+        .iter_mut()
+        .find(|f| f.path == "solo.values.kmt")
+        .unwrap();
+    (f.size, f.sha256) = (v.size, v.sha256.clone());
     let l = m.layers.iter_mut().find(|l| l.name == "solo").unwrap();
     (l.counts, l.digest, l.max_depth) = (w.counts, w.digest.clone(), w.max_depth);
     std::fs::remove_file(rel.join("manifest.sha256")).unwrap();
@@ -293,6 +320,12 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
     );
     assert!(err.contains(&want), "{err}");
     assert!(err.contains("disagree with their children"), "{err}");
+    // A sample that large (with replacement, from 1,662 states) draws every state, the flipped
+    // one too; `--sample` means nothing without `--deep`.
+    let (ok, err) = verify(&rel, &["--deep", "--sample", "100000"]);
+    assert!(!ok && err.contains(&want), "{err}");
+    let (ok, _) = verify(&rel, &["--sample", "10"]);
+    assert!(!ok, "--sample needs --deep");
 }
 
 // ---- fetch ----
@@ -642,10 +675,10 @@ fn toppen_packs_verifies_queries_and_serves_its_draw_cycles() {
     kingmaker_ok(&["pack", s(&run), "--out", s(&rel)]);
     let (ok, err) = verify(&rel, &[]);
     assert!(ok, "{err}");
-    let table = TableReader::open(&run.join("layers"), "solo").unwrap();
+    let table = open_table(&run.join("layers"), "solo").unwrap();
     let file = LayerFile::open(&rel.join("solo.kmt")).unwrap();
     for i in 0..table.states() {
-        assert_eq!(file.lookup(i).unwrap(), table.get(i), "state {i}");
+        assert_eq!(file.lookup(i).unwrap(), table.get(i).unwrap(), "state {i}");
     }
     let ring = "####/#..#/####:AABBABABAB:A";
     let drawn = "####/#..#/####:AA,-,B,B,A,B,A,B,A,B:B";

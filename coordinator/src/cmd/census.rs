@@ -9,6 +9,7 @@
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_tablefmt::layer::{LayerFile, ValuesPlane};
 use kingmaker_worker::games::toppen::{census, Terrain, Toppen};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
@@ -63,18 +64,23 @@ pub fn run(args: CensusArgs) -> Result<()> {
         );
     };
     let table = run.table("solo")?;
-    let values = table.values();
-    if values.len() as u64 != game.size() {
+    if table.states() != game.size() {
         bail!(
             "{}: the solo layer has {} states but the game has {}; rebuild the run",
             args.dir.display(),
-            values.len(),
+            table.states(),
             game.size()
         );
     }
+    let plane = table.values_plane()?;
+    let values = &plane;
     if let Some(spec) = &args.terrain {
         let terrain = Toppen::parse_terrain(spec)?;
-        let list = args.colourings.then(|| colourings(&game, &table, &terrain));
+        let list = if args.colourings {
+            Some(colourings(&game, &table, &terrain)?)
+        } else {
+            None
+        };
         let row = census_row(&game, values, terrain);
         if args.json {
             let mut out = row_json(&game, &row);
@@ -157,8 +163,8 @@ impl Row {
     }
 }
 
-fn census_row(game: &Toppen, values: &[u8], terrain: Terrain) -> Row {
-    let (a, b, d) = census(values, &game.starting_states(&terrain));
+fn census_row(game: &Toppen, values: &ValuesPlane, terrain: Terrain) -> Row {
+    let (a, b, d) = census(|i| values.get(i), &game.starting_states(&terrain));
     let graph_class = game.graph_class(&terrain);
     Row {
         a,
@@ -175,24 +181,24 @@ fn census_row(game: &Toppen, values: &[u8], terrain: Terrain) -> Row {
 /// holds A), with its result (`A`, `B` or `D`) and, when decided, its depth.
 fn colourings(
     game: &Toppen,
-    table: &kingmaker_tablefmt::table::TableReader,
+    table: &LayerFile,
     terrain: &Terrain,
-) -> Vec<(String, &'static str, Option<u16>)> {
+) -> Result<Vec<(String, &'static str, Option<u16>)>> {
     let side = player(game.options().first);
     let masks = (0u16..1 << 10).filter(|m| m.count_ones() == 5);
     masks
         .zip(game.starting_states(terrain))
-        .map(|(mask, index)| {
+        .map(|(mask, index)| -> Result<_> {
             let colours: String = (0..10)
                 .map(|i| if mask >> i & 1 == 1 { 'A' } else { 'B' })
                 .collect();
             let position = format!("{}:{colours}:{side}", terrain.spec());
-            let (value, depth) = table.get(index);
-            match value {
+            let (value, depth) = table.get(index)?;
+            Ok(match value {
                 kingmaker_worker::kernel::WIN => (position, "A", Some(depth)),
                 kingmaker_worker::kernel::LOSS => (position, "B", Some(depth)),
                 _ => (position, "D", None),
-            }
+            })
         })
         .collect()
 }

@@ -10,8 +10,8 @@ use kingmaker_tablefmt::release::manifest::{
     write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
 };
 use kingmaker_tablefmt::release::{
-    layer_file_name, write_layer, PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL,
-    FORMAT_VERSION,
+    layer_file_name, values_file_name, write_layer, write_values, PackOptions,
+    DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
 };
 use kingmaker_worker::Game;
 use serde_json::{json, Value};
@@ -162,15 +162,22 @@ fn pack_into(
             &dir.join(&file),
             info.states,
             opts,
-            |first, values, depth| {
-                let f = first as usize;
-                values.copy_from_slice(&table.values()[f..f + values.len()]);
-                for (k, d) in depth.iter_mut().enumerate() {
-                    *d = table.get(first + k as u64).1;
-                }
-                Ok(())
-            },
+            |first, values, depth| table.read_states(first, values, depth),
         )?;
+        let values_file = values_file_name(&layer.name);
+        let values_only = write_values(
+            &dir.join(&values_file),
+            info.states,
+            opts,
+            |first, values| table.read_states(first, values, &mut []),
+        )?;
+        if values_only.digest != written.digest {
+            bail!(
+                "layer {} of {} changed while it was being packed; pack it again",
+                layer.name,
+                run.path.display()
+            );
+        }
         let listed = summary["layers"][&layer.name]["digest"]
             .as_str()
             .unwrap_or("");
@@ -183,12 +190,16 @@ fn pack_into(
             );
         }
         let secs = started.elapsed().as_secs_f64();
+        let bits = |bytes: u64| bytes as f64 * 8.0 / info.states.max(1) as f64;
         tracing::info!(
-            "packed {}: {} states into {} bytes ({:.3} bits/state) in {:.2}s ({:.1} M states/s)",
+            "packed {}: {} states, values and depths {} bytes ({:.3} bits/state), values alone {} \
+             bytes ({:.3} bits/state), in {:.2}s ({:.1} M states/s)",
             layer.name,
             info.states,
             written.size,
-            written.size as f64 * 8.0 / info.states.max(1) as f64,
+            bits(written.size),
+            values_only.size,
+            bits(values_only.size),
             secs,
             info.states as f64 / secs.max(1e-9) / 1e6
         );
@@ -197,11 +208,17 @@ fn pack_into(
             size: written.size,
             sha256: written.sha256,
         });
+        files.push(ManifestFile {
+            path: values_file.clone(),
+            size: values_only.size,
+            sha256: values_only.sha256,
+        });
         layers.push(ManifestLayer {
             name: layer.name.clone(),
             coalition: layer.coalition,
             objective: layer.objective,
             file,
+            values_file: Some(values_file),
             states: info.states,
             block_states: opts.block_states,
             blocks: written.blocks,

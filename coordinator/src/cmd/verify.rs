@@ -2,15 +2,15 @@
 //!
 //! Always: the manifest against `manifest.sha256`, every file's presence, size and sha256, every
 //! layer file's header, block index and blocks, and the decoded values against the manifest's
-//! counts and digests. With `--deep`: every state of every layer is re-derived from its children
-//! by the rules (`kernel::check::expected`), and any disagreement is reported by position.
+//! counts and digests. With `--deep`: every state of every layer (or, with `--sample N`, N random
+//! states of each) is re-derived from its children by the rules (`kernel::check::expected`), and
+//! any disagreement is reported by position.
 
 use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::verify::verify_release;
 use kingmaker_tablefmt::release::LayerFile;
-use kingmaker_tablefmt::table::{TableReader, TableWriter};
 use kingmaker_worker::kernel::check::expected;
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::AnyGame;
@@ -18,6 +18,7 @@ use kingmaker_worker::Game;
 use rayon::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -28,17 +29,20 @@ pub struct VerifyArgs {
     /// game's move generator).
     #[arg(long)]
     pub deep: bool,
-    /// Where `--deep` may unpack a layer that does not fit in memory (default: the system's
-    /// temporary directory).
-    #[arg(long)]
-    pub scratch: Option<PathBuf>,
+    /// With `--deep`: check N states of each layer drawn at random (seeded: the same N states
+    /// every time) instead of all of them; for tables too large for a full pass.
+    #[arg(long, value_name = "N", requires = "deep")]
+    pub sample: Option<u64>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Layers up to this many states are unpacked in memory by `--deep`; larger ones go to scratch files.
+/// Layers up to this many states are unpacked in memory by `--deep` (3 bytes per state); larger
+/// ones are read block by block through a large block cache.
 const IN_MEMORY_STATES: u64 = 1 << 30;
+/// Blocks kept decompressed by `--deep` on a layer too large to unpack.
+const DEEP_CACHE_BLOCKS: usize = 4096;
 /// Mismatches listed per layer by `--deep` (the rest are counted).
 const MAX_LISTED: usize = 20;
 
@@ -73,7 +77,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mb = report.bytes as f64 / 1e6;
     let mut deep = None;
     if args.deep {
-        deep = Some(deep_check(&args.dir, args.scratch.as_deref())?);
+        deep = Some(deep_check(&args.dir, args.sample)?);
     }
     if args.json {
         println!(
@@ -114,10 +118,12 @@ pub struct DeepResult {
     pub seconds: f64,
 }
 
-/// A layer's values and depths, unpacked for fast random access.
+/// A layer's values and depths for fast random access: unpacked in memory when small enough,
+/// else the layer file itself with a large block cache (a lookup error reads as an illegal
+/// state, which the check then reports as a mismatch).
 enum Unpacked {
     Memory(Vec<u8>, Vec<u16>),
-    Mapped(TableReader, PathBuf),
+    File(LayerFile),
 }
 
 impl Unpacked {
@@ -125,54 +131,45 @@ impl Unpacked {
     fn get(&self, i: u64) -> (u8, u16) {
         match self {
             Unpacked::Memory(v, d) => (v[i as usize], d[i as usize]),
-            Unpacked::Mapped(t, _) => t.get(i),
+            Unpacked::File(f) => f.get(i).unwrap_or((0, 0)),
         }
     }
 }
 
-impl Drop for Unpacked {
-    fn drop(&mut self) {
-        if let Unpacked::Mapped(_, dir) = self {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn unpack(file: &LayerFile, name: &str, scratch: Option<&Path>) -> Result<Unpacked> {
+fn unpack(file: LayerFile) -> Result<Unpacked> {
     let states = file.states();
-    if states <= IN_MEMORY_STATES {
-        let mut values = Vec::with_capacity(states as usize);
-        let mut depth = Vec::with_capacity(states as usize);
-        for b in 0..file.blocks() {
-            let block = file.read_block(b)?;
-            for j in 0..block.len() {
-                let (v, d) = block.get(j);
-                values.push(v);
-                depth.push(d);
-            }
-        }
-        return Ok(Unpacked::Memory(values, depth));
+    if states > IN_MEMORY_STATES {
+        file.set_cache_blocks(DEEP_CACHE_BLOCKS);
+        return Ok(Unpacked::File(file));
     }
-    let base = scratch
-        .map(Path::to_path_buf)
-        .unwrap_or_else(std::env::temp_dir);
-    let dir = base.join(format!("kingmaker-verify-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut writer = TableWriter::create(&dir, name)?;
-    let mut max_depth = 0;
-    for b in 0..file.blocks() {
-        let block = file.read_block(b)?;
-        let values: Vec<u8> = (0..block.len()).map(|j| block.value(j)).collect();
-        let depth: Vec<u16> = (0..block.len()).map(|j| block.depth(j)).collect();
-        writer.append(&values, &depth, &mut max_depth)?;
-    }
-    writer.finish(max_depth)?;
-    let reader = TableReader::open(&dir, name)?;
-    Ok(Unpacked::Mapped(reader, dir))
+    let mut values = vec![0u8; states as usize];
+    let mut depth = vec![0u16; states as usize];
+    file.read_states(0, &mut values, &mut depth)?;
+    Ok(Unpacked::Memory(values, depth))
 }
 
-/// Re-derive every state of every layer from its children.
-pub fn deep_check(dir: &Path, scratch: Option<&Path>) -> Result<DeepResult> {
+/// The states a deep check looks at: all of them, or `n` drawn at random with a fixed seed.
+fn deep_states(states: u64, sample: Option<u64>) -> Vec<u64> {
+    match sample {
+        None => (0..states).collect(),
+        Some(n) => {
+            // splitmix64: a fixed, dependency-free sequence, so a sample is reproducible.
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            (0..n.min(states))
+                .map(|_| {
+                    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                    let mut z = x;
+                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                    (z ^ (z >> 31)) % states
+                })
+                .collect()
+        }
+    }
+}
+
+/// Re-derive every state of every layer (or a sample of each) from its children.
+pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let started = Instant::now();
     let tables = Tables::open(dir)?;
     let manifest = tables
@@ -186,18 +183,24 @@ pub fn deep_check(dir: &Path, scratch: Option<&Path>) -> Result<DeepResult> {
         let layer_started = Instant::now();
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
         let file = LayerFile::open(&dir.join(&ml.file))?;
-        let table = unpack(&file, &ml.name, scratch)?;
-        let bad: Vec<Mismatch> = (0..game.size())
-            .into_par_iter()
-            .filter_map(|i| {
+        let table = unpack(file)?;
+        let which = deep_states(game.size(), sample);
+        let done = AtomicU64::new(0);
+        let bad: Vec<Mismatch> = which
+            .par_iter()
+            .filter_map(|&i| {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if n % (1 << 24) == 0 {
+                    tracing::info!("deep check of {}: {n} of {} states", ml.name, which.len());
+                }
                 expected(&game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
             })
             .collect();
-        states += game.size();
+        states += which.len() as u64;
         tracing::info!(
             "deep check of {}: {} states in {:.2}s, {} mismatches",
             ml.name,
-            game.size(),
+            which.len(),
             layer_started.elapsed().as_secs_f64(),
             bad.len()
         );

@@ -44,8 +44,11 @@ pub struct ManifestLayer {
     pub coalition: u8,
     /// Bit p set: a win by player p counts as W.
     pub objective: u8,
-    /// The layer file (listed in `files`).
+    /// The layer's values-and-depths file (listed in `files`).
     pub file: String,
+    /// The layer's values-only file (listed in `files`; format version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values_file: Option<String>,
     pub states: u64,
     pub block_states: u32,
     pub blocks: u64,
@@ -135,9 +138,9 @@ impl Manifest {
         if self.format != FORMAT_NAME {
             return bad(format!("format is {:?}, not {FORMAT_NAME:?}", self.format));
         }
-        if self.format_version != super::FORMAT_VERSION {
+        if !(1..=super::FORMAT_VERSION).contains(&self.format_version) {
             return bad(format!(
-                "format version {}; this kingmaker reads version {} (upgrade kingmaker)",
+                "format version {}; this kingmaker reads versions 1 to {} (upgrade kingmaker)",
                 self.format_version,
                 super::FORMAT_VERSION
             ));
@@ -168,6 +171,21 @@ impl Manifest {
                     "layer {}'s file {} is not among the files",
                     l.name, l.file
                 ));
+            }
+            match &l.values_file {
+                Some(v) if !seen.contains(v.as_str()) => {
+                    return bad(format!(
+                        "layer {}'s values file {v} is not among the files",
+                        l.name
+                    ));
+                }
+                None if self.format_version >= 2 => {
+                    return bad(format!(
+                        "layer {} has no values file (format version {} lists one per layer)",
+                        l.name, self.format_version
+                    ));
+                }
+                _ => {}
             }
             if l.states != self.states {
                 return bad(format!(

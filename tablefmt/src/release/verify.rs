@@ -5,6 +5,7 @@
 
 use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256};
 use super::{file_sha256, LayerFile};
+use crate::layer::{ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
 use crate::FormatError;
 use rayon::prelude::*;
@@ -115,13 +116,34 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     report
 }
 
-/// Check one layer file completely; the number of states decoded, or the problems found.
+/// Check a layer's files completely (values and depths, and values alone); the number of states
+/// decoded, or the problems found.
 pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>> {
-    let path = dir.join(&layer.file);
-    let name = &layer.file;
+    let states = check_layer_file(dir, layer, &layer.file, ENCODING_PACKED)?;
+    if let Some(values) = &layer.values_file {
+        check_layer_file(dir, layer, values, ENCODING_VALUES)?;
+    }
+    Ok(states)
+}
+
+/// Check one layer file of `layer` against the manifest.
+fn check_layer_file(
+    dir: &Path,
+    layer: &ManifestLayer,
+    name: &str,
+    encoding: u32,
+) -> Result<u64, Vec<String>> {
+    let path = dir.join(name);
     let file = LayerFile::open(&path).map_err(|e| vec![relative(e, dir)])?;
     let h = *file.header();
     let mut problems = Vec::new();
+    if h.encoding != encoding {
+        problems.push(format!(
+            "{name}: encoding {} where {MANIFEST} lists a file of encoding {encoding}",
+            h.encoding
+        ));
+        return Err(problems);
+    }
     let mismatch = |what: &str, file_says: String, manifest_says: String| {
         format!("{name}: the header says {what} {file_says}, {MANIFEST} says {manifest_says}")
     };
@@ -139,7 +161,7 @@ pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>
             layer.block_states.to_string(),
         ));
     }
-    if h.max_depth != layer.max_depth {
+    if encoding == ENCODING_PACKED && h.max_depth != layer.max_depth {
         problems.push(mismatch(
             "max depth",
             h.max_depth.to_string(),

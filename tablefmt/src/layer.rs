@@ -1,0 +1,973 @@
+//! Layer files (`.kmt`): one finished layer, cut into blocks that are zstd-compressed one by one,
+//! so that a lookup reads and decompresses a single block. Run directories keep their finished
+//! layers in this form (`layers/NAME.kmt`) and releases ship it, so every reader — query, serve,
+//! line, census, summary, pack, verify — reads one format. docs/format.md describes every byte.
+//!
+//! Two encodings share the header, the block index and the checksums:
+//! - [`ENCODING_PACKED`]: values and depths (one byte per state `value | depth code << 2`, or three
+//!   planes when a block holds a depth code of 64 or more);
+//! - [`ENCODING_VALUES`]: values alone, 2 bits per state (four states per byte, the first state in
+//!   the low bits), for users who want W/L/D without depths (as Syzygy ships WDL apart from DTZ).
+//!
+//! The header and the index carry their own crc32, every block's crc32 sits in the index, and the
+//! blocks are contiguous up to the end of the file, so every byte is covered by a checksum.
+//!
+//! - [`depth`]: depth codes (depths stored as `depth / M` where the data allows).
+//! - [`LayerWriter`]: streams a layer in index order (blocks compressed in parallel).
+//! - [`LayerFile`]: random access with a block cache; [`LayerFile::values_plane`] unpacks all values.
+
+pub mod depth;
+#[cfg(test)]
+pub(crate) mod tests;
+
+use crate::table::ValueCounts;
+use crate::{FormatError, Lookup};
+use depth::{DepthCode, DEPTH_CODE_LEN};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// First eight bytes of a layer file.
+pub const LAYER_MAGIC: [u8; 8] = *b"KMLAYER\0";
+/// Version of the layer file layout. Encoding 2 (values alone) came later without a new
+/// version: a reader that does not know it names the encoding.
+pub const LAYER_VERSION: u32 = 1;
+/// Size of the fixed header.
+pub const HEADER_LEN: u64 = 96;
+/// Offset of the header's crc32 (it covers bytes `0..CRC_AT`).
+const CRC_AT: usize = 92;
+/// Size of one block index entry: offset u64, length u32, crc32 u32.
+pub const INDEX_ENTRY_LEN: u64 = 16;
+/// Encoding 1, values and depths: a width byte, then one byte per state (value | depth code << 2)
+/// when every depth code of the block is below 64, else a value plane and two depth-code planes
+/// (see docs/format.md).
+pub const ENCODING_PACKED: u32 = 1;
+/// Encoding 2, values alone: 2 bits per state, four states per byte, the first in the low bits.
+pub const ENCODING_VALUES: u32 = 2;
+/// Default states per block: 64 Ki states, 16 KiB of packed values.
+pub const DEFAULT_BLOCK_STATES: u32 = 1 << 16;
+/// Largest block a reader accepts (bounds the memory one lookup may need).
+pub const MAX_BLOCK_STATES: u32 = 1 << 24;
+/// Largest state count a reader accepts (keeps offsets far from overflow).
+pub const MAX_STATES: u64 = 1 << 56;
+/// File extension of layer files.
+pub const LAYER_EXT: &str = "kmt";
+
+/// crc32 (IEEE, as zlib and crc32fast compute it).
+pub fn crc32(data: &[u8]) -> u32 {
+    crc32fast::hash(data)
+}
+
+/// The fixed 96-byte header of a layer file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerHeader {
+    pub version: u32,
+    pub states: u64,
+    pub block_states: u32,
+    pub encoding: u32,
+    pub blocks: u64,
+    pub index_offset: u64,
+    pub index_len: u64,
+    pub max_depth: u16,
+    /// How depths are stored (see [`depth`]).
+    pub depth_code: DepthCode,
+}
+
+impl LayerHeader {
+    /// The header of a layer of `states` states cut into blocks of `block_states`.
+    pub fn new(
+        states: u64,
+        block_states: u32,
+        encoding: u32,
+        max_depth: u16,
+        depth_code: DepthCode,
+    ) -> LayerHeader {
+        let blocks = states.div_ceil(block_states as u64);
+        LayerHeader {
+            version: LAYER_VERSION,
+            states,
+            block_states,
+            encoding,
+            blocks,
+            index_offset: HEADER_LEN,
+            index_len: blocks * INDEX_ENTRY_LEN + 4,
+            max_depth,
+            depth_code,
+        }
+    }
+
+    /// Where the first block starts.
+    pub fn data_offset(&self) -> u64 {
+        self.index_offset + self.index_len
+    }
+
+    /// The states `[first, end)` of block `b`.
+    pub fn block_range(&self, b: u64) -> (u64, u64) {
+        let first = b * self.block_states as u64;
+        (first, (first + self.block_states as u64).min(self.states))
+    }
+
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN as usize] {
+        let mut h = [0u8; HEADER_LEN as usize];
+        h[0..8].copy_from_slice(&LAYER_MAGIC);
+        h[8..12].copy_from_slice(&self.version.to_le_bytes());
+        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.states.to_le_bytes());
+        h[24..28].copy_from_slice(&self.block_states.to_le_bytes());
+        h[28..32].copy_from_slice(&self.encoding.to_le_bytes());
+        h[32..40].copy_from_slice(&self.blocks.to_le_bytes());
+        h[40..48].copy_from_slice(&self.index_offset.to_le_bytes());
+        h[48..56].copy_from_slice(&self.index_len.to_le_bytes());
+        h[56..58].copy_from_slice(&self.max_depth.to_le_bytes());
+        h[58..58 + DEPTH_CODE_LEN].copy_from_slice(&self.depth_code.to_bytes());
+        // Bytes 58..92 hold the depth code; the crc32 at 92 covers everything before it.
+        let crc = crc32(&h[0..CRC_AT]);
+        h[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    /// Parse and check a header; `name` (the file) goes into every error message.
+    pub fn parse(h: &[u8], name: &str) -> Result<LayerHeader, FormatError> {
+        let bad = |what: String| FormatError::Corrupt(format!("{name}: {what}"));
+        if h.len() < HEADER_LEN as usize {
+            return Err(bad(format!(
+                "{} bytes, shorter than the {HEADER_LEN}-byte header (truncated file)",
+                h.len()
+            )));
+        }
+        if h[0..8] != LAYER_MAGIC {
+            return Err(bad(
+                "not a Kingmaker layer file (bad magic in the header)".into()
+            ));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let stored_crc = u32_at(CRC_AT);
+        if crc32(&h[0..CRC_AT]) != stored_crc {
+            return Err(bad(
+                "header crc32 mismatch (the header was altered or damaged)".into(),
+            ));
+        }
+        let version = u32_at(8);
+        if version != LAYER_VERSION {
+            return Err(bad(format!(
+                "format version {version}; this kingmaker reads version {LAYER_VERSION} (upgrade kingmaker)"
+            )));
+        }
+        let header = LayerHeader {
+            version,
+            states: u64_at(16),
+            block_states: u32_at(24),
+            encoding: u32_at(28),
+            blocks: u64_at(32),
+            index_offset: u64_at(40),
+            index_len: u64_at(48),
+            max_depth: u16::from_le_bytes([h[56], h[57]]),
+            depth_code: DepthCode::parse(&h[58..58 + DEPTH_CODE_LEN], name)?,
+        };
+        if u32_at(12) as u64 != HEADER_LEN {
+            return Err(bad("unexpected header length".into()));
+        }
+        if header.encoding != ENCODING_PACKED && header.encoding != ENCODING_VALUES {
+            return Err(bad(format!("unknown value encoding {}", header.encoding)));
+        }
+        if header.block_states == 0
+            || !header.block_states.is_multiple_of(4)
+            || header.block_states > MAX_BLOCK_STATES
+        {
+            return Err(bad(format!(
+                "block size {} states (must be a multiple of 4, at most {MAX_BLOCK_STATES})",
+                header.block_states
+            )));
+        }
+        if header.states > MAX_STATES {
+            return Err(bad(format!(
+                "implausible state count {} (more than 2^56)",
+                header.states
+            )));
+        }
+        let want = LayerHeader::new(
+            header.states,
+            header.block_states,
+            header.encoding,
+            header.max_depth,
+            header.depth_code,
+        );
+        if header != want {
+            return Err(bad(format!(
+                "inconsistent header: {} states in blocks of {} need {} blocks and a {}-byte index at \
+                 offset {HEADER_LEN}, the header says {} blocks, {} bytes at {}",
+                header.states,
+                header.block_states,
+                want.blocks,
+                want.index_len,
+                header.blocks,
+                header.index_len,
+                header.index_offset
+            )));
+        }
+        Ok(header)
+    }
+}
+
+/// One entry of the block index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockEntry {
+    /// Absolute file offset of the compressed block.
+    pub offset: u64,
+    /// Length of the compressed block.
+    pub len: u32,
+    /// crc32 of the compressed block's bytes.
+    pub crc: u32,
+}
+
+fn index_bytes(entries: &[BlockEntry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entries.len() * INDEX_ENTRY_LEN as usize + 4);
+    for e in entries {
+        out.extend_from_slice(&e.offset.to_le_bytes());
+        out.extend_from_slice(&e.len.to_le_bytes());
+        out.extend_from_slice(&e.crc.to_le_bytes());
+    }
+    let crc = crc32(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Parse and check a block index against its header and the file length.
+fn parse_index(
+    bytes: &[u8],
+    header: &LayerHeader,
+    file_len: u64,
+    name: &str,
+) -> Result<Vec<BlockEntry>, FormatError> {
+    let bad = |what: String| FormatError::Corrupt(format!("{name}: {what}"));
+    let (entries, crc) = bytes.split_at(bytes.len() - 4);
+    if crc32(entries) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err(bad(
+            "block index crc32 mismatch (the index was altered or damaged)".into(),
+        ));
+    }
+    let mut out = Vec::with_capacity(header.blocks as usize);
+    let mut at = header.data_offset();
+    for (b, e) in entries.chunks_exact(INDEX_ENTRY_LEN as usize).enumerate() {
+        let entry = BlockEntry {
+            offset: u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+            len: u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+            crc: u32::from_le_bytes(e[12..16].try_into().expect("4 bytes")),
+        };
+        if entry.offset != at || entry.len == 0 {
+            return Err(bad(format!(
+                "block {b} is not where the index says (offset {}, expected {at})",
+                entry.offset
+            )));
+        }
+        at += entry.len as u64;
+        out.push(entry);
+    }
+    if at > file_len {
+        return Err(bad(format!(
+            "truncated: the blocks end at byte {at} but the file has {file_len} bytes"
+        )));
+    }
+    if at < file_len {
+        return Err(bad(format!(
+            "{} unexpected bytes after the last block",
+            file_len - at
+        )));
+    }
+    Ok(out)
+}
+
+/// Largest uncompressed payload of a block of `n` states.
+fn max_payload(n: usize, encoding: u32) -> usize {
+    match encoding {
+        ENCODING_VALUES => n.div_ceil(4),
+        _ => 1 + 3 * n,
+    }
+}
+
+/// Width byte: one byte per state, `value | code << 2`.
+const WIDTH_BYTE: u8 = 1;
+/// Width byte: three planes of `n` bytes: values, depth codes' low bytes, their high bytes.
+const WIDTH_PLANES: u8 = 3;
+
+/// Pack values (0..=3) four to a byte, the first state in the low bits.
+pub fn pack_values(values: &[u8], out: &mut Vec<u8>) {
+    out.extend(values.chunks(4).map(|q| {
+        q.iter()
+            .enumerate()
+            .fold(0u8, |b, (j, &v)| b | (v & 3) << (2 * j))
+    }));
+}
+
+/// Encode one block's payload (before compression). `first` is the index of its first state.
+fn encode_payload(
+    encoding: u32,
+    first: u64,
+    values: &[u8],
+    depth: &[u16],
+    code: &DepthCode,
+) -> Vec<u8> {
+    let n = values.len();
+    if encoding == ENCODING_VALUES {
+        let mut out = Vec::with_capacity(max_payload(n, encoding));
+        pack_values(values, &mut out);
+        return out;
+    }
+    let codes: Vec<u16> = (0..n)
+        .map(|j| code.encode(first + j as u64, values[j], depth[j]))
+        .collect();
+    let mut out = Vec::with_capacity(max_payload(n, encoding));
+    if codes.iter().all(|&c| c < 64) {
+        out.push(WIDTH_BYTE);
+        out.extend(
+            values
+                .iter()
+                .zip(&codes)
+                .map(|(&v, &c)| (v & 3) | (c as u8) << 2),
+        );
+    } else {
+        out.push(WIDTH_PLANES);
+        out.extend_from_slice(values);
+        out.extend(codes.iter().map(|&c| c as u8));
+        out.extend(codes.iter().map(|&c| (c >> 8) as u8));
+    }
+    out
+}
+
+/// One decompressed block: random access to its states' values (and depths, unless the file
+/// holds values alone).
+pub struct Block {
+    /// Index of the block's first state.
+    pub first: u64,
+    n: usize,
+    /// [`WIDTH_BYTE`], [`WIDTH_PLANES`], or [`WIDTH_VALUES`] for a values-only block.
+    width: u8,
+    code: DepthCode,
+    payload: Vec<u8>,
+}
+
+/// The `width` of a block of [`ENCODING_VALUES`] (not stored: its payload has no width byte).
+const WIDTH_VALUES: u8 = 0;
+
+impl Block {
+    fn decode(
+        encoding: u32,
+        first: u64,
+        n: usize,
+        code: DepthCode,
+        payload: Vec<u8>,
+    ) -> Result<Block, String> {
+        if encoding == ENCODING_VALUES {
+            if payload.len() != n.div_ceil(4) {
+                return Err(format!(
+                    "payload of {} bytes, {} expected",
+                    payload.len(),
+                    n.div_ceil(4)
+                ));
+            }
+            return Ok(Block {
+                first,
+                n,
+                width: WIDTH_VALUES,
+                code,
+                payload,
+            });
+        }
+        let width = *payload.first().ok_or("empty payload")?;
+        let want = match width {
+            WIDTH_BYTE => 1 + n,
+            WIDTH_PLANES => 1 + 3 * n,
+            w => {
+                return Err(format!(
+                    "width byte {w} (must be {WIDTH_BYTE} or {WIDTH_PLANES})"
+                ))
+            }
+        };
+        if payload.len() != want {
+            return Err(format!(
+                "payload of {} bytes, {want} expected",
+                payload.len()
+            ));
+        }
+        if width == WIDTH_PLANES && payload[1..1 + n].iter().any(|&v| v > 3) {
+            return Err("a value byte above 3".into());
+        }
+        Ok(Block {
+            first,
+            n,
+            width,
+            code,
+            payload,
+        })
+    }
+
+    /// Number of states in the block.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Whether the block holds depths (not a values-only block).
+    pub fn has_depths(&self) -> bool {
+        self.width != WIDTH_VALUES
+    }
+
+    /// Value of the block's `j`-th state (0 illegal, 1 W, 2 L, 3 D).
+    #[inline]
+    pub fn value(&self, j: usize) -> u8 {
+        if self.width == WIDTH_VALUES {
+            return (self.payload[j / 4] >> (2 * (j % 4))) & 3;
+        }
+        self.payload[1 + j] & 3
+    }
+
+    /// The block's values packed four to a byte (see [`pack_values`]), appended to `out`.
+    pub fn packed_values(&self, out: &mut Vec<u8>) {
+        if self.width == WIDTH_VALUES {
+            out.extend_from_slice(&self.payload);
+        } else {
+            pack_values(&self.payload[1..1 + self.n], out);
+        }
+    }
+
+    /// Depth of the block's `j`-th state (0 in a values-only block).
+    #[inline]
+    pub fn depth(&self, j: usize) -> u16 {
+        if self.width == WIDTH_VALUES {
+            return 0;
+        }
+        let (v, c) = if self.width == WIDTH_BYTE {
+            let b = self.payload[1 + j];
+            (b & 3, (b >> 2) as u16)
+        } else {
+            let n = self.n;
+            (
+                self.payload[1 + j],
+                self.payload[1 + n + j] as u16 | (self.payload[1 + 2 * n + j] as u16) << 8,
+            )
+        };
+        self.code.decode(self.first + j as u64, v, c)
+    }
+
+    #[inline]
+    pub fn get(&self, j: usize) -> (u8, u16) {
+        (self.value(j), self.depth(j))
+    }
+}
+
+/// What writing a layer file produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenLayer {
+    pub size: u64,
+    /// sha256 (hex) of the whole file.
+    pub sha256: String,
+    pub counts: ValueCounts,
+    /// sha256 (hex) of the values, one byte per state, in index order: the run's layer digest.
+    pub digest: String,
+    pub max_depth: u16,
+    pub blocks: u64,
+    /// The depth code's modulus (1: depths stored as they are).
+    pub depth_modulus: u8,
+}
+
+/// Streams one layer file: states are appended in index order, any number at a time; full blocks
+/// are compressed in parallel groups and written at once, so memory stays at a few blocks per
+/// thread. The file is written under a temporary name and renamed into place by
+/// [`LayerWriter::finish`], after an fsync: a layer file that exists is complete.
+pub struct LayerWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: File,
+    header: LayerHeader,
+    level: i32,
+    entries: Vec<BlockEntry>,
+    offset: u64,
+    /// States received but not yet compressed (less than a group of blocks).
+    values: Vec<u8>,
+    depth: Vec<u16>,
+    /// Index of `values[0]`.
+    first: u64,
+    hasher: Sha256,
+    counts: ValueCounts,
+    max_depth: u16,
+}
+
+impl LayerWriter {
+    /// Start the layer file `path` (replaced if it exists) of `states` states in blocks of
+    /// `block_states`, with `encoding` and, for [`ENCODING_PACKED`], the depth code `code` (every
+    /// appended depth must fit it: [`DepthCode::plain`] always does).
+    pub fn create(
+        path: &Path,
+        states: u64,
+        block_states: u32,
+        encoding: u32,
+        code: DepthCode,
+        zstd_level: i32,
+    ) -> Result<LayerWriter, FormatError> {
+        let bs = block_states;
+        if bs == 0 || !bs.is_multiple_of(4) || bs > MAX_BLOCK_STATES {
+            return Err(FormatError::Corrupt(format!(
+                "block size {bs} states: must be a positive multiple of 4, at most {MAX_BLOCK_STATES}"
+            )));
+        }
+        if states > MAX_STATES {
+            return Err(FormatError::Corrupt(format!(
+                "{states} states: a layer file holds at most 2^56"
+            )));
+        }
+        let header = LayerHeader::new(states, bs, encoding, 0, code);
+        let tmp = path.with_extension("kmt.tmp");
+        let mut file = File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
+        // Header and index are written last; reserve their space.
+        file.write_all(&vec![0u8; header.data_offset() as usize])
+            .map_err(|e| FormatError::io(&tmp, e))?;
+        Ok(LayerWriter {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            header,
+            level: zstd_level,
+            entries: Vec::with_capacity(header.blocks as usize),
+            offset: header.data_offset(),
+            values: Vec::new(),
+            depth: Vec::new(),
+            first: 0,
+            hasher: Sha256::new(),
+            counts: ValueCounts::default(),
+            max_depth: 0,
+        })
+    }
+
+    /// States compressed together (a few blocks per thread).
+    fn group_states(&self) -> usize {
+        (4 * rayon::current_num_threads()).max(4) * self.header.block_states as usize
+    }
+
+    /// Append the next states: values 0..=3 and their depths (ignored, and may be empty, for
+    /// [`ENCODING_VALUES`]).
+    pub fn append(&mut self, values: &[u8], depth: &[u16]) -> Result<(), FormatError> {
+        let with_depths = self.header.encoding == ENCODING_PACKED;
+        if with_depths && depth.len() != values.len() {
+            return Err(FormatError::Corrupt(format!(
+                "{}: {} values but {} depths appended",
+                self.path.display(),
+                values.len(),
+                depth.len()
+            )));
+        }
+        let end = self.first + (self.values.len() + values.len()) as u64;
+        if end > self.header.states {
+            return Err(FormatError::Corrupt(format!(
+                "{}: more than the {} states of the layer appended",
+                self.path.display(),
+                self.header.states
+            )));
+        }
+        if let Some(v) = values.iter().find(|&&v| v > 3) {
+            return Err(FormatError::Corrupt(format!(
+                "{}: value byte {v} (values are 0..=3)",
+                self.path.display()
+            )));
+        }
+        self.hasher.update(values);
+        self.counts.add(values);
+        self.values.extend_from_slice(values);
+        if with_depths {
+            self.max_depth = depth.iter().copied().fold(self.max_depth, u16::max);
+            self.depth.extend_from_slice(depth);
+        }
+        let group = self.group_states();
+        if self.values.len() >= group {
+            let whole = self.values.len() / group * group;
+            self.write_blocks(whole)?;
+        }
+        Ok(())
+    }
+
+    /// Compress and write the first `n` pending states (whole blocks, or the tail at the end).
+    fn write_blocks(&mut self, n: usize) -> Result<(), FormatError> {
+        let bs = self.header.block_states as usize;
+        let code = self.header.depth_code;
+        let encoding = self.header.encoding;
+        let (first, level) = (self.first, self.level);
+        let values = &self.values[..n];
+        let depth = if encoding == ENCODING_PACKED {
+            let d = &self.depth[..n];
+            if let Some(j) = (0..n).find(|&j| !code.fits(first + j as u64, values[j], d[j])) {
+                return Err(FormatError::Corrupt(format!(
+                    "{}: the depth {} of state {} does not fit the layer's depth code",
+                    self.path.display(),
+                    d[j],
+                    first + j as u64
+                )));
+            }
+            d
+        } else {
+            &[][..]
+        };
+        let frames: Vec<Result<Vec<u8>, std::io::Error>> = values
+            .par_chunks(bs)
+            .enumerate()
+            .map(|(k, v)| {
+                let block_first = first + (k * bs) as u64;
+                let d = if depth.is_empty() {
+                    &[][..]
+                } else {
+                    &depth[k * bs..k * bs + v.len()]
+                };
+                zstd::bulk::compress(&encode_payload(encoding, block_first, v, d, &code), level)
+            })
+            .collect();
+        for frame in frames {
+            let frame = frame.map_err(|e| FormatError::io(&self.tmp, e))?;
+            self.file
+                .write_all(&frame)
+                .map_err(|e| FormatError::io(&self.tmp, e))?;
+            self.entries.push(BlockEntry {
+                offset: self.offset,
+                len: frame.len() as u32,
+                crc: crc32(&frame),
+            });
+            self.offset += frame.len() as u64;
+        }
+        self.values.drain(..n);
+        if encoding == ENCODING_PACKED {
+            self.depth.drain(..n);
+        }
+        self.first += n as u64;
+        Ok(())
+    }
+
+    /// Write the last blocks, the header and the index; fsync and move the file into place.
+    pub fn finish(mut self) -> Result<WrittenLayer, FormatError> {
+        let pending = self.values.len();
+        if self.first + pending as u64 != self.header.states {
+            return Err(FormatError::Corrupt(format!(
+                "{}: {} of the layer's {} states were appended",
+                self.path.display(),
+                self.first + pending as u64,
+                self.header.states
+            )));
+        }
+        self.write_blocks(pending)?;
+        let header = LayerHeader {
+            max_depth: self.max_depth,
+            ..self.header
+        };
+        let io = |e| FormatError::io(&self.tmp, e);
+        self.file.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.file.write_all(&header.to_bytes()).map_err(io)?;
+        self.file
+            .write_all(&index_bytes(&self.entries))
+            .map_err(io)?;
+        self.file.sync_all().map_err(io)?;
+        drop(self.file);
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| FormatError::io(&self.path, e))?;
+        if let Some(dir) = self.path.parent() {
+            // The rename is durable once the directory is.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        let (size, sha256) = file_sha256(&self.path)?;
+        Ok(WrittenLayer {
+            size,
+            sha256,
+            counts: self.counts,
+            digest: hex::encode(self.hasher.finalize()),
+            max_depth: self.max_depth,
+            blocks: header.blocks,
+            depth_modulus: header.depth_code.modulus,
+        })
+    }
+}
+
+/// Size and sha256 (hex) of a file, read in 1 MiB pieces.
+pub fn file_sha256(path: &Path) -> Result<(u64, String), FormatError> {
+    let mut f = File::open(path).map_err(|e| FormatError::io(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| FormatError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((size, hex::encode(hasher.finalize())))
+}
+
+/// Recently used blocks of one layer file, most recent last.
+struct BlockCache {
+    capacity: usize,
+    blocks: Vec<(u64, Arc<Block>)>,
+}
+
+/// Blocks a reader keeps decompressed.
+pub const DEFAULT_CACHE_BLOCKS: usize = 32;
+
+/// Random access to one layer file. Opening checks the header and the block index; every block
+/// read is checked against its crc32 before it is decompressed.
+pub struct LayerFile {
+    path: PathBuf,
+    name: String,
+    file: File,
+    header: LayerHeader,
+    index: Vec<BlockEntry>,
+    cache: Mutex<BlockCache>,
+}
+
+impl LayerFile {
+    pub fn open(path: &Path) -> Result<LayerFile, FormatError> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => FormatError::Corrupt(format!("{name}: missing")),
+            _ => FormatError::io(path, e),
+        })?;
+        let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        let mut h = vec![0u8; HEADER_LEN.min(file_len) as usize];
+        file.read_exact_at(&mut h, 0)
+            .map_err(|e| FormatError::io(path, e))?;
+        let header = LayerHeader::parse(&h, &name)?;
+        if file_len < header.data_offset() {
+            return Err(FormatError::Corrupt(format!(
+                "{name}: truncated: {file_len} bytes, shorter than its header and block index ({} bytes)",
+                header.data_offset()
+            )));
+        }
+        let mut idx = vec![0u8; header.index_len as usize];
+        file.read_exact_at(&mut idx, header.index_offset)
+            .map_err(|e| FormatError::io(path, e))?;
+        let index = parse_index(&idx, &header, file_len, &name)?;
+        Ok(LayerFile {
+            path: path.to_path_buf(),
+            name,
+            file,
+            header,
+            index,
+            cache: Mutex::new(BlockCache {
+                capacity: DEFAULT_CACHE_BLOCKS,
+                blocks: Vec::new(),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn header(&self) -> &LayerHeader {
+        &self.header
+    }
+
+    pub fn index(&self) -> &[BlockEntry] {
+        &self.index
+    }
+
+    pub fn states(&self) -> u64 {
+        self.header.states
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.header.blocks
+    }
+
+    /// Keep up to `blocks` decompressed blocks (at least one).
+    pub fn set_cache_blocks(&self, blocks: usize) {
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        c.capacity = blocks.max(1);
+        let excess = c.blocks.len().saturating_sub(c.capacity);
+        c.blocks.drain(..excess);
+    }
+
+    /// Read, check and decompress block `b` (no caching).
+    pub fn read_block(&self, b: u64) -> Result<Block, FormatError> {
+        let bad = |what: String| FormatError::Corrupt(format!("{}: block {b}: {what}", self.name));
+        let entry = *self
+            .index
+            .get(b as usize)
+            .ok_or_else(|| bad("no such block".into()))?;
+        let mut frame = vec![0u8; entry.len as usize];
+        self.file
+            .read_exact_at(&mut frame, entry.offset)
+            .map_err(|e| FormatError::io(&self.path, e))?;
+        if crc32(&frame) != entry.crc {
+            return Err(bad(
+                "crc32 mismatch (the block was altered or damaged)".into()
+            ));
+        }
+        let (first, end) = self.header.block_range(b);
+        let n = (end - first) as usize;
+        let encoding = self.header.encoding;
+        let payload = zstd::bulk::decompress(&frame, max_payload(n, encoding))
+            .map_err(|e| bad(format!("zstd: {e}")))?;
+        Block::decode(encoding, first, n, self.header.depth_code, payload).map_err(bad)
+    }
+
+    /// Block `b`, from the cache or read.
+    pub fn block(&self, b: u64) -> Result<Arc<Block>, FormatError> {
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(pos) = c.blocks.iter().position(|(id, _)| *id == b) {
+                let hit = c.blocks.remove(pos);
+                let block = hit.1.clone();
+                c.blocks.push(hit);
+                return Ok(block);
+            }
+        }
+        let block = Arc::new(self.read_block(b)?);
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if c.blocks.len() >= c.capacity {
+            c.blocks.remove(0);
+        }
+        c.blocks.push((b, block.clone()));
+        Ok(block)
+    }
+
+    /// Whether the file holds depths ([`ENCODING_PACKED`]) or values alone.
+    pub fn has_depths(&self) -> bool {
+        self.header.encoding == ENCODING_PACKED
+    }
+
+    /// The block of `index` and the state's place in it.
+    fn locate(&self, index: u64) -> Result<(Arc<Block>, usize), FormatError> {
+        if index >= self.header.states {
+            return Err(FormatError::Corrupt(format!(
+                "{}: index {index} out of range (the layer has {} states)",
+                self.name, self.header.states
+            )));
+        }
+        let bs = self.header.block_states as u64;
+        Ok((self.block(index / bs)?, (index % bs) as usize))
+    }
+
+    /// (value, depth) of one state. A values-only file has no depths: asking it for one is an
+    /// error, never a made-up depth.
+    pub fn get(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        if !self.has_depths() {
+            return Err(FormatError::Corrupt(format!(
+                "{}: holds values only, no depths (read the layer's .kmt file for depths)",
+                self.name
+            )));
+        }
+        let (block, j) = self.locate(index)?;
+        Ok(block.get(j))
+    }
+
+    /// The value of one state (0 illegal, 1 W, 2 L, 3 D).
+    pub fn value(&self, index: u64) -> Result<u8, FormatError> {
+        let (block, j) = self.locate(index)?;
+        Ok(block.value(j))
+    }
+
+    /// Values (and, unless `depth` is empty, depths) of the states `first .. first +
+    /// values.len()`, the blocks they touch decoded in parallel.
+    pub fn read_states(
+        &self,
+        first: u64,
+        values: &mut [u8],
+        depth: &mut [u16],
+    ) -> Result<(), FormatError> {
+        let end = first + values.len() as u64;
+        if end > self.header.states || (!depth.is_empty() && depth.len() != values.len()) {
+            return Err(FormatError::Corrupt(format!(
+                "{}: states {first}..{end} asked of a layer of {} states",
+                self.name, self.header.states
+            )));
+        }
+        if values.is_empty() {
+            return Ok(());
+        }
+        if !depth.is_empty() && !self.has_depths() {
+            return Err(FormatError::Corrupt(format!(
+                "{}: holds values only, no depths",
+                self.name
+            )));
+        }
+        let bs = self.header.block_states as u64;
+        let blocks: Vec<Result<Block, FormatError>> = (first / bs..end.div_ceil(bs))
+            .into_par_iter()
+            .map(|b| self.read_block(b))
+            .collect();
+        for block in blocks {
+            let block = block?;
+            let from = block.first.max(first);
+            let to = (block.first + block.len() as u64).min(end);
+            for i in from..to {
+                let (j, k) = ((i - block.first) as usize, (i - first) as usize);
+                values[k] = block.value(j);
+                if !depth.is_empty() {
+                    depth[k] = block.depth(j);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every value of the layer in memory, 2 bits per state (blocks decoded in parallel): what a
+    /// pass over all states with random lookups needs (the classes of cc3p read three rotations
+    /// of every state).
+    pub fn values_plane(&self) -> Result<ValuesPlane, FormatError> {
+        let states = self.header.states;
+        let bs = self.header.block_states as usize;
+        let mut bytes = vec![0u8; states.div_ceil(4) as usize];
+        bytes.par_chunks_mut(bs / 4).enumerate().try_for_each(
+            |(b, out)| -> Result<(), FormatError> {
+                let block = self.read_block(b as u64)?;
+                let mut packed = Vec::with_capacity(out.len());
+                block.packed_values(&mut packed);
+                out.copy_from_slice(&packed);
+                Ok(())
+            },
+        )?;
+        Ok(ValuesPlane { states, bytes })
+    }
+}
+
+/// All values of a layer in memory, 2 bits per state (3.7 GB for the 14.8 billion states of
+/// level 2 of cc3p).
+pub struct ValuesPlane {
+    states: u64,
+    bytes: Vec<u8>,
+}
+
+impl ValuesPlane {
+    /// A plane from values (0..=3) in index order.
+    pub fn from_values(values: &[u8]) -> ValuesPlane {
+        let mut bytes = Vec::with_capacity(values.len().div_ceil(4));
+        pack_values(values, &mut bytes);
+        ValuesPlane {
+            states: values.len() as u64,
+            bytes,
+        }
+    }
+
+    pub fn states(&self) -> u64 {
+        self.states
+    }
+
+    /// The value of state `index` (< states).
+    #[inline]
+    pub fn get(&self, index: u64) -> u8 {
+        (self.bytes[(index / 4) as usize] >> (2 * (index % 4))) & 3
+    }
+}
+
+impl Lookup for LayerFile {
+    fn states(&self) -> u64 {
+        self.header.states
+    }
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        self.get(index)
+    }
+}
