@@ -11,7 +11,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::service::auth::TOKEN_ENV;
-use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::kernel::Layer;
+use kingmaker_worker::spec::{AnyGame, GameSpec};
 use kingmaker_worker::Game;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -87,27 +88,10 @@ pub fn run(args: BuildArgs) -> Result<()> {
     if args.local_workers == 0 {
         bail!("--local-workers must be at least 1");
     }
-    let all_layers = spec.layers();
     let layers = if args.layers.is_empty() {
-        all_layers
+        spec.layers()
     } else {
-        args.layers
-            .iter()
-            .map(|name| {
-                all_layers
-                    .iter()
-                    .find(|l| &l.name == name)
-                    .cloned()
-                    .with_context(|| {
-                        let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
-                        format!(
-                            "{} has no layer {name:?}; its layers are {}",
-                            spec.family(),
-                            names.join(", ")
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>>>()?
+        select_layers(&spec, &args.layers)?
     };
     // Remote workers are checked (reachable, token, protocol version) before the run directory
     // is created, so a mistake there leaves nothing behind.
@@ -169,6 +153,29 @@ pub fn run(args: BuildArgs) -> Result<()> {
         tracing::info!("metrics at http://{at}/metrics");
     }
     solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
+}
+
+/// The layers of `spec` named in `names`, in the order given; an unknown name is an error that
+/// lists the game's layers.
+pub fn select_layers(spec: &GameSpec, names: &[String]) -> Result<Vec<Layer>> {
+    let all_layers = spec.layers();
+    names
+        .iter()
+        .map(|name| {
+            all_layers
+                .iter()
+                .find(|l| &l.name == name)
+                .cloned()
+                .with_context(|| {
+                    let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
+                    format!(
+                        "{} has no layer {name:?}; its layers are {}",
+                        spec.family(),
+                        names.join(", ")
+                    )
+                })
+        })
+        .collect()
 }
 
 /// Solve what is left of a run, on the remote workers of `cluster` when it is given (else in

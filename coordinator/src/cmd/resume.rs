@@ -1,6 +1,7 @@
-//! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint.
+//! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint, or
+//! give a run layers it does not have yet (`--layers`).
 
-use super::build::solve_run_with;
+use super::build::{select_layers, solve_run_with};
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
@@ -47,13 +48,49 @@ pub struct ResumeArgs {
     /// Stop the run when a worker has not answered heartbeats for this many seconds.
     #[arg(long, default_value_t = 5.0)]
     pub worker_timeout: f64,
+    /// Layers to add to the run, comma-separated: those it does not have yet are solved after
+    /// the ones it has (which are not solved again), and the summary then covers them all. A
+    /// finished run can be given more layers this way.
+    #[arg(long, value_delimiter = ',')]
+    pub layers: Vec<String>,
 }
 
 pub fn run(args: ResumeArgs) -> Result<()> {
-    let (run, info) = RunDir::open(&args.dir)?;
+    let (run, mut info) = RunDir::open(&args.dir)?;
+    let added: Vec<_> = select_layers(&info.spec, &args.layers)?
+        .into_iter()
+        .filter(|l| !info.layers.iter().any(|have| have.name == l.name))
+        .collect();
+    if !added.is_empty() {
+        let names: Vec<_> = added.iter().map(|l| l.name.as_str()).collect();
+        tracing::info!(
+            "adding layer(s) {} to {}; its {} finished layer(s) are kept",
+            names.join(", "),
+            args.dir.display(),
+            run.state()?.finished.len()
+        );
+        // The game's own order, so that a run given its layers one by one ends up like one
+        // built with all of them.
+        let wanted: Vec<_> = info.layers.iter().chain(&added).map(|l| l.name.clone()).collect();
+        info.layers = info
+            .spec
+            .layers()
+            .into_iter()
+            .filter(|l| wanted.contains(&l.name))
+            .collect();
+        run.write_info(&info)?;
+        // The summary is written again when the new layers are solved.
+        match std::fs::remove_file(run.summary_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).context("removing the old summary.json");
+            }
+            _ => {}
+        }
+    }
     if run.summary_path().exists() {
         bail!(
-            "{} is already complete (summary.json exists); nothing to resume",
+            "{} is already complete (summary.json exists); nothing to resume (give it more layers \
+             with --layers)",
             args.dir.display()
         );
     }
