@@ -3,3 +3,4 @@
 //! fewest-pictures bound. See docs/decks.md.
 
 pub mod field;
+pub mod plane;
