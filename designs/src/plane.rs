@@ -267,8 +267,8 @@ mod tests {
                 for &p in points {
                     on[l][p as usize] = true;
                 }
-                for p in 0..n {
-                    assert_eq!(on[l][p], plane.incident(p as u32, l as u32), "PG(2,{q})");
+                for (p, &is_on) in on[l].iter().enumerate() {
+                    assert_eq!(is_on, plane.incident(p as u32, l as u32), "PG(2,{q})");
                 }
             }
             for a in 0..n {
