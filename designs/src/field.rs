@@ -88,7 +88,11 @@ impl Field {
         let n = q as usize;
         let pow: Vec<u32> = (0..k).map(|j| p.pow(j)).collect();
         // The lowest position j with a non-zero coefficient in b (b ≥ 1).
-        let low = |b: u32| (0..k as usize).find(|&j| !(b / pow[j]).is_multiple_of(p)).unwrap();
+        let low = |b: u32| {
+            (0..k as usize)
+                .find(|&j| !(b / pow[j]).is_multiple_of(p))
+                .unwrap()
+        };
         // Tables by linearity in b: with j = low(b), b = (b − p^j) + x^j, so
         // a + b = (a + (b − p^j)) + x^j and a · b = a · (b − p^j) + a · x^j.
         let plus_xj = |e: u32, j: usize| {

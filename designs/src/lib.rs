@@ -4,5 +4,6 @@
 
 pub mod deck;
 pub mod field;
+pub mod parse;
 pub mod plane;
 pub mod verify;
