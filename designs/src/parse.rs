@@ -123,7 +123,7 @@ mod tests {
     fn text_and_json_read_the_same_deck() {
         let text = "# a triangle\n0 1\n\n1, 2   # a comment\n0,2\n";
         let json = r#"{"order": 1, "cards": [[0, 1], [1, 2], [0, 2]]}"#;
-        let expected = vec![vec![0, 1], vec![1, 2], vec![0, 2]];
+        let expected = [vec![0, 1], vec![1, 2], vec![0, 2]];
         assert_eq!(parse(text).unwrap().cards(), &expected[..]);
         assert_eq!(parse(json).unwrap().cards(), &expected[..]);
         assert_eq!(parse("[[0,1],[1,2],[0,2]]").unwrap().cards(), &expected[..]);
