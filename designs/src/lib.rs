@@ -7,4 +7,5 @@ pub mod deck;
 pub mod field;
 pub mod parse;
 pub mod plane;
+pub mod svg;
 pub mod verify;
