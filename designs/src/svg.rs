@@ -273,9 +273,9 @@ impl<'a> Drawer<'a> {
         let k = self.deck.cards().len();
         let mut cards = String::new();
         for c in 0..k {
-            let _ = write!(
+            let _ = writeln!(
                 cards,
-                "<figure class=\"cell\" data-card=\"{c}\">{}<figcaption><a href=\"{}\">card {c}</a></figcaption></figure>\n",
+                "<figure class=\"cell\" data-card=\"{c}\">{}<figcaption><a href=\"{}\">card {c}</a></figcaption></figure>",
                 self.card(c).trim_end(),
                 self.file_name(c)
             );
