@@ -22,7 +22,9 @@
 //!
 //! **Constructions** (upper bounds): the pencil; when a projective plane of order m − 1 exists
 //! (m − 1 a prime power, or m = 2: the triangle), any K ≤ m² − m + 1 of its lines use at most
-//! m² − m + 1 pictures, and any K ≤ (m − 1)² of the lines missing one point use at most m² − m.
+//! m² − m + 1 pictures, and any K ≤ (m − 1)² of the lines missing one point use at most m² − m;
+//! for K ≤ m + 1, a picture for every pair of cards plus pictures of each card's own uses
+//! K·m − C(K, 2).
 //! When the lower bound meets an upper bound, the minimum is known exactly.
 
 use crate::field::prime_power;
@@ -43,7 +45,7 @@ pub struct FewestPictures {
     pub only_pencils: bool,
     /// The fewest pictures of a deck constructed here, and how.
     pub upper: u64,
-    pub construction: &'static str,
+    pub construction: String,
     /// The minimum when the bounds meet.
     pub exact: Option<u64>,
 }
@@ -61,7 +63,7 @@ pub fn fewest_pictures(cards: u64, per_card: u64) -> Option<FewestPictures> {
             pencil: 0,
             only_pencils: false,
             upper: 0,
-            construction: "no cards",
+            construction: "no cards".into(),
             exact: Some(0),
         });
     }
@@ -74,7 +76,7 @@ pub fn fewest_pictures(cards: u64, per_card: u64) -> Option<FewestPictures> {
             pencil: per_card,
             only_pencils: false,
             upper: per_card,
-            construction: "one card",
+            construction: "one card".into(),
             exact: Some(per_card),
         });
     }
@@ -96,17 +98,31 @@ pub fn fewest_pictures(cards: u64, per_card: u64) -> Option<FewestPictures> {
     let pencil = 1 + k * (m.max(1) - 1);
     let plane_size = m * m - m + 1;
     let only_pencils = k > plane_size;
-    let (mut upper, mut construction) = (pencil, "a pencil: one picture on every card");
+    let (mut upper, mut construction) = (pencil, "a pencil: one picture on every card".to_string());
     let plane_exists = m == 2 || prime_power((m as u64).saturating_sub(1)).is_some();
     if !only_pencils && plane_exists {
         if k <= (m - 1) * (m - 1) && m * m - m < upper {
             (upper, construction) = (
                 m * m - m,
-                "lines of the projective plane of order m − 1 that miss one point",
+                format!(
+                    "lines of a projective plane of order {} that miss one point",
+                    m - 1
+                ),
             );
         } else if plane_size < upper {
-            (upper, construction) = (plane_size, "lines of the projective plane of order m − 1");
+            (upper, construction) = (
+                plane_size,
+                format!("lines of a projective plane of order {}", m - 1),
+            );
         }
+    }
+    // Every two cards share a picture of their own, and the rest of each card is its own:
+    // C(K, 2) + K·(m − K + 1) = K·m − C(K, 2) pictures, when K − 1 ≤ m.
+    if k <= m + 1 && k * m - k * (k - 1) / 2 < upper {
+        (upper, construction) = (
+            k * m - k * (k - 1) / 2,
+            "a picture for every pair of cards, no three cards sharing one".to_string(),
+        );
     }
     if only_pencils {
         lower = pencil;
@@ -174,6 +190,9 @@ mod tests {
         for k in 50..=57 {
             assert_eq!(exact(k, 8), Some(57), "{k} cards");
         }
+        // Few cards: a picture per pair. 4 cards of 4: 10 (the complete quadrilateral's shape).
+        assert_eq!(exact(4, 4), Some(10));
+        assert_eq!(exact(3, 3), Some(6));
         // m − 1 = 6 is not a prime power: only the bound is known.
         let b = fewest_pictures(43, 7).unwrap();
         assert_eq!(b.exact, None);

@@ -117,10 +117,18 @@ impl fmt::Display for Report {
             Some(m) => format!("{m} pictures"),
             None => format!("{}–{} pictures", self.min_per_card, self.max_per_card),
         };
+        let on = if self.min_cards_per_picture == self.max_cards_per_picture {
+            self.min_cards_per_picture.to_string()
+        } else {
+            format!(
+                "{}–{}",
+                self.min_cards_per_picture, self.max_cards_per_picture
+            )
+        };
         write!(
             f,
-            "{} cards of {per_card}, {} distinct pictures (each on {}–{} cards): ",
-            self.cards, self.pictures, self.min_cards_per_picture, self.max_cards_per_picture
+            "{} cards of {per_card}, {} distinct pictures (each on {on} cards): ",
+            self.cards, self.pictures
         )?;
         match &self.violation {
             None => {
