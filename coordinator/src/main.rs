@@ -49,6 +49,8 @@ enum Command {
     Fetch(cmd::fetch::FetchArgs),
     /// Serve a release read-only over HTTP: a JSON API and a page to explore it in a browser.
     Serve(cmd::serve::ServeArgs),
+    /// Spot It decks from finite projective planes: build, verify, draw (docs/decks.md).
+    Deck(cmd::deck::DeckArgs),
     /// Run a build on rented servers over SSH: provision, launch, status, resume, fetch, teardown.
     Deploy(deploy::DeployArgs),
 }
@@ -73,6 +75,7 @@ fn main() {
         Command::Verify(args) => cmd::verify::run(args),
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Deck(args) => cmd::deck::run(args),
         Command::Deploy(args) => deploy::run(args),
     };
     if let Err(err) = result {

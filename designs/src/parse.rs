@@ -1,0 +1,215 @@
+//! Read a deck from JSON or from text. Bad input gives an error naming the line, never a panic.
+//!
+//! - JSON: `{"cards": [[0, 1, 2], [0, 3, 4], ...]}` (other fields are ignored, so the output of
+//!   `kingmaker deck --json` reads back), or a bare array of cards. Chosen when the first
+//!   non-blank character is `{` or `[`.
+//! - Text: one card per line, picture ids (whole numbers from 0 to 4294967295) separated by spaces
+//!   and/or commas. Blank lines are skipped and `#` starts a comment to the end of the line.
+
+use crate::deck::Deck;
+use serde::Deserialize;
+
+/// Why a deck file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("line {line}: the deck is not UTF-8 text")]
+    NotUtf8 { line: usize },
+    #[error("line {line}, column {column}: {message} (a JSON deck is {{\"cards\": [[0, 1, 2], [0, 3, 4], ...]}})")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("line {line}: `{token}` is not a picture id (ids are whole numbers from 0 to 4294967295, separated by spaces or commas)")]
+    BadId { line: usize, token: String },
+    #[error("the deck has no cards (text: one card per line, e.g. `0 1 2`; JSON: {{\"cards\": [[0, 1, 2], ...]}})")]
+    NoCards,
+}
+
+/// Read a deck from bytes (which must be UTF-8).
+pub fn parse_bytes(bytes: &[u8]) -> Result<Deck, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text),
+        Err(e) => {
+            let line = 1 + bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            Err(ParseError::NotUtf8 { line })
+        }
+    }
+}
+
+/// Read a deck from text or JSON (see the module docs).
+pub fn parse(text: &str) -> Result<Deck, ParseError> {
+    let trimmed = text.trim_start_matches('\u{feff}');
+    let cards = match trimmed.trim_start().chars().next() {
+        Some('{') | Some('[') => parse_json(trimmed)?,
+        _ => parse_text(trimmed)?,
+    };
+    if cards.is_empty() {
+        return Err(ParseError::NoCards);
+    }
+    Ok(Deck::from_cards(cards))
+}
+
+/// The JSON form of a deck (other fields are ignored).
+#[derive(Deserialize)]
+struct JsonDeck {
+    cards: Vec<Vec<u32>>,
+}
+
+fn parse_json(text: &str) -> Result<Vec<Vec<u32>>, ParseError> {
+    let result = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<JsonDeck>(text).map(|d| d.cards)
+    } else {
+        serde_json::from_str::<Vec<Vec<u32>>>(text)
+    };
+    result.map_err(|e| {
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        ParseError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: full.strip_suffix(&suffix).unwrap_or(&full).to_string(),
+        }
+    })
+}
+
+fn parse_text(text: &str) -> Result<Vec<Vec<u32>>, ParseError> {
+    let mut cards = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let content = line.split('#').next().unwrap_or("");
+        let mut card = Vec::new();
+        for token in content
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+        {
+            // Digits only: `+5` and `-0` are not ids.
+            let id = token
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| token.parse::<u32>().ok())
+                .flatten()
+                .ok_or_else(|| ParseError::BadId {
+                    line: i + 1,
+                    token: shorten(token),
+                })?;
+            card.push(id);
+        }
+        if !card.is_empty() {
+            cards.push(card);
+        }
+    }
+    Ok(cards)
+}
+
+/// A token as shown in an error: at most 24 characters.
+fn shorten(token: &str) -> String {
+    if token.chars().count() <= 24 {
+        token.to_string()
+    } else {
+        format!("{}…", token.chars().take(24).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::verify;
+    use proptest::prelude::*;
+
+    #[test]
+    fn text_and_json_read_the_same_deck() {
+        let text = "# a triangle\n0 1\n\n1, 2   # a comment\n0,2\n";
+        let json = r#"{"order": 1, "cards": [[0, 1], [1, 2], [0, 2]]}"#;
+        let expected = [vec![0, 1], vec![1, 2], vec![0, 2]];
+        assert_eq!(parse(text).unwrap().cards(), &expected[..]);
+        assert_eq!(parse(json).unwrap().cards(), &expected[..]);
+        assert_eq!(parse("[[0,1],[1,2],[0,2]]").unwrap().cards(), &expected[..]);
+        assert_eq!(parse("\r\n0 1\r\n1 2\r\n").unwrap().cards().len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("0 1 2\n0 3 4\n0 x5 6\n").unwrap_err();
+        assert_eq!(
+            e,
+            ParseError::BadId {
+                line: 3,
+                token: "x5".into()
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("line 3: `x5` is not a picture id"),
+            "{e}"
+        );
+        let e = parse("0 1\n-1 2\n").unwrap_err();
+        assert_eq!(
+            e,
+            ParseError::BadId {
+                line: 2,
+                token: "-1".into()
+            }
+        );
+        let e = parse("0 4294967296\n").unwrap_err();
+        assert_eq!(
+            e,
+            ParseError::BadId {
+                line: 1,
+                token: "4294967296".into()
+            }
+        );
+        let e = parse("{\"cards\": [[0, 1],\n [1, -2]]}").unwrap_err();
+        assert!(matches!(e, ParseError::Json { line: 2, .. }), "{e}");
+        let e = parse("{\"decks\": []}").unwrap_err();
+        assert!(e.to_string().contains("missing field `cards`"), "{e}");
+        assert_eq!(parse("").unwrap_err(), ParseError::NoCards);
+        assert_eq!(parse("# nothing\n\n").unwrap_err(), ParseError::NoCards);
+        assert_eq!(parse("{\"cards\": []}").unwrap_err(), ParseError::NoCards);
+        assert_eq!(
+            parse_bytes(b"0 1\n1 2\n\xff\n").unwrap_err(),
+            ParseError::NotUtf8 { line: 3 }
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Arbitrary bytes: an error or a deck, and every deck gets a verdict; never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+            if let Ok(deck) = parse_bytes(&bytes) {
+                let _ = verify(deck.cards()).to_string();
+            }
+        }
+
+        /// Arbitrary strings over the deck alphabet, which reach deeper into both formats.
+        #[test]
+        fn deck_like_strings_never_panic(text in "[0-9 ,#\n\\[\\]{}\":cards.-]{0,300}") {
+            match parse(&text) {
+                Ok(deck) => {
+                    let _ = verify(deck.cards()).to_string();
+                }
+                Err(e) => prop_assert!(!e.to_string().is_empty()),
+            }
+        }
+
+        /// Arbitrary Unicode text.
+        #[test]
+        fn arbitrary_text_never_panics(text in any::<String>()) {
+            if let Ok(deck) = parse(&text) {
+                let _ = verify(deck.cards());
+            }
+        }
+
+        /// Any deck written as text or JSON reads back as itself.
+        #[test]
+        fn round_trip(cards in prop::collection::vec(prop::collection::vec(any::<u32>(), 1..6), 1..10)) {
+            let deck = Deck::from_cards(cards.clone());
+            prop_assert_eq!(parse(&deck.to_text()).unwrap().cards().to_vec(), cards.clone());
+            let json = serde_json::json!({ "cards": cards }).to_string();
+            prop_assert_eq!(parse(&json).unwrap().cards().to_vec(), cards);
+        }
+    }
+}
