@@ -221,3 +221,51 @@ fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Valu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_tablefmt::{FormatError, Lookup};
+    use kingmaker_worker::kernel::solve_in_memory;
+    use kingmaker_worker::spec::GameSpec;
+    use std::sync::Arc;
+
+    struct InMemory(Vec<u8>, Vec<u16>);
+
+    impl Lookup for InMemory {
+        fn states(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn lookup(&self, i: u64) -> Result<(u8, u16), FormatError> {
+            Ok((self.0[i as usize], self.1[i as usize]))
+        }
+    }
+
+    /// The plane-and-rotation count agrees with reading every state's twelve answers.
+    #[test]
+    fn class_counts_agree_with_the_answers_of_every_state() {
+        let game = Arc::new(Cc3p::new(1).unwrap());
+        let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
+            .layers()
+            .iter()
+            .map(|l| {
+                let s = solve_in_memory(&game, l, 2);
+                InMemory(s.values, s.depth)
+            })
+            .collect();
+        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
+        let plane = ValuesPlane::from_values(&solo.0);
+        let t = Cc3pTables {
+            solo,
+            enable_ab,
+            enable_ac,
+        };
+        let mut want = [0u64; 4];
+        for i in 0..game.size() {
+            want[class_slot(try_answers(&game, &t, i).unwrap().class)] += 1;
+        }
+        assert_eq!(class_counts(&game, &plane), want);
+        assert_eq!(want.iter().sum::<u64>(), game.size());
+        assert!(want[3] > 0, "level 1 has kingmaker states");
+    }
+}

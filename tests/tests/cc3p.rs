@@ -190,3 +190,43 @@ fn bad_input_is_refused_clearly() {
     );
     assert_eq!(std::fs::read(run.join("summary.json")).unwrap(), before);
 }
+
+#[test]
+fn layers_added_to_a_finished_run_give_the_full_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = build_level1(&tmp.path().join("full"), &[]);
+    let part_dir = tmp.path().join("part");
+    let part = build_level1(&part_dir, &["--layers", "solo"]);
+    assert!(part["classes"].is_null(), "classes need all three layers");
+    let solo_path = part_dir.join("layers/solo.kmt");
+    let solo_written = std::fs::metadata(&solo_path).unwrap().modified().unwrap();
+    let out = kingmaker(&["resume", part_dir.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "a complete run has nothing to resume"
+    );
+    kingmaker_ok(&[
+        "resume",
+        part_dir.to_str().unwrap(),
+        "--layers",
+        "enable_ac,enable_ab",
+    ]);
+    let added = read_json(&part_dir.join("summary.json"));
+    assert_eq!(
+        added, full,
+        "the same summary as one build of all three layers"
+    );
+    assert_eq!(
+        std::fs::metadata(&solo_path).unwrap().modified().unwrap(),
+        solo_written,
+        "the finished layer was kept, not solved and written again"
+    );
+    let info = read_json(&part_dir.join("run.json"));
+    let names: Vec<&str> = info["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["solo", "enable_ab", "enable_ac"]);
+}

@@ -71,7 +71,12 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         );
         // The game's own order, so that a run given its layers one by one ends up like one
         // built with all of them.
-        let wanted: Vec<_> = info.layers.iter().chain(&added).map(|l| l.name.clone()).collect();
+        let wanted: Vec<_> = info
+            .layers
+            .iter()
+            .chain(&added)
+            .map(|l| l.name.clone())
+            .collect();
         info.layers = info
             .spec
             .layers()
