@@ -9,6 +9,7 @@
 use anyhow::{bail, Context, Result};
 use kingmaker_proto::v1 as pb;
 use kingmaker_proto::PROTOCOL_VERSION;
+use kingmaker_tablefmt::layer::unpack_values;
 use kingmaker_worker::kernel::driver::assign_shards;
 use kingmaker_worker::kernel::{KernelError, Layer, ShardPlan, WaveStats, WorkerHandle};
 use kingmaker_worker::service::auth::AddToken;
@@ -514,7 +515,13 @@ impl RemoteWorker {
             }
         })?;
         let range = self.plan.range(shard);
-        let want = (range.end - range.start) as usize * if depth { 2 } else { 1 };
+        let states = (range.end - range.start) as usize;
+        // Values come packed four to a byte, depths as two bytes each.
+        let want = if depth {
+            2 * states
+        } else {
+            states.div_ceil(4)
+        };
         if bytes.len() != want {
             return Err(KernelError::Worker {
                 worker: self.addr.clone(),
@@ -574,7 +581,9 @@ impl WorkerHandle for RemoteWorker {
     }
 
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
-        self.fetch("values", shard, false)
+        let packed = self.fetch("values", shard, false)?;
+        let range = self.plan.range(shard);
+        Ok(unpack_values(&packed, (range.end - range.start) as usize))
     }
 
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {

@@ -1,8 +1,8 @@
 //! Kingmaker's gRPC protocol: the `kingmaker.v1.Worker` service (see `proto/kingmaker.proto`).
 
 /// The protocol version this build speaks. Bump it on any change an older peer could misread.
-/// Version 2: Checkpoint and Restore.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version 2: Checkpoint and Restore. Version 3: ShardValues sends four values per byte.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The generated messages, client (`worker_client`) and server (`worker_server`).
 pub mod v1 {

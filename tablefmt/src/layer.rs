@@ -304,6 +304,13 @@ pub fn pack_values(values: &[u8], out: &mut Vec<u8>) {
     }));
 }
 
+/// The first `n` values of bytes made by [`pack_values`], one byte per state.
+pub fn unpack_values(packed: &[u8], n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|j| (packed[j / 4] >> (2 * (j % 4))) & 3)
+        .collect()
+}
+
 /// Encode one block's payload (before compression). `first` is the index of its first state.
 fn encode_payload(
     encoding: u32,

@@ -17,6 +17,7 @@ use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::spec::{AnyGame, GameSpec};
 use crate::Game;
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
+use kingmaker_tablefmt::layer::pack_values;
 use prost::Message;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -708,7 +709,10 @@ impl Worker for WorkerService {
         let chunks = self
             .blocking(&active, move |a| {
                 let values = a.engine.shard_values(shard).owned(shard)?;
-                Ok(pack_bytes(&values))
+                // Four states per byte on the wire: a finished value is 2 bits.
+                let mut packed = Vec::with_capacity(values.len().div_ceil(4));
+                pack_values(&values, &mut packed);
+                Ok(pack_bytes(&packed))
             })
             .await?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
