@@ -1,7 +1,6 @@
 //! The twelve questions of 3-player Chinese Checkers, read from the three representative layers
 //! by rotation, and the control class of a state (RULES.md §1).
 
-use crate::rundir::RunDir;
 use anyhow::Result;
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::{FormatError, Lookup};
@@ -18,16 +17,6 @@ pub struct Cc3pTables<T: Lookup = LayerFile> {
     pub solo: T,
     pub enable_ab: T,
     pub enable_ac: T,
-}
-
-impl Cc3pTables {
-    pub fn open(run: &RunDir) -> Result<Cc3pTables> {
-        Ok(Cc3pTables {
-            solo: run.table("solo")?,
-            enable_ab: run.table("enable_ab")?,
-            enable_ac: run.table("enable_ac")?,
-        })
-    }
 }
 
 /// A value with the wave that decided it.

@@ -6,6 +6,7 @@ mod deploy;
 mod explore;
 mod line;
 mod progress;
+mod reach;
 mod remote;
 mod rundir;
 mod solve;

@@ -1,40 +1,18 @@
 //! `summary.json`: counts and digests of every layer, and for cc3p the control classes, over all
 //! states and over the states reachable from the start.
 
-use crate::cc3p_view::{try_answers, Cc3pTables, Class};
+use crate::cc3p_view::Class;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::Result;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use kingmaker_tablefmt::table::TableSummary;
 use kingmaker_worker::games::cc3p::Cc3p;
 use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::kernel::{DRAW, WIN};
+use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
-
-/// Every state reachable from `start` (terminal states are reached but not expanded).
-pub fn reachable(game: &impl Game, start: u64) -> Vec<u64> {
-    let mut seen = HashSet::from([start]);
-    let mut order = vec![start];
-    let mut children = Vec::new();
-    let mut next = 0;
-    while next < order.len() {
-        let s = order[next];
-        next += 1;
-        children.clear();
-        game.successors(s, &mut children);
-        for &c in &children {
-            if seen.insert(c) {
-                order.push(c);
-            }
-        }
-    }
-    order.sort_unstable();
-    order
-}
 
 fn layer_json(table: &TableSummary) -> Value {
     json!({
@@ -44,6 +22,18 @@ fn layer_json(table: &TableSummary) -> Value {
         "digest": table.digest,
         "max_depth": table.max_depth,
     })
+}
+
+/// A position of the layer's longest forced result (the first state, in index order, decided at
+/// its max depth), in the game's notation: paste it into `kingmaker query`.
+fn max_depth_witness(run: &RunDir, game: &AnyGame, layer: &str, max_depth: u16) -> Result<Value> {
+    if max_depth == 0 {
+        return Ok(Value::Null);
+    }
+    let found = run
+        .table(layer)?
+        .find_first(|v, d| d == max_depth && (v == WIN || v == LOSS))?;
+    Ok(found.map_or(Value::Null, |i| json!(game.format_position(i))))
 }
 
 fn class_json(counts: &[u64; 4]) -> Value {
@@ -86,8 +76,12 @@ pub fn summarize(
     s.insert("illegal".into(), json!(illegal));
     let layers: Map<String, Value> = tables
         .iter()
-        .map(|(l, t)| (l.name.clone(), layer_json(t)))
-        .collect();
+        .map(|(l, t)| -> Result<(String, Value)> {
+            let mut j = layer_json(t);
+            j["max_depth_witness"] = max_depth_witness(run, game, &l.name, t.max_depth)?;
+            Ok((l.name.clone(), j))
+        })
+        .collect::<Result<_>>()?;
     s.insert("layers".into(), Value::Object(layers));
 
     if let AnyGame::Cc2p(g) = game {
@@ -110,121 +104,229 @@ pub fn summarize(
     Ok(Value::Object(s))
 }
 
+/// The depth from the start at which `summary.json` names a witness of each control class.
+const WITNESS_DEPTH: u32 = 9;
+
+/// Control classes counted, and for the spoiler-draw states, which players can hold the draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ClassCounts {
+    by_class: [u64; 4],
+    spoiler_by_player: [u64; 3],
+}
+
+impl ClassCounts {
+    fn add(&mut self, class: Class, solo: [u8; 3]) {
+        self.by_class[class_slot(class)] += 1;
+        if class == Class::SpoilerDraw {
+            for (p, &v) in solo.iter().enumerate() {
+                self.spoiler_by_player[p] += (v == DRAW) as u64;
+            }
+        }
+    }
+
+    fn merge(mut self, other: ClassCounts) -> ClassCounts {
+        for k in 0..4 {
+            self.by_class[k] += other.by_class[k];
+        }
+        for p in 0..3 {
+            self.spoiler_by_player[p] += other.spoiler_by_player[p];
+        }
+        self
+    }
+}
+
+/// The class of a live state from its players' solo values (A, B, C).
+fn live_class(solo: [u8; 3]) -> Class {
+    if solo.contains(&WIN) {
+        Class::SoloWin
+    } else if solo.contains(&DRAW) {
+        Class::SpoilerDraw
+    } else {
+        Class::Kingmaker
+    }
+}
+
+/// Player P's solo value at `s` is A's at R^(3−P)(s): as A the state itself, as B R²(s), as C R(s).
+fn solo_values(game: &Cc3p, solo: &ValuesPlane, s: u64) -> [u8; 3] {
+    let r1 = game.rotate(s);
+    let r2 = game.rotate(r1);
+    [solo.get(s), solo.get(r2), solo.get(r1)]
+}
+
+/// The class of one state and its players' solo values (zero for terminal and illegal states).
+fn class_of(game: &Cc3p, solo: &ValuesPlane, s: u64) -> (Class, [u8; 3]) {
+    match game.node(s) {
+        Node::Live { .. } => {
+            let v = solo_values(game, solo, s);
+            (live_class(v), v)
+        }
+        _ => (Class::Terminal, [0; 3]),
+    }
+}
+
 /// The control class of every state, counted. A state's class depends only on the `solo` values
-/// of its three rotations (player P's solo question at `s` is A's at R^(3−P)(s)), so this reads
-/// the `solo` layer alone, unpacked in memory (2 bits per state: 3.7 GB at level 2), and rotates
-/// each placement once for its three movers: R(p·3 + m) = R(p)·3 + (m + 1) mod 3.
-fn class_counts(game: &Cc3p, solo: &ValuesPlane) -> [u64; 4] {
+/// of its three rotations, so this reads the `solo` layer alone, unpacked in memory (2 bits per
+/// state: 3.7 GB at level 2), and rotates each placement once for its three movers:
+/// R(p·3 + m) = R(p)·3 + (m + 1) mod 3.
+fn class_counts(game: &Cc3p, solo: &ValuesPlane) -> ClassCounts {
     (0..game.placements())
         .into_par_iter()
-        .fold(
-            || [0u64; 4],
-            |mut acc, p| {
-                let first = p * 3;
-                if !matches!(game.node(first), Node::Live { .. }) {
-                    acc[class_slot(Class::Terminal)] += 3;
-                    return acc;
-                }
-                let r1 = game.rotate(first) / 3;
-                let r2 = game.rotate(r1 * 3) / 3;
-                for m in 0..3 {
-                    // As A: the state itself; as B: R²(s); as C: R(s).
-                    let solo_values = [
-                        solo.get(first + m),
-                        solo.get(r2 * 3 + (m + 2) % 3),
-                        solo.get(r1 * 3 + (m + 1) % 3),
-                    ];
-                    let class = if solo_values.contains(&WIN) {
-                        Class::SoloWin
-                    } else if solo_values.contains(&DRAW) {
-                        Class::SpoilerDraw
-                    } else {
-                        Class::Kingmaker
-                    };
-                    acc[class_slot(class)] += 1;
-                }
-                acc
-            },
-        )
-        .reduce(
-            || [0u64; 4],
-            |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
-        )
+        .fold(ClassCounts::default, |mut acc, p| {
+            let first = p * 3;
+            if !matches!(game.node(first), Node::Live { .. }) {
+                acc.by_class[class_slot(Class::Terminal)] += 3;
+                return acc;
+            }
+            let r1 = game.rotate(first) / 3;
+            let r2 = game.rotate(r1 * 3) / 3;
+            for m in 0..3 {
+                let v = [
+                    solo.get(first + m),
+                    solo.get(r2 * 3 + (m + 2) % 3),
+                    solo.get(r1 * 3 + (m + 1) % 3),
+                ];
+                acc.add(live_class(v), v);
+            }
+            acc
+        })
+        .reduce(ClassCounts::default, ClassCounts::merge)
+}
+
+fn by_player(counts: [u64; 3]) -> Value {
+    json!({"A": counts[0], "B": counts[1], "C": counts[2]})
+}
+
+/// Over the states reachable from the start: classes, each layer's W/L/D, each player's solo
+/// W/L/D.
+#[derive(Clone, Default)]
+struct ReachCounts {
+    classes: ClassCounts,
+    layers: [[u64; 3]; 3],
+    solo_by_player: [[u64; 3]; 3],
+}
+
+fn wld(v: u8) -> usize {
+    match v {
+        WIN => 0,
+        DRAW => 2,
+        _ => 1,
+    }
 }
 
 fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
     let started = std::time::Instant::now();
     let solo = run.table("solo")?.values_plane()?;
     let all = class_counts(game, &solo);
-    drop(solo);
     tracing::info!(
         "control classes of {} states counted in {:.1}s",
         game.size(),
         started.elapsed().as_secs_f64()
     );
-    s.insert("classes".into(), class_json(&all));
-    if reach {
-        let t = Cc3pTables::open(run)?;
-        let states = reachable(game, game.start_index());
-        let mut classes = [0u64; 4];
-        // Per layer: [win, loss, draw] over reachable legal states; `solo` for each player too.
-        let mut layer_counts = Map::new();
-        let mut per_player = [[0u64; 3]; 3];
-        let mut tally = |name: &str, v: u8| {
-            let e = layer_counts
-                .entry(name.to_string())
-                .or_insert_with(|| json!({"win": 0, "loss": 0, "draw": 0}));
-            let key = match v {
-                1 => "win",
-                2 => "loss",
-                _ => "draw",
-            };
-            e[key] = json!(e[key].as_u64().unwrap_or(0) + 1);
-        };
-        for &i in &states {
-            let a = try_answers(game, &t, i)?;
-            classes[class_slot(a.class)] += 1;
-            if game.node(i) == Node::Illegal {
-                continue;
-            }
-            tally("solo", t.solo.get(i)?.0);
-            tally("enable_ab", t.enable_ab.get(i)?.0);
-            tally("enable_ac", t.enable_ac.get(i)?.0);
-            for (p, counts) in per_player.iter_mut().enumerate() {
-                let slot = match a.solo[p].value {
-                    'W' => 0,
-                    'L' => 1,
-                    _ => 2,
-                };
-                counts[slot] += 1;
+    s.insert("classes".into(), class_json(&all.by_class));
+    s.insert(
+        "spoiler_draw_by_player".into(),
+        by_player(all.spoiler_by_player),
+    );
+    if !reach {
+        return Ok(());
+    }
+    // The reachable states, and a witness of each class among those first reached at depth 9.
+    let mut witness: [Option<u64>; 4] = [None; 4];
+    let (reached, per_depth) = crate::reach::reachable(game, game.start_index(), |depth, level| {
+        if depth == WITNESS_DEPTH {
+            for (k, w) in witness.iter_mut().enumerate() {
+                *w = level.first_where(|i| class_slot(class_of(game, &solo, i).0) == k);
             }
         }
-        let players: Map<String, Value> = ["A", "B", "C"]
-            .iter()
-            .zip(per_player)
-            .map(|(p, c)| {
-                (
-                    p.to_string(),
-                    json!({"win": c[0], "loss": c[1], "draw": c[2]}),
-                )
-            })
-            .collect();
-        s.insert(
-            "reachable".into(),
-            json!({
-                "states": states.len(),
-                "classes": class_json(&classes),
-                "layers": layer_counts,
-                "solo_by_player": players,
-            }),
-        );
-    }
+    });
+    let ab = run.table("enable_ab")?.values_plane()?;
+    let ac = run.table("enable_ac")?.values_plane()?;
+    let counts = reached.par_fold(
+        ReachCounts::default,
+        |acc, i| {
+            let (class, v) = class_of(game, &solo, i);
+            acc.classes.add(class, v);
+            if game.node(i) == Node::Illegal {
+                return;
+            }
+            for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
+                acc.layers[layer][wld(plane.get(i))] += 1;
+            }
+            for p in 0..3 {
+                // Terminal states: read the layer itself through the rotations.
+                let value = if class == Class::Terminal {
+                    solo_values(game, &solo, i)[p]
+                } else {
+                    v[p]
+                };
+                acc.solo_by_player[p][wld(value)] += 1;
+            }
+        },
+        |mut a, b| {
+            a.classes = a.classes.merge(b.classes);
+            for k in 0..3 {
+                for j in 0..3 {
+                    a.layers[k][j] += b.layers[k][j];
+                    a.solo_by_player[k][j] += b.solo_by_player[k][j];
+                }
+            }
+            a
+        },
+    );
+    let layer_counts: Map<String, Value> = ["solo", "enable_ab", "enable_ac"]
+        .iter()
+        .zip(counts.layers)
+        .map(|(name, c)| {
+            (
+                name.to_string(),
+                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
+            )
+        })
+        .collect();
+    let players: Map<String, Value> = ["A", "B", "C"]
+        .iter()
+        .zip(counts.solo_by_player)
+        .map(|(p, c)| {
+            (
+                p.to_string(),
+                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
+            )
+        })
+        .collect();
+    let witnesses: Map<String, Value> = [
+        Class::Terminal,
+        Class::SoloWin,
+        Class::SpoilerDraw,
+        Class::Kingmaker,
+    ]
+    .iter()
+    .zip(witness)
+    .map(|(c, w)| {
+        (
+            c.name().to_string(),
+            w.map_or(Value::Null, |i| json!(game.format_position(i))),
+        )
+    })
+    .collect();
+    s.insert(
+        "reachable".into(),
+        json!({
+            "states": reached.count(),
+            "new_per_depth": per_depth,
+            "classes": class_json(&counts.classes.by_class),
+            "spoiler_draw_by_player": by_player(counts.classes.spoiler_by_player),
+            "layers": layer_counts,
+            "solo_by_player": players,
+            format!("witness_at_depth_{WITNESS_DEPTH}"): witnesses,
+        }),
+    );
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc3p_view::{try_answers, Cc3pTables};
     use kingmaker_tablefmt::{FormatError, Lookup};
     use kingmaker_worker::kernel::solve_in_memory;
     use kingmaker_worker::spec::GameSpec;
@@ -264,7 +366,18 @@ mod tests {
         for i in 0..game.size() {
             want[class_slot(try_answers(&game, &t, i).unwrap().class)] += 1;
         }
-        assert_eq!(class_counts(&game, &plane), want);
+        let counts = class_counts(&game, &plane);
+        assert_eq!(counts.by_class, want);
+        let mut spoilers = [0u64; 3];
+        for i in 0..game.size() {
+            let a = try_answers(&game, &t, i).unwrap();
+            if a.class == Class::SpoilerDraw {
+                for p in 0..3 {
+                    spoilers[p] += (a.solo[p].value == 'D') as u64;
+                }
+            }
+        }
+        assert_eq!(counts.spoiler_by_player, spoilers);
         assert_eq!(want.iter().sum::<u64>(), game.size());
         assert!(want[3] > 0, "level 1 has kingmaker states");
     }

@@ -921,6 +921,35 @@ impl LayerFile {
         Ok(())
     }
 
+    /// The first state (in index order) whose (value, depth) satisfies `want`, reading blocks
+    /// in parallel groups; e.g. a witness of the layer's longest forced result.
+    pub fn find_first(
+        &self,
+        want: impl Fn(u8, u16) -> bool + Sync,
+    ) -> Result<Option<u64>, FormatError> {
+        let group = (8 * rayon::current_num_threads()) as u64;
+        let mut b = 0;
+        while b < self.header.blocks {
+            let end = (b + group).min(self.header.blocks);
+            let found: Vec<Result<Option<u64>, FormatError>> = (b..end)
+                .into_par_iter()
+                .map(|k| {
+                    let block = self.read_block(k)?;
+                    Ok((0..block.len())
+                        .find(|&j| want(block.value(j), block.depth(j)))
+                        .map(|j| block.first + j as u64))
+                })
+                .collect();
+            for f in found {
+                if let Some(i) = f? {
+                    return Ok(Some(i));
+                }
+            }
+            b = end;
+        }
+        Ok(None)
+    }
+
     /// Every value of the layer in memory, 2 bits per state (blocks decoded in parallel): what a
     /// pass over all states with random lookups needs (the classes of cc3p read three rotations
     /// of every state).
