@@ -38,6 +38,8 @@ enum Command {
     Resume(cmd::resume::ResumeArgs),
     /// Where a run stands: layer, wave, states decided, rate, last checkpoint.
     Status(cmd::status::StatusArgs),
+    /// Write a finished run's summary.json again (e.g. with --reachable counts).
+    Summarize(cmd::summarize::SummarizeArgs),
     /// TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain.
     Census(cmd::census::CensusArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
@@ -70,6 +72,7 @@ fn main() {
         Command::Query(args) => cmd::query::run(args),
         Command::Resume(args) => cmd::resume::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Summarize(args) => cmd::summarize::run(args),
         Command::Census(args) => cmd::census::run(args),
         Command::Line(args) => cmd::line::run(args),
         Command::Pack(args) => cmd::pack::run(args),

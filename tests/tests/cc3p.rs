@@ -230,3 +230,26 @@ fn layers_added_to_a_finished_run_give_the_full_build() {
         .collect();
     assert_eq!(names, ["solo", "enable_ab", "enable_ac"]);
 }
+
+#[test]
+fn summarize_adds_the_reachable_counts_of_a_full_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = build_level1(&tmp.path().join("full"), &[]);
+    let dir = tmp.path().join("lean");
+    let lean = build_level1(&dir, &["--reachable", "false"]);
+    assert!(lean["reachable"].is_null());
+    kingmaker_ok(&["summarize", dir.to_str().unwrap(), "--reachable"]);
+    assert_eq!(read_json(&dir.join("summary.json")), full);
+    let unfinished = tmp.path().join("unfinished");
+    build_level1(&unfinished, &["--layers", "solo"]);
+    let info = unfinished.join("run.json");
+    let mut run = read_json(&info);
+    run["layers"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "enable_ab", "coalition": 3, "objective": 2}));
+    std::fs::write(&info, serde_json::to_vec(&run).unwrap()).unwrap();
+    let out = kingmaker(&["summarize", unfinished.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not finished"));
+}

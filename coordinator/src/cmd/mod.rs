@@ -13,4 +13,5 @@ pub mod query;
 pub mod resume;
 pub mod serve;
 pub mod status;
+pub mod summarize;
 pub mod verify;

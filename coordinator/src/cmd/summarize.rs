@@ -1,0 +1,50 @@
+//! `kingmaker summarize RUN_DIR [--reachable]`: write a finished run's `summary.json` again from
+//! its finished layers — e.g. to add the counts over the states reachable from the start, which
+//! `build` leaves out by default on large tables (at level 2 of cc3p the bitmap search holds
+//! 5.6 GB and visits every reachable state once).
+
+use super::build::print_summary;
+use crate::rundir::{write_json_atomically, RunDir};
+use crate::summary::summarize;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct SummarizeArgs {
+    /// A run directory whose layers are all finished.
+    pub dir: PathBuf,
+    /// Also count over the states reachable from the start (classes, layers, players).
+    #[arg(long)]
+    pub reachable: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: SummarizeArgs) -> Result<()> {
+    let (run, info) = RunDir::open(&args.dir)?;
+    let state = run.state()?;
+    let mut tables = Vec::new();
+    for layer in &info.layers {
+        let Some(t) = state.finished(&layer.name) else {
+            bail!(
+                "layer {} of {} is not finished; `kingmaker resume {}` first",
+                layer.name,
+                args.dir.display(),
+                args.dir.display()
+            );
+        };
+        tables.push((layer.clone(), t.clone()));
+    }
+    let game = info.spec.build()?;
+    let summary = summarize(&run, &info, &game, &tables, args.reachable)?;
+    write_json_atomically(&run.summary_path(), &summary)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary);
+        println!("summary.json written to {}", run.path.display());
+    }
+    Ok(())
+}
