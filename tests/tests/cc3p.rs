@@ -112,6 +112,21 @@ fn several_in_process_workers_and_small_shards_give_identical_digests() {
     );
     assert_eq!(one["layers"], three["layers"]);
     assert_eq!(one["classes"], three["classes"]);
+    // Cells in mapped files (out of core) rather than memory: the same summary, and the same
+    // finished layer files byte for byte (values and depths).
+    let files = build_level1(
+        &tmp.path().join("files"),
+        &["--memory-budget", "1K", "--shard-size", "256"],
+    );
+    assert_eq!(one, files);
+    for layer in ["solo", "enable_ab", "enable_ac"] {
+        let path = |run: &str| tmp.path().join(run).join(format!("layers/{layer}.kmt"));
+        assert_eq!(
+            std::fs::read(path("one")).unwrap(),
+            std::fs::read(path("files")).unwrap(),
+            "{layer}"
+        );
+    }
 }
 
 #[test]
