@@ -50,6 +50,36 @@ pub fn stage_sizes(hex: usize, k: usize) -> [Vec<u128>; 4] {
 const MAXM: usize = 64;
 const MAXK: usize = 8;
 
+/// Exact division by a constant `d` of dividends below 2^bits, by a multiplication and a shift
+/// (Granlund and Montgomery, "Division by invariant integers using multiplication", 1994, §4):
+/// with l = ⌈log2 d⌉ and m = ⌈2^(bits + l) / d⌉, ⌊n / d⌋ = ⌊n · m / 2^(bits + l)⌋ for n < 2^bits.
+#[derive(Copy, Clone, Default, Debug)]
+pub struct Recip {
+    mul: u64,
+    shift: u32,
+}
+
+impl Recip {
+    /// The reciprocal of `d` (1 ≤ d < 2^bits, bits ≤ 63).
+    pub fn new(d: u64, bits: u32) -> Recip {
+        assert!(d >= 1 && bits <= 63 && (bits == 63 || d < 1u64 << bits));
+        let l = 64 - (d - 1).leading_zeros();
+        let shift = bits + l;
+        let mul = (1u128 << shift).div_ceil(d as u128);
+        assert!(mul <= u64::MAX as u128);
+        Recip {
+            mul: mul as u64,
+            shift,
+        }
+    }
+
+    /// ⌊n / d⌋ for n < 2^bits.
+    #[inline(always)]
+    pub fn div(self, n: u64) -> u64 {
+        ((n as u128 * self.mul as u128) >> self.shift) as u64
+    }
+}
+
 /// One group of a stage: the sets with h hexagon cells when m hexagon cells are free.
 #[derive(Copy, Clone, Default)]
 struct Group {
@@ -59,6 +89,8 @@ struct Group {
     hex_mul: u64,
     /// Ranks per point-part rank: N_{s+1}(m − h).
     block: u64,
+    /// Division by `block`.
+    by_block: Recip,
 }
 
 /// The ranking tables of one level (levels whose index fits in u64 and whose board fits in 64 cells).
@@ -75,8 +107,9 @@ pub struct RankTables {
     binom: [[u64; MAXK]; MAXM],
     /// `sizes[s][m]` = N_s(m).
     sizes: [[u64; MAXM]; 4],
-    /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)).
-    off: [[[u64; MAXK + 1]; MAXM]; 3],
+    /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)); `u64::MAX` above,
+    /// so that h is the number of entries 1..MAXK at most the rank (no search, no bound on k).
+    off: [[[u64; MAXK]; MAXM]; 3],
     /// `groups[s][m][h]`.
     groups: [[[Group; MAXK]; MAXM]; 3],
     /// `colex[j]`: the masks of popcount j below 2^hex, in increasing order (= colex order).
@@ -85,6 +118,8 @@ pub struct RankTables {
     pts_rank: Vec<u64>,
     /// `pts_count[h]` = C(2k, k − h).
     pts_count: [u64; MAXK],
+    /// Division by `pts_count[h]`.
+    by_pts_count: [Recip; MAXK],
 }
 
 /// A placement with what its ranking went through (from [`RankTables::unrank_full`]): the basis of
@@ -146,7 +181,13 @@ impl RankTables {
         for (h, c) in pts_count.iter_mut().enumerate().take(k + 1) {
             *c = binom128(2 * k, k - h) as u64;
         }
-        let mut off = [[[0u64; MAXK + 1]; MAXM]; 3];
+        // Every rank (and so every dividend of the unranking) is below 2^bits.
+        let bits = 64 - sizes[0][hex].leading_zeros();
+        let mut by_pts_count = [Recip::default(); MAXK];
+        for h in 0..=k {
+            by_pts_count[h] = Recip::new(pts_count[h], bits);
+        }
+        let mut off = [[[u64::MAX; MAXK]; MAXM]; 3];
         let mut groups = [[[Group::default(); MAXK]; MAXM]; 3];
         for s in 0..3 {
             for m in 0..=hex {
@@ -159,6 +200,7 @@ impl RankTables {
                             off: acc,
                             hex_mul: pts_count[h] * block,
                             block,
+                            by_block: Recip::new(block, bits),
                         };
                         acc += binom[m][h] * pts_count[h] * block;
                     }
@@ -201,6 +243,7 @@ impl RankTables {
             colex,
             pts_rank,
             pts_count,
+            by_pts_count,
         })
     }
 
@@ -242,7 +285,9 @@ impl RankTables {
         self.unrank_full(r).sets
     }
 
-    /// The placement of rank `r` (< placements), with its decoding steps.
+    /// The placement of rank `r` (< placements), with its decoding steps. No division: the group h
+    /// of each stage is the number of group offsets at most the rank, and the quotients by the
+    /// group's block and by the point-part count are multiplications by reciprocals ([`Recip`]).
     #[inline]
     pub fn unrank_full(&self, mut r: u64) -> Unranked {
         let mut u = Unranked {
@@ -261,16 +306,21 @@ impl RankTables {
             u.m[s] = m;
             let offs = &self.off[s][m & (MAXM - 1)];
             let mut h = 0;
-            while h < self.k && r >= offs[h + 1] {
-                h += 1;
+            for &o in &offs[1..] {
+                h += (r >= o) as usize;
             }
-            r -= offs[h];
-            let block = self.sizes[s + 1][(m - h) & (MAXM - 1)];
-            let within = r / block;
-            r -= within * block;
-            let pc = self.pts_count[h];
-            let rh = within / pc;
-            let rp = within - rh * pc;
+            let g = &self.groups[s][m & (MAXM - 1)][h & (MAXK - 1)];
+            r -= g.off;
+            let within = if s < 2 {
+                let within = g.by_block.div(r);
+                r -= within * g.block;
+                within
+            } else {
+                // The last stage's block is 1.
+                std::mem::take(&mut r)
+            };
+            let rh = self.by_pts_count[h & (MAXK - 1)].div(within);
+            let rp = within - rh * self.pts_count[h & (MAXK - 1)];
             let compressed = self.colex[h][rh as usize];
             let hx = expand(compressed, self.hex_mask & !free);
             u.sets[s] = hx | (self.colex[self.k - h][rp as usize] << self.pts_shift[s]);
@@ -280,6 +330,64 @@ impl RankTables {
             m -= h;
         }
         u
+    }
+
+    /// The plain unranking (a linear search for each stage's group, then divisions): the reference
+    /// that [`Self::unrank_full`] is tested against.
+    #[cfg(test)]
+    pub fn unrank_plain(&self, mut r: u64) -> [u64; 3] {
+        let mut sets = [0u64; 3];
+        let mut free = self.hex_mask;
+        let mut m = self.hex;
+        for (s, set) in sets.iter_mut().enumerate() {
+            let offs = &self.off[s][m];
+            let mut h = 0;
+            while h < self.k && r >= offs[h + 1] {
+                h += 1;
+            }
+            r -= offs[h];
+            let block = self.sizes[s + 1][m - h];
+            let within = r / block;
+            r -= within * block;
+            let pc = self.pts_count[h];
+            let (rh, rp) = (within / pc, within % pc);
+            let hx = expand(self.colex[h][rh as usize], self.hex_mask & !free);
+            *set = hx | (self.colex[self.k - h][rp as usize] << self.pts_shift[s]);
+            free &= !hx;
+            m -= h;
+        }
+        sets
+    }
+
+    /// Ranks at the edges of the groups and blocks of every stage (a few blocks per group): where
+    /// an off-by-one of the unranking would show.
+    #[cfg(test)]
+    pub fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.boundaries_from(0, self.hex, 0, &mut out);
+        out
+    }
+
+    #[cfg(test)]
+    fn boundaries_from(&self, s: usize, m: usize, base: u64, out: &mut Vec<u64>) {
+        if s == 3 {
+            return;
+        }
+        for h in 0..=self.k.min(m) {
+            let g = &self.groups[s][m][h];
+            let count = self.binom[m][h] * self.pts_count[h];
+            out.push(base + g.off);
+            out.push(base + g.off + count * g.block - 1);
+            let pc = self.pts_count[h];
+            for w in [0, 1, pc - 1, pc, count - 1] {
+                if w < count {
+                    let b = base + g.off + w * g.block;
+                    out.push(b);
+                    out.push(b + g.block - 1);
+                    self.boundaries_from(s + 1, m - h, b, out);
+                }
+            }
+        }
     }
 
     /// The context for ranking placements that differ from `u` by one moved piece of player `s0`.

@@ -195,6 +195,7 @@ proptest! {
         let g = level2();
         let sets = g.tables.unrank(r);
         prop_assert_eq!(g.tables.rank(&sets), r);
+        prop_assert_eq!(g.tables.unrank_plain(r), sets);
         for (set, lane) in sets.iter().zip(g.lane) {
             prop_assert_eq!(set.count_ones() as usize, 3);
             prop_assert_eq!(set & !lane, 0);
@@ -202,6 +203,53 @@ proptest! {
         prop_assert_eq!(sets[0] & sets[1], 0);
         prop_assert_eq!(sets[0] & sets[2], 0);
         prop_assert_eq!(sets[1] & sets[2], 0);
+    }
+}
+
+/// The reciprocals of the unranking divide exactly: every divisor it uses, at the ends of the
+/// quotient ranges and at random dividends below 2^bits; and the whole unranking of level 1, and of
+/// level 2 at the group boundaries, equals the plain one.
+#[test]
+fn division_free_unranking() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for bits in [10u32, 33, 63] {
+        let max = if bits == 63 {
+            u64::MAX >> 1
+        } else {
+            (1u64 << bits) - 1
+        };
+        let mut divisors: Vec<u64> = (1..2000).collect();
+        divisors.extend((0..2000).map(|_| rng.gen_range(1..=max)));
+        divisors.push(max);
+        for d in divisors.into_iter().filter(|&d| d <= max) {
+            let r = rank::Recip::new(d, bits);
+            let mut ns = vec![
+                0,
+                1,
+                d - 1,
+                d,
+                max,
+                max - 1,
+                max / d * d,
+                (max / d * d).saturating_sub(1),
+            ];
+            ns.extend((0..50).map(|_| rng.gen_range(0..=max)));
+            for n in ns.into_iter().filter(|&n| n <= max) {
+                assert_eq!(r.div(n), n / d, "{n} / {d} with {bits} bits");
+            }
+        }
+    }
+    let g = level1();
+    for r in 0..g.placements() {
+        assert_eq!(g.tables.unrank(r), g.tables.unrank_plain(r));
+    }
+    let g = level2();
+    for r in g.tables.boundaries() {
+        for r in r.saturating_sub(2)..(r + 2).min(g.placements()) {
+            assert_eq!(g.tables.unrank(r), g.tables.unrank_plain(r), "rank {r}");
+            assert_eq!(g.tables.rank(&g.tables.unrank(r)), r);
+        }
     }
 }
 
