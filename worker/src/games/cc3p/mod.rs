@@ -4,6 +4,7 @@
 //! - `geometry.rs`: the star, lanes, neighbours, the rotation, cell names.
 //! - `rank.rs`: counting and the dense ranking of placements.
 //! - `moves.rs`: successors and predecessors on bit masks (the hot path of the kernel).
+//! - `jumps.rs`: single jumps by table lookup (a multiplication gathers the occupied neighbours).
 //! - `notation.rs`: the position notation (docs/cc3p-notation.md), move texts, pictures.
 //!
 //! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2. The placement rank does not
@@ -16,6 +17,7 @@
 //! path has no popcount, division or allocation per child.
 
 mod geometry;
+mod jumps;
 mod moves;
 mod notation;
 mod rank;
@@ -29,6 +31,7 @@ use crate::game::{Game, Node};
 
 pub use geometry::cell_name_picture;
 use geometry::{Geometry, Region};
+use jumps::JumpTable;
 use rank::RankTables;
 
 /// Player letters.
@@ -85,6 +88,8 @@ pub struct Cc3p {
     /// Per cell and direction: (mask of the cell jumped over, mask of the landing cell); (0, 0) when
     /// the jump leaves the board.
     jumps: Vec<[(u64, u64); 6]>,
+    /// The same jumps as table lookups (`jumps.rs`).
+    jump_table: JumpTable,
     /// The rotation (x, y, z) ↦ (z, x, y) as a cell permutation.
     rot: Vec<u8>,
 }
@@ -131,7 +136,7 @@ impl Cc3p {
                     .fold(0, |m, &nb| m | bit(nb))
             })
             .collect();
-        let jumps = (0..geo.len())
+        let jumps: Vec<[(u64, u64); 6]> = (0..geo.len())
             .map(|c| {
                 let mut j = [(0u64, 0u64); 6];
                 for (d, e) in j.iter_mut().enumerate() {
@@ -142,6 +147,7 @@ impl Cc3p {
                 j
             })
             .collect();
+        let jump_table = JumpTable::new(&jumps);
         let rot = (0..geo.len()).map(|c| geo.rotate_cell(c) as u8).collect();
         Ok(Cc3p {
             level,
@@ -152,6 +158,7 @@ impl Cc3p {
             start,
             step,
             jumps,
+            jump_table,
             rot,
         })
     }

@@ -10,9 +10,28 @@ use super::Cc3p;
 
 impl Cc3p {
     /// Where the piece on `c` can move to: `occ` is the occupancy without that piece, `lane` the
-    /// mover's lane. Never contains `c`.
+    /// mover's lane. Never contains `c`. The jump chains are a search over landing cells, each
+    /// one's single jumps from the table of `jumps.rs`.
     #[inline]
     pub(crate) fn destinations(&self, c: usize, occ: u64, lane: u64) -> u64 {
+        let open = lane & !occ;
+        let steps = self.step[c] & open;
+        let mut todo = self.jump_table.from(c, occ) & open;
+        let mut visited = todo | (1u64 << c);
+        while todo != 0 {
+            let u = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let new = self.jump_table.from(u, occ) & open & !visited;
+            visited |= new;
+            todo |= new;
+        }
+        steps | (visited & !(1u64 << c))
+    }
+
+    /// [`Self::destinations`] as a plain search over the six directions of every landing cell: the
+    /// reference the table-driven search is tested against.
+    #[cfg(test)]
+    pub(crate) fn destinations_plain(&self, c: usize, occ: u64, lane: u64) -> u64 {
         let open = lane & !occ;
         let steps = self.step[c] & open;
         let mut visited = 1u64 << c;
@@ -20,9 +39,6 @@ impl Cc3p {
         while todo != 0 {
             let u = todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            if self.step[u] & occ == 0 {
-                continue; // nothing to jump over
-            }
             for &(over, land) in &self.jumps[u] {
                 if occ & over != 0 && open & land & !visited != 0 {
                     visited |= land;

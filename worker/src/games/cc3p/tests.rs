@@ -206,6 +206,27 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5000))]
+
+    /// The table-driven destinations equal the plain search, on any occupancy (also crowded ones
+    /// no placement has), for every cell of both indexed levels and every lane.
+    #[test]
+    fn destinations_match_plain(occ in any::<u64>(), thin in any::<u64>(), c in 0usize..64, p in 0usize..3) {
+        for g in [level1(), level2()] {
+            let c = c % g.geo.len();
+            let all = (1u64 << g.geo.len()) - 1;
+            for occ in [occ & all, occ & thin & all, occ & !thin & all] {
+                let occ = occ & !(1u64 << c);
+                prop_assert_eq!(
+                    g.destinations(c, occ, g.lane[p]),
+                    g.destinations_plain(c, occ, g.lane[p])
+                );
+            }
+        }
+    }
+}
+
 /// The reciprocals of the unranking divide exactly: every divisor it uses, at the ends of the
 /// quotient ranges and at random dividends below 2^bits; and the whole unranking of level 1, and of
 /// level 2 at the group boundaries, equals the plain one.
