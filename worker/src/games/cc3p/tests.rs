@@ -527,26 +527,54 @@ fn successor_rate() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
-    /// The fast rank of a moved placement equals the general rank, for any piece moved to any free
-    /// cell of its lane (not only legal moves).
+    /// The fast rank of a moved placement equals the general rank, for every piece of every
+    /// player moved to every empty cell of its lane (not only legal moves), through both halves
+    /// of the lifted context (to hexagon cells, to point cells) and with each half alone.
     #[test]
-    fn moved_rank_matches_rank(r in 0u64..4_947_100_130, pick in 0usize..1000) {
-        let g = level2();
-        let u = g.tables.unrank_full(r);
-        let occ = u.sets[0] | u.sets[1] | u.sets[2];
-        for s0 in 0..3 {
-            let d = g.tables.delta(&u, s0);
-            let pieces: Vec<usize> = (0..64).filter(|&c| u.sets[s0] >> c & 1 == 1).collect();
-            let from = pieces[pick % pieces.len()];
+    fn child_rank_matches_rank(r in 0u64..4_947_100_130) {
+        check_child_ranks(level2(), r)?;
+    }
+}
+
+fn check_child_ranks(g: &Cc3p, r: u64) -> Result<(), TestCaseError> {
+    let u = g.tables.unrank_full(r);
+    let occ = u.sets[0] | u.sets[1] | u.sets[2];
+    let hex = g.tables.hex_mask;
+    for s0 in 0..3 {
+        let par = g.tables.parent(&u, s0);
+        let mut pieces = u.sets[s0];
+        while pieces != 0 {
+            let from = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let lifted = g.tables.lift(&par, from, true, true);
+            let hex_only = g.tables.lift(&par, from, true, false);
+            let point_only = g.tables.lift(&par, from, false, true);
             let mut free = g.lane[s0] & !occ;
             while free != 0 {
                 let to = free.trailing_zeros() as usize;
                 free &= free - 1;
                 let mut sets = u.sets;
                 sets[s0] ^= (1u64 << from) | (1u64 << to);
-                prop_assert_eq!(g.tables.moved_rank(&d, from, to), g.tables.rank(&sets));
+                let want = g.tables.rank(&sets);
+                if hex >> to & 1 == 1 {
+                    prop_assert_eq!(g.tables.child_hex(&par, &lifted, to), want);
+                    prop_assert_eq!(g.tables.child_hex(&par, &hex_only, to), want);
+                } else {
+                    prop_assert_eq!(g.tables.child_point(&par, &lifted, to), want);
+                    prop_assert_eq!(g.tables.child_point(&par, &point_only, to), want);
+                }
             }
         }
+    }
+    Ok(())
+}
+
+/// The child ranking on every placement of level 1.
+#[test]
+fn child_rank_level1_exhaustive() {
+    let g = level1();
+    for r in 0..g.placements() {
+        check_child_ranks(g, r).unwrap();
     }
 }
 
