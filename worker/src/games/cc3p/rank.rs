@@ -52,9 +52,10 @@ const MAXK: usize = 8;
 /// Entries of the per-piece tables of the child ranking: t in 0..=k, so k ≤ 3 (levels 1 and 2).
 const TK: usize = 4;
 
-/// Exact division by a constant `d` of dividends below 2^bits, by a multiplication and a shift
-/// (Granlund and Montgomery, "Division by invariant integers using multiplication", 1994, §4):
-/// with l = ⌈log2 d⌉ and m = ⌈2^(bits + l) / d⌉, ⌊n / d⌋ = ⌊n · m / 2^(bits + l)⌋ for n < 2^bits.
+/// Exact division by a constant d ≥ 2 of any dividend below 2^63, by a multiplication and a shift
+/// (Granlund and Montgomery, "Division by invariant integers using multiplication", 1994, thm. 4.2
+/// with N = 63): with l = ⌈log2 d⌉ and m = ⌈2^(63 + l) / d⌉ < 2^64, ⌊n / d⌋ = ⌊n · m / 2^(63 + l)⌋,
+/// that is the high word of the 128-bit product shifted right by l − 1.
 #[derive(Copy, Clone, Default, Debug)]
 pub struct Recip {
     mul: u64,
@@ -62,23 +63,47 @@ pub struct Recip {
 }
 
 impl Recip {
-    /// The reciprocal of `d` (1 ≤ d < 2^bits, bits ≤ 63).
-    pub fn new(d: u64, bits: u32) -> Recip {
-        assert!(d >= 1 && bits <= 63 && (bits == 63 || d < 1u64 << bits));
+    /// The reciprocal of `d` (2 ≤ d < 2^63).
+    pub fn new(d: u64) -> Recip {
+        assert!((2..1u64 << 63).contains(&d));
         let l = 64 - (d - 1).leading_zeros();
-        let shift = bits + l;
-        let mul = (1u128 << shift).div_ceil(d as u128);
-        assert!(mul <= u64::MAX as u128);
+        let mul = (1u128 << (63 + l)).div_ceil(d as u128);
         Recip {
-            mul: mul as u64,
-            shift,
+            mul: u64::try_from(mul).expect("m < 2^64 when 2^(l-1) < d"),
+            shift: l - 1,
         }
     }
 
-    /// ⌊n / d⌋ for n < 2^bits.
+    /// ⌊n / d⌋ for n < 2^63.
     #[inline(always)]
     pub fn div(self, n: u64) -> u64 {
-        ((n as u128 * self.mul as u128) >> self.shift) as u64
+        (((n as u128 * self.mul as u128) >> 64) as u64) >> self.shift
+    }
+}
+
+/// Exact division by a constant 1 ≤ d < 2^16 of dividends below 2^16 in 64-bit arithmetic (the
+/// same theorem with N = 16: m = ⌈2^(16 + l) / d⌉ < 2^17).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct SmallRecip {
+    mul: u64,
+    shift: u32,
+}
+
+impl SmallRecip {
+    /// The reciprocal of `d` (1 ≤ d < 2^16).
+    pub fn new(d: u64) -> SmallRecip {
+        assert!((1..1 << 16).contains(&d));
+        let l = 64 - (d - 1).leading_zeros();
+        SmallRecip {
+            mul: (1u64 << (16 + l)).div_ceil(d),
+            shift: 16 + l,
+        }
+    }
+
+    /// ⌊n / d⌋ for n < 2^16.
+    #[inline(always)]
+    pub fn div(self, n: u64) -> u64 {
+        (n * self.mul) >> self.shift
     }
 }
 
@@ -110,7 +135,7 @@ pub struct RankTables {
     /// `sizes[s][m]` = N_s(m).
     sizes: [[u64; MAXM]; 4],
     /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)); `u64::MAX` above,
-    /// so that h is the number of entries 1..MAXK at most the rank (no search, no bound on k).
+    /// so that h is the number of entries 1..TK at most the rank (no search; k < TK).
     off: [[[u64; MAXK]; MAXM]; 3],
     /// `groups[s][m][h]`.
     groups: [[[Group; MAXK]; MAXM]; 3],
@@ -121,7 +146,7 @@ pub struct RankTables {
     /// `pts_count[h]` = C(2k, k − h).
     pts_count: [u64; MAXK],
     /// Division by `pts_count[h]`.
-    by_pts_count: [Recip; MAXK],
+    by_pts_count: [SmallRecip; MAXK],
 }
 
 /// A placement with what its ranking went through (from [`RankTables::unrank_full`]): the basis of
@@ -265,11 +290,14 @@ impl RankTables {
         for (h, c) in pts_count.iter_mut().enumerate().take(k + 1) {
             *c = binom128(2 * k, k - h) as u64;
         }
-        // Every rank (and so every dividend of the unranking) is below 2^bits.
-        let bits = 64 - sizes[0][hex].leading_zeros();
-        let mut by_pts_count = [Recip::default(); MAXK];
+        // The unranking divides ranks (< 2^63) by blocks (≥ 2: the later stages have at least
+        // C(2k, k) ways) and the ranks inside a group by the point count (< 2^16, checked).
+        let mut by_pts_count = [SmallRecip::default(); MAXK];
         for h in 0..=k {
-            by_pts_count[h] = Recip::new(pts_count[h], bits);
+            by_pts_count[h] = SmallRecip::new(pts_count[h]);
+            if binom[hex][h] * pts_count[h] > 1 << 16 {
+                return None;
+            }
         }
         let mut off = [[[u64::MAX; MAXK]; MAXM]; 3];
         let mut groups = [[[Group::default(); MAXK]; MAXM]; 3];
@@ -284,7 +312,12 @@ impl RankTables {
                             off: acc,
                             hex_mul: pts_count[h] * block,
                             block,
-                            by_block: Recip::new(block, bits),
+                            // The last stage's block is 1 and is not divided by.
+                            by_block: if s < 2 {
+                                Recip::new(block)
+                            } else {
+                                Recip::default()
+                            },
                         };
                         acc += binom[m][h] * pts_count[h] * block;
                     }
@@ -372,7 +405,7 @@ impl RankTables {
     /// The placement of rank `r` (< placements), with its decoding steps. No division: the group h
     /// of each stage is the number of group offsets at most the rank, and the quotients by the
     /// group's block and by the point-part count are multiplications by reciprocals ([`Recip`]).
-    #[inline]
+    #[inline(always)]
     pub fn unrank_full(&self, mut r: u64) -> Unranked {
         let mut u = Unranked {
             sets: [0; 3],
@@ -389,7 +422,7 @@ impl RankTables {
             u.m[s] = m;
             let offs = &self.off[s][m & (MAXM - 1)];
             let mut h = 0;
-            for &o in &offs[1..] {
+            for &o in &offs[1..TK] {
                 h += (r >= o) as usize;
             }
             let g = &self.groups[s][m & (MAXM - 1)][h & (MAXK - 1)];

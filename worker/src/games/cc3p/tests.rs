@@ -227,38 +227,38 @@ proptest! {
     }
 }
 
-/// The reciprocals of the unranking divide exactly: every divisor it uses, at the ends of the
-/// quotient ranges and at random dividends below 2^bits; and the whole unranking of level 1, and of
-/// level 2 at the group boundaries, equals the plain one.
+/// The reciprocals of the unranking divide exactly (small divisors, those near powers of two and
+/// random ones; dividends at the ends of the range, at multiples of the divisor and one below, and
+/// random; every dividend of the small ones); and the whole unranking of level 1, and of level 2 at
+/// the group and block edges, equals the plain one.
 #[test]
 fn division_free_unranking() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-    for bits in [10u32, 33, 63] {
-        let max = if bits == 63 {
-            u64::MAX >> 1
-        } else {
-            (1u64 << bits) - 1
-        };
-        let mut divisors: Vec<u64> = (1..2000).collect();
-        divisors.extend((0..2000).map(|_| rng.gen_range(1..=max)));
-        divisors.push(max);
-        for d in divisors.into_iter().filter(|&d| d <= max) {
-            let r = rank::Recip::new(d, bits);
-            let mut ns = vec![
-                0,
-                1,
-                d - 1,
-                d,
-                max,
-                max - 1,
-                max / d * d,
-                (max / d * d).saturating_sub(1),
-            ];
-            ns.extend((0..50).map(|_| rng.gen_range(0..=max)));
-            for n in ns.into_iter().filter(|&n| n <= max) {
-                assert_eq!(r.div(n), n / d, "{n} / {d} with {bits} bits");
+    let max = (1u64 << 63) - 1;
+    let mut divisors: Vec<u64> = (2..5000).collect();
+    divisors.extend((1..63).flat_map(|b| [(1u64 << b) - 1, 1 << b, (1 << b) + 1]));
+    divisors.extend((0..5000).map(|_| rng.gen_range(2..=max)));
+    for _ in 0..5000 {
+        let bits = rng.gen_range(2..63);
+        divisors.push(rng.gen_range(2..=1u64 << bits));
+    }
+    for d in divisors.into_iter().filter(|&d| (2..=max).contains(&d)) {
+        let r = rank::Recip::new(d);
+        let mut ns = vec![0, 1, d - 1, d, max, max - 1, max / d * d, max / d * d - 1];
+        ns.extend((0..40).map(|_| rng.gen_range(0..=max)));
+        ns.extend((0..40).map(|_| rng.gen_range(0..=max / d) * d));
+        for n in ns {
+            assert_eq!(r.div(n), n / d, "{n} / {d}");
+            if n > 0 {
+                assert_eq!(r.div(n - 1), (n - 1) / d, "{} / {d}", n - 1);
             }
+        }
+    }
+    for d in (1..=300).chain([1000, 4095, 4096, 4097, 65_535]) {
+        let r = rank::SmallRecip::new(d);
+        for n in 0..1u64 << 16 {
+            assert_eq!(r.div(n), n / d, "{n} / {d}");
         }
     }
     let g = level1();
