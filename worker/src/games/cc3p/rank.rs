@@ -716,14 +716,15 @@ fn colex_rank_with(binom: &[[u64; MAXK]; MAXM], mask: u64) -> u64 {
 }
 
 /// Spread a compressed mask over the cells not in `taken` (a software `pdep` for few taken cells):
-/// insert a zero bit at each taken position, lowest first.
-#[inline]
+/// insert a zero bit at each taken position, lowest first. Shifting the bits at and above the
+/// position `b` (a power of two) up by one is adding them to the mask: `mask + (mask & −b)`.
+#[inline(always)]
 fn expand(mut mask: u64, taken: u64) -> u64 {
     let mut t = taken;
     while t != 0 {
-        let low = (t & t.wrapping_neg()) - 1;
-        mask = (mask & low) | ((mask & !low) << 1);
-        t &= t - 1;
+        let b = t & t.wrapping_neg();
+        mask += mask & b.wrapping_neg();
+        t ^= b;
     }
     mask
 }
