@@ -11,10 +11,11 @@
 //! depend on the mover (a pass keeps `index / 3`). Methods taking an index expect `index < size()`
 //! (every index the game, the kernel or `parse_position` hands out); larger ones may panic.
 //!
-//! Speed: successors and predecessors unrank once, then rank each child incrementally
-//! (`RankTables::moved_rank` in `rank.rs`): only the moved player's stage and the later stages are
-//! re-ranked, with the positions among free hexagon cells taken from a per-state table, so the hot
-//! path has no popcount, division or allocation per child.
+//! Speed: successors and predecessors unrank once (no division: reciprocal multiplications, see
+//! `rank.rs`), find each piece's destinations with table-driven single jumps (`jumps.rs`), and
+//! rank each child from the parent: `RankTables::parent` prepares per-stage tables once per state,
+//! `RankTables::lift` once per piece that moves, and a child's rank is then a few table lookups and
+//! one multiplication (`child_hex`, `child_point`), with no popcount, division or allocation.
 
 mod geometry;
 mod jumps;

@@ -5,6 +5,10 @@
 //! chain of jumps, with the moving piece lifted off the board (its start cell is empty while it
 //! jumps). Steps and jump chains are symmetric, so the same set, computed for a piece of the
 //! previous player, is the set of cells the piece may have come from: unmoves are exact inverses.
+//!
+//! The chains are searched over landing cells with one table lookup per cell (`jumps.rs`); the
+//! children are ranked from the parent's unranking (`RankTables::parent`, `lift`, `child_hex`,
+//! `child_point` in `rank.rs`).
 
 use super::Cc3p;
 

@@ -16,6 +16,18 @@
 //! (rank of the hexagon part among the m free cells, rank of the point part), each a colex rank of a
 //! bit mask, and each stage set owns a block of `N_{s+1}(m − h)` ranks for the later stages.
 //! The hexagon part of stages 1 and 2 is ranked after deleting the cells taken earlier ("compressed").
+//!
+//! Unranking (`unrank_full`) finds each stage's group by counting the group offsets at most the rank
+//! and the quotients by the group's block and by the point count by multiplying with precomputed
+//! reciprocals ([`Recip`], [`SmallRecip`]): no division instruction.
+//!
+//! Ranking the children of a placement (one piece of player s0 moved from `from` to `to`): the
+//! stages before s0 keep their contribution; stage s0 and the later ones see their colex ranks
+//! change only through which cells lie below `to` and `from`. *Stairs* (3-bit counters per hexagon
+//! cell packed in a u64) give those counts without popcount, so [`RankTables::parent`] (once per
+//! state), [`RankTables::lift`] (once per moving piece) and [`RankTables::child_hex`] /
+//! [`RankTables::child_point`] (per child) replace re-ranking every stage of every child. `rank`
+//! stays the general path and the reference the fast paths are tested against.
 
 /// Binomial coefficient in u128 (exact for every level we count).
 pub fn binom128(n: usize, k: usize) -> u128 {
