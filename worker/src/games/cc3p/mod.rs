@@ -4,18 +4,21 @@
 //! - `geometry.rs`: the star, lanes, neighbours, the rotation, cell names.
 //! - `rank.rs`: counting and the dense ranking of placements.
 //! - `moves.rs`: successors and predecessors on bit masks (the hot path of the kernel).
+//! - `jumps.rs`: single jumps by table lookup (a multiplication gathers the occupied neighbours).
 //! - `notation.rs`: the position notation (docs/cc3p-notation.md), move texts, pictures.
 //!
 //! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2. The placement rank does not
 //! depend on the mover (a pass keeps `index / 3`). Methods taking an index expect `index < size()`
 //! (every index the game, the kernel or `parse_position` hands out); larger ones may panic.
 //!
-//! Speed: successors and predecessors unrank once, then rank each child incrementally
-//! (`RankTables::moved_rank` in `rank.rs`): only the moved player's stage and the later stages are
-//! re-ranked, with the positions among free hexagon cells taken from a per-state table, so the hot
-//! path has no popcount, division or allocation per child.
+//! Speed: successors and predecessors unrank once (no division: reciprocal multiplications, see
+//! `rank.rs`), find each piece's destinations with table-driven single jumps (`jumps.rs`), and
+//! rank each child from the parent: `RankTables::parent` prepares per-stage tables once per state,
+//! `RankTables::lift` once per piece that moves, and a child's rank is then a few table lookups and
+//! one multiplication (`child_hex`, `child_point`), with no popcount, division or allocation.
 
 mod geometry;
+mod jumps;
 mod moves;
 mod notation;
 mod rank;
@@ -29,6 +32,7 @@ use crate::game::{Game, Node};
 
 pub use geometry::cell_name_picture;
 use geometry::{Geometry, Region};
+use jumps::JumpTable;
 use rank::RankTables;
 
 /// Player letters.
@@ -85,6 +89,8 @@ pub struct Cc3p {
     /// Per cell and direction: (mask of the cell jumped over, mask of the landing cell); (0, 0) when
     /// the jump leaves the board.
     jumps: Vec<[(u64, u64); 6]>,
+    /// The same jumps as table lookups (`jumps.rs`).
+    jump_table: JumpTable,
     /// The rotation (x, y, z) ↦ (z, x, y) as a cell permutation.
     rot: Vec<u8>,
 }
@@ -131,7 +137,7 @@ impl Cc3p {
                     .fold(0, |m, &nb| m | bit(nb))
             })
             .collect();
-        let jumps = (0..geo.len())
+        let jumps: Vec<[(u64, u64); 6]> = (0..geo.len())
             .map(|c| {
                 let mut j = [(0u64, 0u64); 6];
                 for (d, e) in j.iter_mut().enumerate() {
@@ -142,6 +148,7 @@ impl Cc3p {
                 j
             })
             .collect();
+        let jump_table = JumpTable::new(&jumps);
         let rot = (0..geo.len()).map(|c| geo.rotate_cell(c) as u8).collect();
         Ok(Cc3p {
             level,
@@ -152,6 +159,7 @@ impl Cc3p {
             start,
             step,
             jumps,
+            jump_table,
             rot,
         })
     }

@@ -5,14 +5,37 @@
 //! chain of jumps, with the moving piece lifted off the board (its start cell is empty while it
 //! jumps). Steps and jump chains are symmetric, so the same set, computed for a piece of the
 //! previous player, is the set of cells the piece may have come from: unmoves are exact inverses.
+//!
+//! The chains are searched over landing cells with one table lookup per cell (`jumps.rs`); the
+//! children are ranked from the parent's unranking (`RankTables::parent`, `lift`, `child_hex`,
+//! `child_point` in `rank.rs`).
 
 use super::Cc3p;
 
 impl Cc3p {
     /// Where the piece on `c` can move to: `occ` is the occupancy without that piece, `lane` the
-    /// mover's lane. Never contains `c`.
+    /// mover's lane. Never contains `c`. The jump chains are a search over landing cells, each
+    /// one's single jumps from the table of `jumps.rs`.
     #[inline]
     pub(crate) fn destinations(&self, c: usize, occ: u64, lane: u64) -> u64 {
+        let open = lane & !occ;
+        let steps = self.step[c] & open;
+        let mut todo = self.jump_table.from(c, occ) & open;
+        let mut visited = todo | (1u64 << c);
+        while todo != 0 {
+            let u = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let new = self.jump_table.from(u, occ) & open & !visited;
+            visited |= new;
+            todo |= new;
+        }
+        steps | (visited & !(1u64 << c))
+    }
+
+    /// [`Self::destinations`] as a plain search over the six directions of every landing cell: the
+    /// reference the table-driven search is tested against.
+    #[cfg(test)]
+    pub(crate) fn destinations_plain(&self, c: usize, occ: u64, lane: u64) -> u64 {
         let open = lane & !occ;
         let steps = self.step[c] & open;
         let mut visited = 1u64 << c;
@@ -20,9 +43,6 @@ impl Cc3p {
         while todo != 0 {
             let u = todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            if self.step[u] & occ == 0 {
-                continue; // nothing to jump over
-            }
             for &(over, land) in &self.jumps[u] {
                 if occ & over != 0 && open & land & !visited != 0 {
                     visited |= land;
@@ -74,18 +94,31 @@ impl Cc3p {
         let next = ((mover + 1) % 3) as u64;
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[mover];
-        let delta = self.tables.delta(&u, mover);
+        let par = self.tables.parent(&u, mover);
+        let hex = self.tables.hex_mask;
         let before = out.len();
         let mut pieces = sets[mover];
         while pieces != 0 {
             let c = pieces.trailing_zeros() as usize;
             pieces &= pieces - 1;
-            let from = 1u64 << c;
-            let mut dests = self.destinations(c, occ & !from, lane);
-            while dests != 0 {
-                let to = dests.trailing_zeros() as usize;
-                dests &= dests - 1;
-                out.push(self.tables.moved_rank(&delta, c, to) * 3 + next);
+            let dests = self.destinations(c, occ & !(1u64 << c), lane);
+            if dests == 0 {
+                continue;
+            }
+            let lifted = self
+                .tables
+                .lift(&par, c, dests & hex != 0, dests & !hex != 0);
+            let mut to_hex = dests & hex;
+            while to_hex != 0 {
+                let to = to_hex.trailing_zeros() as usize;
+                to_hex &= to_hex - 1;
+                out.push(self.tables.child_hex(&par, &lifted, to) * 3 + next);
+            }
+            let mut to_point = dests & !hex;
+            while to_point != 0 {
+                let to = to_point.trailing_zeros() as usize;
+                to_point &= to_point - 1;
+                out.push(self.tables.child_point(&par, &lifted, to) * 3 + next);
             }
         }
         if out.len() == before {
@@ -130,7 +163,8 @@ impl Cc3p {
         let prev_won = sets[prev] & goal == goal;
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[prev];
-        let delta = self.tables.delta(&u, prev);
+        let par = self.tables.parent(&u, prev);
+        let hex = self.tables.hex_mask;
         let p = prev as u64;
         let mut pieces = sets[prev];
         while pieces != 0 {
@@ -138,13 +172,29 @@ impl Cc3p {
             pieces &= pieces - 1;
             let at = 1u64 << c;
             let mut origins = self.destinations(c, occ & !at, lane);
-            while origins != 0 {
-                let from = origins.trailing_zeros() as usize;
-                origins &= origins - 1;
-                if (sets[prev] ^ at ^ (1u64 << from)) & goal == goal {
-                    continue; // the predecessor would be terminal (prev's goal filled)
-                }
-                out.push(self.tables.moved_rank(&delta, c, from) * 3 + p);
+            // An origin that fills prev's goal would make the predecessor terminal: only possible
+            // when the other pieces hold all of the goal but one cell, that one.
+            let missing = goal & !(sets[prev] ^ at);
+            if missing & missing.wrapping_sub(1) == 0 {
+                origins &= !missing;
+            }
+            if origins == 0 {
+                continue;
+            }
+            let lifted = self
+                .tables
+                .lift(&par, c, origins & hex != 0, origins & !hex != 0);
+            let mut to_hex = origins & hex;
+            while to_hex != 0 {
+                let from = to_hex.trailing_zeros() as usize;
+                to_hex &= to_hex - 1;
+                out.push(self.tables.child_hex(&par, &lifted, from) * 3 + p);
+            }
+            let mut to_point = origins & !hex;
+            while to_point != 0 {
+                let from = to_point.trailing_zeros() as usize;
+                to_point &= to_point - 1;
+                out.push(self.tables.child_point(&par, &lifted, from) * 3 + p);
             }
         }
         if !prev_won && !self.has_move(&sets, prev) {

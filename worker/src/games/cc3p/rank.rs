@@ -16,6 +16,18 @@
 //! (rank of the hexagon part among the m free cells, rank of the point part), each a colex rank of a
 //! bit mask, and each stage set owns a block of `N_{s+1}(m − h)` ranks for the later stages.
 //! The hexagon part of stages 1 and 2 is ranked after deleting the cells taken earlier ("compressed").
+//!
+//! Unranking (`unrank_full`) finds each stage's group by counting the group offsets at most the rank
+//! and the quotients by the group's block and by the point count by multiplying with precomputed
+//! reciprocals ([`Recip`], [`SmallRecip`]): no division instruction.
+//!
+//! Ranking the children of a placement (one piece of player s0 moved from `from` to `to`): the
+//! stages before s0 keep their contribution; stage s0 and the later ones see their colex ranks
+//! change only through which cells lie below `to` and `from`. *Stairs* (3-bit counters per hexagon
+//! cell packed in a u64) give those counts without popcount, so [`RankTables::parent`] (once per
+//! state), [`RankTables::lift`] (once per moving piece) and [`RankTables::child_hex`] /
+//! [`RankTables::child_point`] (per child) replace re-ranking every stage of every child. `rank`
+//! stays the general path and the reference the fast paths are tested against.
 
 /// Binomial coefficient in u128 (exact for every level we count).
 pub fn binom128(n: usize, k: usize) -> u128 {
@@ -49,6 +61,63 @@ pub fn stage_sizes(hex: usize, k: usize) -> [Vec<u128>; 4] {
 /// Bounds of the fixed tables below (powers of two, so that masked indices need no bounds check).
 const MAXM: usize = 64;
 const MAXK: usize = 8;
+/// Entries of the per-piece tables of the child ranking: t in 0..=k, so k ≤ 3 (levels 1 and 2).
+const TK: usize = 4;
+
+/// Exact division by a constant d ≥ 2 of any dividend below 2^63, by a multiplication and a shift
+/// (Granlund and Montgomery, "Division by invariant integers using multiplication", 1994, thm. 4.2
+/// with N = 63): with l = ⌈log2 d⌉ and m = ⌈2^(63 + l) / d⌉ < 2^64, ⌊n / d⌋ = ⌊n · m / 2^(63 + l)⌋,
+/// that is the high word of the 128-bit product shifted right by l − 1.
+#[derive(Copy, Clone, Default, Debug)]
+pub struct Recip {
+    mul: u64,
+    shift: u32,
+}
+
+impl Recip {
+    /// The reciprocal of `d` (2 ≤ d < 2^63).
+    pub fn new(d: u64) -> Recip {
+        assert!((2..1u64 << 63).contains(&d));
+        let l = 64 - (d - 1).leading_zeros();
+        let mul = (1u128 << (63 + l)).div_ceil(d as u128);
+        Recip {
+            mul: u64::try_from(mul).expect("m < 2^64 when 2^(l-1) < d"),
+            shift: l - 1,
+        }
+    }
+
+    /// ⌊n / d⌋ for n < 2^63.
+    #[inline(always)]
+    pub fn div(self, n: u64) -> u64 {
+        (((n as u128 * self.mul as u128) >> 64) as u64) >> self.shift
+    }
+}
+
+/// Exact division by a constant 1 ≤ d < 2^16 of dividends below 2^16 in 64-bit arithmetic (the
+/// same theorem with N = 16: m = ⌈2^(16 + l) / d⌉ < 2^17).
+#[derive(Copy, Clone, Default, Debug)]
+pub struct SmallRecip {
+    mul: u64,
+    shift: u32,
+}
+
+impl SmallRecip {
+    /// The reciprocal of `d` (1 ≤ d < 2^16).
+    pub fn new(d: u64) -> SmallRecip {
+        assert!((1..1 << 16).contains(&d));
+        let l = 64 - (d - 1).leading_zeros();
+        SmallRecip {
+            mul: (1u64 << (16 + l)).div_ceil(d),
+            shift: 16 + l,
+        }
+    }
+
+    /// ⌊n / d⌋ for n < 2^16.
+    #[inline(always)]
+    pub fn div(self, n: u64) -> u64 {
+        (n * self.mul) >> self.shift
+    }
+}
 
 /// One group of a stage: the sets with h hexagon cells when m hexagon cells are free.
 #[derive(Copy, Clone, Default)]
@@ -59,6 +128,8 @@ struct Group {
     hex_mul: u64,
     /// Ranks per point-part rank: N_{s+1}(m − h).
     block: u64,
+    /// Division by `block`.
+    by_block: Recip,
 }
 
 /// The ranking tables of one level (levels whose index fits in u64 and whose board fits in 64 cells).
@@ -75,8 +146,9 @@ pub struct RankTables {
     binom: [[u64; MAXK]; MAXM],
     /// `sizes[s][m]` = N_s(m).
     sizes: [[u64; MAXM]; 4],
-    /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)).
-    off: [[[u64; MAXK + 1]; MAXM]; 3],
+    /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)); `u64::MAX` above,
+    /// so that h is the number of entries 1..TK at most the rank (no search; k < TK).
+    off: [[[u64; MAXK]; MAXM]; 3],
     /// `groups[s][m][h]`.
     groups: [[[Group; MAXK]; MAXM]; 3],
     /// `colex[j]`: the masks of popcount j below 2^hex, in increasing order (= colex order).
@@ -85,6 +157,8 @@ pub struct RankTables {
     pts_rank: Vec<u64>,
     /// `pts_count[h]` = C(2k, k − h).
     pts_count: [u64; MAXK],
+    /// Division by `pts_count[h]`.
+    by_pts_count: [SmallRecip; MAXK],
 }
 
 /// A placement with what its ranking went through (from [`RankTables::unrank_full`]): the basis of
@@ -95,35 +169,117 @@ pub struct Unranked {
     pub sets: [u64; 3],
     /// `rest[s]`: the part of the rank still to decode when stage s begins (`rest[0]` = the rank).
     rest: [u64; 3],
-    /// Free hexagon cells when stage s begins, and their number.
-    free: [u64; 3],
+    /// Free hexagon cells when stage s begins.
     m: [usize; 3],
-    /// Hexagon cells of stage s's set and the rank of its point part.
+    /// Hexagon cells of stage s's set, the rank of its point part, and its hexagon part
+    /// compressed to the free cells (bit i = the i-th free cell).
     h: [usize; 3],
     rp: [u64; 3],
+    comp: [u64; 3],
+}
+
+/// One lane of 3 bits per hexagon cell (at most 21 cells): `LANES << 3(x + 1)` has a 1 in the lane
+/// of every cell above x. A *stair* of a set of hexagon cells is the sum of that over its cells:
+/// lane x counts the set's cells below x (at most 7).
+const LANES: u64 = 0x1249_2492_4924_9249;
+
+/// The number of cells of the stair's set below hexagon cell `x`.
+#[inline(always)]
+fn below(stair: u64, x: usize) -> usize {
+    ((stair >> ((3 * x) & 63)) & 7) as usize
+}
+
+/// The stair of a set of hexagon cells (see [`LANES`]).
+#[inline(always)]
+fn stair_of(mut hexcells: u64) -> u64 {
+    let mut stair = 0;
+    while hexcells != 0 {
+        stair += LANES << (3 * hexcells.trailing_zeros() + 3);
+        hexcells &= hexcells - 1;
+    }
+    stair
+}
+
+/// The positions of a compressed mask's cells (bit numbers, ascending).
+#[inline(always)]
+fn positions(mut comp: u64) -> [u8; MAXK] {
+    let mut pos = [0u8; MAXK];
+    let mut j = 0;
+    while comp != 0 {
+        pos[j & (MAXK - 1)] = comp.trailing_zeros() as u8;
+        j += 1;
+        comp &= comp - 1;
+    }
+    pos
+}
+
+/// A stage after the mover's, as a parent placement has it.
+#[derive(Clone, Copy, Default)]
+struct LaterStage {
+    s: usize,
+    m: usize,
+    h: usize,
+    rp: u64,
+    /// Positions of its hexagon cells among its free cells, ascending.
+    pos: [u8; MAXK],
+    /// Its stair (0 for a stage that does not exist, with `h` = 0).
+    stair: u64,
 }
 
 /// Ranking context for the placements obtained from one placement by moving one piece of player
-/// `s0` (see [`RankTables::moved_rank`]).
-pub struct Delta {
-    sets: [u64; 3],
+/// `s0` (from [`RankTables::parent`]): what does not depend on the piece or on where it goes.
+pub struct Parent {
     s0: usize,
-    /// Rank contribution of the stages before s0, and of those after s0.
+    /// Rank contribution of the stages before s0; the rest after stage s0.
     base: u64,
     tail: u64,
-    m: [usize; 3],
-    h: [usize; 3],
-    rp: [u64; 3],
-    /// `pos[s][x]`: the number of free hexagon cells (at stage s, in the original placement) below
-    /// hexagon cell x. Filled for stages ≥ s0.
-    pos: [[u8; 64]; 3],
+    /// Stage s0: free hexagon cells, its hexagon cells, its point rank, its point part (at bit 0),
+    /// the positions of its hexagon cells among the free ones (ascending), and its stair.
+    m0: usize,
+    h0: usize,
+    rp0: u64,
+    pts0: u64,
+    pos0: [u8; MAXK],
+    stair0: u64,
+    /// The stair of the earlier stages' hexagon cells (a cell's position among stage s0's free
+    /// cells is the cell number minus this count).
+    before: u64,
+    /// The stages after s0 (unused entries are empty stages that add 0).
+    later: [LaterStage; 2],
+    /// For moves from a hexagon cell to a hexagon cell (the free-cell counts of the later stages
+    /// do not change): a later stage's rank contribution is `later_fixed[i]` plus, with uf of its
+    /// cells below `from` and ut below `to`, `later_up[i][ut] − later_up[i][uf]` if uf ≤ ut, else
+    /// `later_down[i][uf] − later_down[i][ut]` (its cells between the two move up, or down, one
+    /// position). Cumulative sums of `hex_mul · (C(p ± 1, j + 1) − C(p, j + 1))`, wrapping.
+    later_fixed: [u64; 2],
+    later_up: [[u64; TK]; 2],
+    later_down: [[u64; TK]; 2],
+}
+
+/// Ranking context for the moves of one piece (from [`RankTables::lift`]); a child's rank is then
+/// a few lookups ([`RankTables::child_hex`], [`RankTables::child_point`]).
+pub struct Lifted {
+    /// Moves to a hexagon cell `to`, with t0 of the mover's other hexagon cells below `to`: the
+    /// rank is `hex_base[t0] + C(pos(to), t0 + 1) · hex_mul` plus, for each later stage with t of
+    /// its cells below `to`, `later_hex[i][t]`.
+    hex_base: [u64; TK],
+    hex_mul: u64,
+    /// The stair of the mover's other hexagon cells.
+    stair0: u64,
+    later_hex: [[u64; TK]; 2],
+    /// Moves to a point cell: `pt_base + pts_rank[pts | to] · pt_block`.
+    pt_base: u64,
+    pt_block: u64,
+    pts: u64,
 }
 
 impl RankTables {
     /// Tables for a board with `hex` hexagon cells and `k` pieces per player; `None` if the
     /// placements do not fit in u64 or the tables' bounds.
     pub fn new(hex: usize, k: usize) -> Option<RankTables> {
-        if hex >= MAXM || k + 1 >= MAXK || hex + 6 * k > 64 {
+        // The child ranking: 3-bit lanes for the hexagon cells (counts up to 2k ≤ 6), and tables
+        // of k + 1 ≤ TK entries.
+        if hex >= MAXM || k + 1 >= MAXK || hex + 6 * k > 64 || hex > 21 || k >= TK {
             return None;
         }
         let sizes128 = stage_sizes(hex, k);
@@ -146,7 +302,16 @@ impl RankTables {
         for (h, c) in pts_count.iter_mut().enumerate().take(k + 1) {
             *c = binom128(2 * k, k - h) as u64;
         }
-        let mut off = [[[0u64; MAXK + 1]; MAXM]; 3];
+        // The unranking divides ranks (< 2^63) by blocks (≥ 2: the later stages have at least
+        // C(2k, k) ways) and the ranks inside a group by the point count (< 2^16, checked).
+        let mut by_pts_count = [SmallRecip::default(); MAXK];
+        for h in 0..=k {
+            by_pts_count[h] = SmallRecip::new(pts_count[h]);
+            if binom[hex][h] * pts_count[h] > 1 << 16 {
+                return None;
+            }
+        }
+        let mut off = [[[u64::MAX; MAXK]; MAXM]; 3];
         let mut groups = [[[Group::default(); MAXK]; MAXM]; 3];
         for s in 0..3 {
             for m in 0..=hex {
@@ -159,6 +324,12 @@ impl RankTables {
                             off: acc,
                             hex_mul: pts_count[h] * block,
                             block,
+                            // The last stage's block is 1 and is not divided by.
+                            by_block: if s < 2 {
+                                Recip::new(block)
+                            } else {
+                                Recip::default()
+                            },
                         };
                         acc += binom[m][h] * pts_count[h] * block;
                     }
@@ -201,6 +372,7 @@ impl RankTables {
             colex,
             pts_rank,
             pts_count,
+            by_pts_count,
         })
     }
 
@@ -242,123 +414,303 @@ impl RankTables {
         self.unrank_full(r).sets
     }
 
-    /// The placement of rank `r` (< placements), with its decoding steps.
-    #[inline]
+    /// The placement of rank `r` (< placements), with its decoding steps. No division: the group h
+    /// of each stage is the number of group offsets at most the rank, and the quotients by the
+    /// group's block and by the point-part count are multiplications by reciprocals ([`Recip`]).
+    #[inline(always)]
     pub fn unrank_full(&self, mut r: u64) -> Unranked {
         let mut u = Unranked {
             sets: [0; 3],
             rest: [0; 3],
-            free: [0; 3],
             m: [0; 3],
             h: [0; 3],
             rp: [0; 3],
+            comp: [0; 3],
         };
         let mut free = self.hex_mask;
         let mut m = self.hex;
         for s in 0..3 {
             u.rest[s] = r;
-            u.free[s] = free;
             u.m[s] = m;
             let offs = &self.off[s][m & (MAXM - 1)];
             let mut h = 0;
-            while h < self.k && r >= offs[h + 1] {
-                h += 1;
+            for &o in &offs[1..TK] {
+                h += (r >= o) as usize;
             }
-            r -= offs[h];
-            let block = self.sizes[s + 1][(m - h) & (MAXM - 1)];
-            let within = r / block;
-            r -= within * block;
-            let pc = self.pts_count[h];
-            let rh = within / pc;
-            let rp = within - rh * pc;
+            let g = &self.groups[s][m & (MAXM - 1)][h & (MAXK - 1)];
+            r -= g.off;
+            let within = if s < 2 {
+                let within = g.by_block.div(r);
+                r -= within * g.block;
+                within
+            } else {
+                // The last stage's block is 1.
+                std::mem::take(&mut r)
+            };
+            let rh = self.by_pts_count[h & (MAXK - 1)].div(within);
+            let rp = within - rh * self.pts_count[h & (MAXK - 1)];
             let compressed = self.colex[h][rh as usize];
             let hx = expand(compressed, self.hex_mask & !free);
             u.sets[s] = hx | (self.colex[self.k - h][rp as usize] << self.pts_shift[s]);
             u.h[s] = h;
             u.rp[s] = rp;
+            u.comp[s] = compressed;
             free &= !hx;
             m -= h;
         }
         u
     }
 
-    /// The context for ranking placements that differ from `u` by one moved piece of player `s0`.
-    #[inline]
-    pub fn delta(&self, u: &Unranked, s0: usize) -> Delta {
-        let mut d = Delta {
-            sets: u.sets,
+    /// The plain unranking (a linear search for each stage's group, then divisions): the reference
+    /// that [`Self::unrank_full`] is tested against.
+    #[cfg(test)]
+    pub fn unrank_plain(&self, mut r: u64) -> [u64; 3] {
+        let mut sets = [0u64; 3];
+        let mut free = self.hex_mask;
+        let mut m = self.hex;
+        for (s, set) in sets.iter_mut().enumerate() {
+            let offs = &self.off[s][m];
+            let mut h = 0;
+            while h < self.k && r >= offs[h + 1] {
+                h += 1;
+            }
+            r -= offs[h];
+            let block = self.sizes[s + 1][m - h];
+            let within = r / block;
+            r -= within * block;
+            let pc = self.pts_count[h];
+            let (rh, rp) = (within / pc, within % pc);
+            let hx = expand(self.colex[h][rh as usize], self.hex_mask & !free);
+            *set = hx | (self.colex[self.k - h][rp as usize] << self.pts_shift[s]);
+            free &= !hx;
+            m -= h;
+        }
+        sets
+    }
+
+    /// Ranks at the edges of the groups and blocks of every stage (a few blocks per group): where
+    /// an off-by-one of the unranking would show.
+    #[cfg(test)]
+    pub fn boundaries(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.boundaries_from(0, self.hex, 0, &mut out);
+        out
+    }
+
+    #[cfg(test)]
+    fn boundaries_from(&self, s: usize, m: usize, base: u64, out: &mut Vec<u64>) {
+        if s == 3 {
+            return;
+        }
+        for h in 0..=self.k.min(m) {
+            let g = &self.groups[s][m][h];
+            let count = self.binom[m][h] * self.pts_count[h];
+            out.push(base + g.off);
+            out.push(base + g.off + count * g.block - 1);
+            let pc = self.pts_count[h];
+            for w in [0, 1, pc - 1, pc, count - 1] {
+                if w < count {
+                    let b = base + g.off + w * g.block;
+                    out.push(b);
+                    out.push(b + g.block - 1);
+                    self.boundaries_from(s + 1, m - h, b, out);
+                }
+            }
+        }
+    }
+
+    /// The context for ranking the placements that differ from `u` by one moved piece of player
+    /// `s0`.
+    #[inline(always)]
+    pub fn parent(&self, u: &Unranked, s0: usize) -> Parent {
+        let mut later = [LaterStage::default(); 2];
+        for (l, s) in later.iter_mut().zip(s0 + 1..3) {
+            *l = LaterStage {
+                s,
+                m: u.m[s],
+                h: u.h[s],
+                rp: u.rp[s],
+                pos: positions(u.comp[s]),
+                stair: stair_of(u.sets[s] & self.hex_mask),
+            };
+        }
+        let mut before = 0;
+        for set in &u.sets[..s0] {
+            before += stair_of(set & self.hex_mask);
+        }
+        let binom = |n: usize, j: usize| self.binom[n & (MAXM - 1)][j & (MAXK - 1)];
+        let mut later_fixed = [0u64; 2];
+        let mut later_up = [[0u64; TK]; 2];
+        let mut later_down = [[0u64; TK]; 2];
+        for (i, l) in later.iter().enumerate().take(2 - s0) {
+            let g = &self.groups[l.s][l.m & (MAXM - 1)][l.h & (MAXK - 1)];
+            let mut rh = 0u64;
+            let (mut up, mut down) = (0u64, 0u64);
+            for j in 0..l.h {
+                let p = l.pos[j & (MAXK - 1)] as usize;
+                let c = binom(p, j + 1);
+                rh += c;
+                // A position p of 0 never moves down (a free cell below it would be needed).
+                up = up.wrapping_add((binom(p + 1, j + 1) - c).wrapping_mul(g.hex_mul));
+                down = down.wrapping_add(
+                    binom(p.wrapping_sub(1), j + 1)
+                        .wrapping_sub(c)
+                        .wrapping_mul(g.hex_mul),
+                );
+                later_up[i][(j + 1) & (TK - 1)] = up;
+                later_down[i][(j + 1) & (TK - 1)] = down;
+            }
+            later_fixed[i] = g.off + rh * g.hex_mul + l.rp * g.block;
+        }
+        Parent {
             s0,
             base: u.rest[0] - u.rest[s0],
             tail: if s0 < 2 { u.rest[s0 + 1] } else { 0 },
-            m: u.m,
-            h: u.h,
-            rp: u.rp,
-            pos: [[0; 64]; 3],
-        };
-        for s in s0..3 {
-            let free = u.free[s];
-            let mut count = 0u8;
-            for (x, p) in d.pos[s].iter_mut().enumerate().take(self.hex) {
-                *p = count;
-                count += (free >> x) as u8 & 1;
-            }
+            m0: u.m[s0],
+            h0: u.h[s0],
+            rp0: u.rp[s0],
+            pts0: (u.sets[s0] >> self.pts_shift[s0]) & self.pts_mask,
+            pos0: positions(u.comp[s0]),
+            stair0: stair_of(u.sets[s0] & self.hex_mask),
+            before,
+            later,
+            later_fixed,
+            later_up,
+            later_down,
         }
-        d
     }
 
-    /// The rank of the placement of `d` with player `d.s0`'s piece moved from cell `from` to the
-    /// empty lane cell `to`. No popcounts: the positions of hexagon cells among the free cells come
-    /// from `d.pos`, corrected for the moved piece (a point cell's number is above every hexagon
-    /// cell's, so the comparisons below only count hexagon cells).
-    #[inline]
-    pub fn moved_rank(&self, d: &Delta, from: usize, to: usize) -> u64 {
-        let s0 = d.s0;
-        let set = d.sets[s0] ^ (1u64 << from) ^ (1u64 << to);
-        let from_hex = (from < self.hex) as usize;
-        let to_hex = (to < self.hex) as usize;
-        // The mover's own stage: its free cells are unchanged.
-        let h = d.h[s0] + to_hex - from_hex;
-        let m = d.m[s0];
-        let mut rh = 0u64;
-        let mut bits = set & self.hex_mask;
-        let mut j = 1;
-        let pos = &d.pos[s0];
-        while bits != 0 {
-            let x = bits.trailing_zeros() as usize;
-            rh += self.binom[pos[x & 63] as usize & (MAXM - 1)][j & (MAXK - 1)];
-            j += 1;
-            bits &= bits - 1;
-        }
-        let rp = if from_hex & to_hex == 1 {
-            d.rp[s0]
+    /// The context for moving the piece of player `par.s0` on cell `from` to empty lane cells:
+    /// hexagon cells if `to_hex`, point cells if `to_point`.
+    ///
+    /// Moving a hexagon piece frees `from` for the later stages, and a move to a hexagon cell takes
+    /// `to`; a later stage's cell x then stands at position pos(x) + [from < x] − [to < x] among its
+    /// free cells. With t of the stage's cells below `to`, its colex rank is
+    /// `Σ_{j<t} C(posF_j, j+1) + Σ_{j≥t} C(posF_j − 1, j+1)` (posF = pos + [from < x]), a table
+    /// over t. The same holds for the mover's own stage with `to` inserted after t0 of its other
+    /// cells: `Σ_{j<t0} C(pos_j, j+1) + C(pos(to), t0+1) + Σ_{j≥t0} C(pos_j, j+2)`.
+    #[inline(always)]
+    pub fn lift(&self, par: &Parent, from: usize, to_hex: bool, to_point: bool) -> Lifted {
+        let s0 = par.s0;
+        let fh = (from < self.hex) as usize;
+        let binom = |n: usize, j: usize| self.binom[n & (MAXM - 1)][j & (MAXK - 1)];
+        // The mover's other hexagon cells (positions among its free cells), and its point part.
+        let skip = if fh == 1 {
+            below(par.stair0, from)
         } else {
-            self.pts_rank[((set >> self.pts_shift[s0]) & self.pts_mask) as usize]
+            MAXK
         };
-        let g = &self.groups[s0][m & (MAXM - 1)][h & (MAXK - 1)];
-        let mut r = d.base + g.off + rh * g.hex_mul + rp * g.block;
-        if from_hex | to_hex == 0 {
-            // A move between point cells leaves the later stages as they were.
-            return r + d.tail;
-        }
-        // Later stages: their sets are unchanged, their free cells gain `from` and lose `to`.
-        for s in s0 + 1..3 {
-            let h = d.h[s];
-            let m = d.m[s] + from_hex - to_hex;
-            let pos = &d.pos[s];
-            let mut rh = 0u64;
-            let mut bits = d.sets[s] & self.hex_mask;
-            let mut j = 1;
-            while bits != 0 {
-                let x = bits.trailing_zeros() as usize;
-                let p = pos[x & 63] as usize + (from < x) as usize - (to < x) as usize;
-                rh += self.binom[p & (MAXM - 1)][j & (MAXK - 1)];
-                j += 1;
-                bits &= bits - 1;
+        let mut py = [0u8; MAXK];
+        let mut hy = 0;
+        for (j, &p) in par.pos0.iter().enumerate().take(par.h0) {
+            if j != skip {
+                py[hy & (MAXK - 1)] = p;
+                hy += 1;
             }
-            let g = &self.groups[s][m & (MAXM - 1)][h & (MAXK - 1)];
-            r += g.off + rh * g.hex_mul + d.rp[s] * g.block;
         }
-        r
+        let pts = if fh == 1 {
+            par.pts0
+        } else {
+            par.pts0 & !(1u64 << (from as u32 - self.pts_shift[s0]))
+        };
+        let mut lifted = Lifted {
+            hex_base: [0; TK],
+            hex_mul: 0,
+            stair0: par.stair0 - if fh == 1 { LANES << (3 * from + 3) } else { 0 },
+            later_hex: [[0; TK]; 2],
+            pt_base: 0,
+            pt_block: 0,
+            pts,
+        };
+        if to_hex {
+            let rp = if fh == 1 {
+                par.rp0
+            } else {
+                self.pts_rank[pts as usize]
+            };
+            let g = &self.groups[s0][par.m0 & (MAXM - 1)][(hy + 1) & (MAXK - 1)];
+            let mut rh: u64 = (0..hy).map(|j| binom(py[j] as usize, j + 2)).sum();
+            let fixed = par.base + g.off + rp * g.block;
+            // Entries for impossible t (and so impossible positions) may be garbage: wrapping.
+            for (t, e) in lifted.hex_base.iter_mut().enumerate().take(hy + 1) {
+                *e = fixed.wrapping_add(rh.wrapping_mul(g.hex_mul));
+                let p = py[t & (MAXK - 1)] as usize;
+                rh = rh
+                    .wrapping_sub(binom(p, t + 2))
+                    .wrapping_add(binom(p, t + 1));
+            }
+            lifted.hex_mul = g.hex_mul;
+            if fh == 1 {
+                // Hexagon to hexagon: the tables of the parent.
+                for (i, table) in lifted.later_hex.iter_mut().enumerate() {
+                    let uf = below(par.later[i].stair, from) & (TK - 1);
+                    let (up, down) = (&par.later_up[i], &par.later_down[i]);
+                    for (ut, e) in table.iter_mut().enumerate() {
+                        let shift = if uf <= ut {
+                            up[ut].wrapping_sub(up[uf])
+                        } else {
+                            down[uf].wrapping_sub(down[ut])
+                        };
+                        *e = par.later_fixed[i].wrapping_add(shift);
+                    }
+                }
+            } else {
+                // Point to hexagon: the later stages lose a free cell.
+                for (l, table) in par.later.iter().zip(&mut lifted.later_hex).take(2 - s0) {
+                    let g = &self.groups[l.s][l.m.wrapping_sub(1) & (MAXM - 1)][l.h & (MAXK - 1)];
+                    let pos = |j: usize| l.pos[j & (MAXK - 1)] as usize;
+                    let mut rh: u64 = (0..l.h).map(|j| binom(pos(j).wrapping_sub(1), j + 1)).sum();
+                    let fixed = g.off.wrapping_add(l.rp.wrapping_mul(g.block));
+                    for (t, e) in table.iter_mut().enumerate().take(l.h + 1) {
+                        *e = fixed.wrapping_add(rh.wrapping_mul(g.hex_mul));
+                        if t < l.h {
+                            rh = rh.wrapping_sub(binom(pos(t).wrapping_sub(1), t + 1))
+                                + binom(pos(t), t + 1);
+                        }
+                    }
+                }
+            }
+        }
+        if to_point {
+            let g = &self.groups[s0][par.m0 & (MAXM - 1)][hy & (MAXK - 1)];
+            let rh: u64 = (0..hy).map(|j| binom(py[j] as usize, j + 1)).sum();
+            let later = if fh == 0 {
+                // A move between point cells leaves the later stages as they were.
+                par.tail
+            } else {
+                let mut r = 0;
+                for l in &par.later[..2 - s0.min(2)] {
+                    let g = &self.groups[l.s][(l.m + 1) & (MAXM - 1)][l.h & (MAXK - 1)];
+                    let up = below(l.stair, from);
+                    let rh: u64 = (0..l.h)
+                        .map(|j| binom(l.pos[j & (MAXK - 1)] as usize + (j >= up) as usize, j + 1))
+                        .sum();
+                    r += g.off + rh * g.hex_mul + l.rp * g.block;
+                }
+                r
+            };
+            lifted.pt_base = par.base + g.off + rh * g.hex_mul + later;
+            lifted.pt_block = g.block;
+        }
+        lifted
+    }
+
+    /// The rank of the placement with the lifted piece on the empty hexagon cell `to`.
+    #[inline(always)]
+    pub fn child_hex(&self, par: &Parent, lifted: &Lifted, to: usize) -> u64 {
+        let t0 = below(lifted.stair0, to);
+        let p0 = to - below(par.before, to);
+        lifted.hex_base[t0 & (TK - 1)]
+            .wrapping_add(self.binom[p0 & (MAXM - 1)][(t0 + 1) & (MAXK - 1)] * lifted.hex_mul)
+            .wrapping_add(lifted.later_hex[0][below(par.later[0].stair, to) & (TK - 1)])
+            .wrapping_add(lifted.later_hex[1][below(par.later[1].stair, to) & (TK - 1)])
+    }
+
+    /// The rank of the placement with the lifted piece on the empty point cell `to` of its lane.
+    #[inline(always)]
+    pub fn child_point(&self, par: &Parent, lifted: &Lifted, to: usize) -> u64 {
+        let pts = lifted.pts | 1u64 << ((to as u32).wrapping_sub(self.pts_shift[par.s0]) & 63);
+        lifted.pt_base + self.pts_rank[(pts & self.pts_mask) as usize] * lifted.pt_block
     }
 }
 
@@ -376,14 +728,15 @@ fn colex_rank_with(binom: &[[u64; MAXK]; MAXM], mask: u64) -> u64 {
 }
 
 /// Spread a compressed mask over the cells not in `taken` (a software `pdep` for few taken cells):
-/// insert a zero bit at each taken position, lowest first.
-#[inline]
+/// insert a zero bit at each taken position, lowest first. Shifting the bits at and above the
+/// position `b` (a power of two) up by one is adding them to the mask: `mask + (mask & −b)`.
+#[inline(always)]
 fn expand(mut mask: u64, taken: u64) -> u64 {
     let mut t = taken;
     while t != 0 {
-        let low = (t & t.wrapping_neg()) - 1;
-        mask = (mask & low) | ((mask & !low) << 1);
-        t &= t - 1;
+        let b = t & t.wrapping_neg();
+        mask += mask & b.wrapping_neg();
+        t ^= b;
     }
     mask
 }

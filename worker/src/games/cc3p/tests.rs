@@ -195,6 +195,7 @@ proptest! {
         let g = level2();
         let sets = g.tables.unrank(r);
         prop_assert_eq!(g.tables.rank(&sets), r);
+        prop_assert_eq!(g.tables.unrank_plain(r), sets);
         for (set, lane) in sets.iter().zip(g.lane) {
             prop_assert_eq!(set.count_ones() as usize, 3);
             prop_assert_eq!(set & !lane, 0);
@@ -202,6 +203,74 @@ proptest! {
         prop_assert_eq!(sets[0] & sets[1], 0);
         prop_assert_eq!(sets[0] & sets[2], 0);
         prop_assert_eq!(sets[1] & sets[2], 0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5000))]
+
+    /// The table-driven destinations equal the plain search, on any occupancy (also crowded ones
+    /// no placement has), for every cell of both indexed levels and every lane.
+    #[test]
+    fn destinations_match_plain(occ in any::<u64>(), thin in any::<u64>(), c in 0usize..64, p in 0usize..3) {
+        for g in [level1(), level2()] {
+            let c = c % g.geo.len();
+            let all = (1u64 << g.geo.len()) - 1;
+            for occ in [occ & all, occ & thin & all, occ & !thin & all] {
+                let occ = occ & !(1u64 << c);
+                prop_assert_eq!(
+                    g.destinations(c, occ, g.lane[p]),
+                    g.destinations_plain(c, occ, g.lane[p])
+                );
+            }
+        }
+    }
+}
+
+/// The reciprocals of the unranking divide exactly (small divisors, those near powers of two and
+/// random ones; dividends at the ends of the range, at multiples of the divisor and one below, and
+/// random; every dividend of the small ones); and the whole unranking of level 1, and of level 2 at
+/// the group and block edges, equals the plain one.
+#[test]
+fn division_free_unranking() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let max = (1u64 << 63) - 1;
+    let mut divisors: Vec<u64> = (2..5000).collect();
+    divisors.extend((1..63).flat_map(|b| [(1u64 << b) - 1, 1 << b, (1 << b) + 1]));
+    divisors.extend((0..5000).map(|_| rng.gen_range(2..=max)));
+    for _ in 0..5000 {
+        let bits = rng.gen_range(2..63);
+        divisors.push(rng.gen_range(2..=1u64 << bits));
+    }
+    for d in divisors.into_iter().filter(|&d| (2..=max).contains(&d)) {
+        let r = rank::Recip::new(d);
+        let mut ns = vec![0, 1, d - 1, d, max, max - 1, max / d * d, max / d * d - 1];
+        ns.extend((0..40).map(|_| rng.gen_range(0..=max)));
+        ns.extend((0..40).map(|_| rng.gen_range(0..=max / d) * d));
+        for n in ns {
+            assert_eq!(r.div(n), n / d, "{n} / {d}");
+            if n > 0 {
+                assert_eq!(r.div(n - 1), (n - 1) / d, "{} / {d}", n - 1);
+            }
+        }
+    }
+    for d in (1..=300).chain([1000, 4095, 4096, 4097, 65_535]) {
+        let r = rank::SmallRecip::new(d);
+        for n in 0..1u64 << 16 {
+            assert_eq!(r.div(n), n / d, "{n} / {d}");
+        }
+    }
+    let g = level1();
+    for r in 0..g.placements() {
+        assert_eq!(g.tables.unrank(r), g.tables.unrank_plain(r));
+    }
+    let g = level2();
+    for r in g.tables.boundaries() {
+        for r in r.saturating_sub(2)..(r + 2).min(g.placements()) {
+            assert_eq!(g.tables.unrank(r), g.tables.unrank_plain(r), "rank {r}");
+            assert_eq!(g.tables.rank(&g.tables.unrank(r)), r);
+        }
     }
 }
 
@@ -458,26 +527,54 @@ fn successor_rate() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
-    /// The fast rank of a moved placement equals the general rank, for any piece moved to any free
-    /// cell of its lane (not only legal moves).
+    /// The fast rank of a moved placement equals the general rank, for every piece of every
+    /// player moved to every empty cell of its lane (not only legal moves), through both halves
+    /// of the lifted context (to hexagon cells, to point cells) and with each half alone.
     #[test]
-    fn moved_rank_matches_rank(r in 0u64..4_947_100_130, pick in 0usize..1000) {
-        let g = level2();
-        let u = g.tables.unrank_full(r);
-        let occ = u.sets[0] | u.sets[1] | u.sets[2];
-        for s0 in 0..3 {
-            let d = g.tables.delta(&u, s0);
-            let pieces: Vec<usize> = (0..64).filter(|&c| u.sets[s0] >> c & 1 == 1).collect();
-            let from = pieces[pick % pieces.len()];
+    fn child_rank_matches_rank(r in 0u64..4_947_100_130) {
+        check_child_ranks(level2(), r)?;
+    }
+}
+
+fn check_child_ranks(g: &Cc3p, r: u64) -> Result<(), TestCaseError> {
+    let u = g.tables.unrank_full(r);
+    let occ = u.sets[0] | u.sets[1] | u.sets[2];
+    let hex = g.tables.hex_mask;
+    for s0 in 0..3 {
+        let par = g.tables.parent(&u, s0);
+        let mut pieces = u.sets[s0];
+        while pieces != 0 {
+            let from = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let lifted = g.tables.lift(&par, from, true, true);
+            let hex_only = g.tables.lift(&par, from, true, false);
+            let point_only = g.tables.lift(&par, from, false, true);
             let mut free = g.lane[s0] & !occ;
             while free != 0 {
                 let to = free.trailing_zeros() as usize;
                 free &= free - 1;
                 let mut sets = u.sets;
                 sets[s0] ^= (1u64 << from) | (1u64 << to);
-                prop_assert_eq!(g.tables.moved_rank(&d, from, to), g.tables.rank(&sets));
+                let want = g.tables.rank(&sets);
+                if hex >> to & 1 == 1 {
+                    prop_assert_eq!(g.tables.child_hex(&par, &lifted, to), want);
+                    prop_assert_eq!(g.tables.child_hex(&par, &hex_only, to), want);
+                } else {
+                    prop_assert_eq!(g.tables.child_point(&par, &lifted, to), want);
+                    prop_assert_eq!(g.tables.child_point(&par, &point_only, to), want);
+                }
             }
         }
+    }
+    Ok(())
+}
+
+/// The child ranking on every placement of level 1.
+#[test]
+fn child_rank_level1_exhaustive() {
+    let g = level1();
+    for r in 0..g.placements() {
+        check_child_ranks(g, r).unwrap();
     }
 }
 

@@ -1,0 +1,94 @@
+//! Single jumps by table lookup ("magic" multiplication, as for sliding pieces in chess programs).
+//!
+//! Where a piece on cell `u` can land with one jump depends only on which of its (at most six)
+//! neighbours are occupied, the cells it would jump over, and on which landing cells are open. For
+//! each cell the occupied neighbours `occ & over[u]` are gathered into a 6-bit index by one
+//! multiplication with a per-cell constant and a shift; `land[u][index]` is the union of the landing
+//! cells behind the occupied neighbours. So one jump is a multiply, a shift, a load and an `and`
+//! with the open cells, with no loop over directions and no data-dependent branch.
+//!
+//! The constants are found at construction by a deterministic search (a few hundred tries per cell)
+//! and every table entry is checked there: the index of each subset of a cell's neighbours is
+//! either unused or holds exactly that subset's landing cells.
+
+/// Index bits per cell: a cell has at most six neighbours to jump over.
+const BITS: u32 = 6;
+
+/// The one-jump tables of a board.
+pub struct JumpTable {
+    /// Per cell: the neighbours it can jump over (the landing cell is on the board).
+    over: [u64; 64],
+    /// Per cell: the multiplier gathering `occ & over[u]` into the top `BITS` bits.
+    magic: [u64; 64],
+    /// `land[u << BITS | index]`: the landing cells behind the occupied neighbours.
+    land: Box<[u64; 64 << BITS]>,
+}
+
+impl JumpTable {
+    /// The tables for `jumps[u]` = per direction (mask of the cell jumped over, mask of the landing
+    /// cell), (0, 0) where the jump leaves the board.
+    pub fn new(jumps: &[[(u64, u64); 6]]) -> JumpTable {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            // splitmix64
+            rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        assert!(jumps.len() <= 64);
+        let mut over = [0u64; 64];
+        let mut magic = [0u64; 64];
+        let mut land = Box::new([0u64; 64 << BITS]);
+        for (u, dirs) in jumps.iter().enumerate() {
+            let mask = dirs.iter().fold(0, |m, &(o, _)| m | o);
+            over[u] = mask;
+            // Every subset of the neighbours with its landing cells.
+            let mut subsets = Vec::new();
+            let mut sub = 0u64;
+            loop {
+                let landing = dirs
+                    .iter()
+                    .filter(|&&(o, _)| o != 0 && sub & o != 0)
+                    .fold(0, |m, &(_, l)| m | l);
+                subsets.push((sub, landing));
+                sub = sub.wrapping_sub(mask) & mask;
+                if sub == 0 {
+                    break;
+                }
+            }
+            let slot = |m: u64, sub: u64| (sub.wrapping_mul(m) >> (64 - BITS)) as usize;
+            let found = (0..1_000_000)
+                .map(|_| next() & next() & next())
+                .find(|&m| {
+                    let mut table = [None; 1 << BITS];
+                    subsets.iter().all(|&(sub, landing)| {
+                        let e = &mut table[slot(m, sub)];
+                        match *e {
+                            None => {
+                                *e = Some(landing);
+                                true
+                            }
+                            Some(l) => l == landing,
+                        }
+                    })
+                })
+                .expect("a jump multiplier for every cell");
+            magic[u] = found;
+            for &(sub, landing) in &subsets {
+                land[u << BITS | slot(found, sub)] = landing;
+            }
+        }
+        JumpTable { over, magic, land }
+    }
+
+    /// The cells a piece on `u` reaches with one jump over the occupied cells `occ` (landing cells
+    /// not yet checked for being open).
+    #[inline(always)]
+    pub fn from(&self, u: usize, occ: u64) -> u64 {
+        let u = u & 63;
+        let index = (occ & self.over[u]).wrapping_mul(self.magic[u]) >> (64 - BITS);
+        self.land[u << BITS | index as usize]
+    }
+}
