@@ -325,8 +325,12 @@ impl Cc2p {
         })
     }
 
-    /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md).
+    /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md), or
+    /// `start` for the start position.
     pub fn parse_position(&self, text: &str) -> Result<u64, Cc2pError> {
+        if text.trim().eq_ignore_ascii_case("start") {
+            return Ok(self.start_index());
+        }
         let bad = |reason: String| Cc2pError::BadPosition {
             text: text.to_string(),
             reason,
@@ -1499,6 +1503,11 @@ mod tests {
         let g46 = g(4, 6);
         let text = "0:0,1,2,3,4,5;1:10,11,12,13,14,15;0";
         assert_eq!(g46.format_position(g46.start_index()), text);
+        // `start` names the start position (as in cc3p's notation), for query and the explorer.
+        let g72 = g(7, 2);
+        let start = g72.parse_position(" Start ").unwrap();
+        assert_eq!(start, g72.start_index());
+        assert_eq!(g72.format_position(start), "0:0,1;1:47,48;0");
     }
 
     #[test]
