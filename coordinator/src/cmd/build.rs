@@ -10,6 +10,7 @@ use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
+use kingmaker_worker::options;
 use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
@@ -76,17 +77,45 @@ pub struct BuildArgs {
     pub no_symmetry: bool,
 }
 
-pub fn run(args: BuildArgs) -> Result<()> {
-    let spec = args.game.spec();
-    if let Some(t) = args.threads {
+/// Check the size and count options shared by `build` and `resume` (before anything is written)
+/// and set up the compute threads.
+pub fn check_options(
+    threads: Option<usize>,
+    local_workers: usize,
+    checkpoint_every_secs: u64,
+    memory_budget: Option<u64>,
+    worker_timeout: f64,
+) -> Result<()> {
+    let threads = threads.map(options::check_threads).transpose();
+    let threads = threads.map_err(anyhow::Error::msg)?;
+    options::check_local_workers(local_workers).map_err(anyhow::Error::msg)?;
+    options::check_checkpoint_secs(checkpoint_every_secs).map_err(anyhow::Error::msg)?;
+    options::check_worker_timeout(worker_timeout).map_err(anyhow::Error::msg)?;
+    if let Some(bytes) = memory_budget {
+        options::check_memory_budget(bytes).map_err(anyhow::Error::msg)?;
+        if let Some(warning) = options::memory_budget_warning(bytes) {
+            tracing::warn!("{warning}");
+        }
+    }
+    if let Some(t) = threads {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
+            .num_threads(t)
             .build_global()
             .context("setting up threads")?;
     }
-    if args.local_workers == 0 {
-        bail!("--local-workers must be at least 1");
-    }
+    Ok(())
+}
+
+pub fn run(args: BuildArgs) -> Result<()> {
+    let spec = args.game.spec();
+    options::check_shard_size(args.shard_size).map_err(anyhow::Error::msg)?;
+    check_options(
+        args.threads,
+        args.local_workers,
+        args.checkpoint_every_secs,
+        args.memory_budget,
+        args.worker_timeout,
+    )?;
     let all_layers = spec.layers();
     let layers = if args.layers.is_empty() {
         all_layers
@@ -117,9 +146,6 @@ pub fn run(args: BuildArgs) -> Result<()> {
         let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
             bail!("--workers needs the workers' token: pass --token or set {TOKEN_ENV}");
         };
-        if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
-            bail!("--worker-timeout must be between 0 and 3600 seconds");
-        }
         let remote = RemoteOptions {
             addrs: args.workers.clone(),
             token,

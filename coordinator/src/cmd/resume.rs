@@ -1,10 +1,10 @@
 //! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint.
 
-use super::build::solve_run_with;
+use super::build::{check_options, solve_run_with};
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::service::auth::TOKEN_ENV;
@@ -57,12 +57,13 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             args.dir.display()
         );
     }
-    if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .context("setting up threads")?;
-    }
+    check_options(
+        args.threads,
+        args.local_workers,
+        args.checkpoint_every_secs,
+        args.memory_budget,
+        args.worker_timeout,
+    )?;
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
     match &state.current {
@@ -121,9 +122,6 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
                 bail!("resuming a distributed run needs the workers' token: pass --token or set {TOKEN_ENV}");
             };
-            if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
-                bail!("--worker-timeout must be between 0 and 3600 seconds");
-            }
             let remote = RemoteOptions {
                 addrs: addrs.clone(),
                 token,
