@@ -2,7 +2,7 @@
 
 use super::game::GameChoice;
 use crate::remote::{Cluster, RemoteOptions};
-use crate::rundir::{write_json_atomically, Distributed, RunDir, RunInfo};
+use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
 use crate::solve::{
     embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions,
 };
@@ -157,7 +157,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
-    let run = RunDir::create(&out)?;
+    // Locked for the whole build: a second build or a resume of it is refused.
+    let (run, _lock) = RunDir::create(&out, "kingmaker build")?;
     let info = RunInfo {
         format: 1,
         spec: spec.clone(),
@@ -224,6 +225,12 @@ pub fn solve_run_with(
         }
         None => game.clone(),
     };
+    // Announce this process at once (`kingmaker status`: restoring or starting, then running).
+    let workers = cluster.as_ref().map(|c| c.addrs()).unwrap_or_default();
+    let starting = Progress::starting(&info.layers, kernel.size(), &state, &workers);
+    if let Err(e) = run.write_progress(&starting) {
+        tracing::warn!("could not write progress.json: {e:#}");
+    }
     let ending = match cluster {
         None => solve_layers(
             run,

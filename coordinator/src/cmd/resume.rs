@@ -1,6 +1,7 @@
 //! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint.
 
 use super::build::{check_options, solve_run_with};
+use crate::lock::lock_run;
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
@@ -51,12 +52,6 @@ pub struct ResumeArgs {
 
 pub fn run(args: ResumeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
-    if run.summary_path().exists() {
-        bail!(
-            "{} is already complete (summary.json exists); nothing to resume",
-            args.dir.display()
-        );
-    }
     check_options(
         args.threads,
         args.local_workers,
@@ -64,6 +59,14 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         args.memory_budget,
         args.worker_timeout,
     )?;
+    // Locked for the whole resume: refused while a build or another resume works on the run.
+    let _lock = lock_run(&args.dir, "kingmaker resume")?;
+    if run.summary_path().exists() {
+        bail!(
+            "{} is already complete (summary.json exists); nothing to resume",
+            args.dir.display()
+        );
+    }
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
     match &state.current {
