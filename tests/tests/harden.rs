@@ -361,3 +361,42 @@ fn status_says_running_during_a_resume_and_stopped_after_a_crash() {
     assert!(resume.0.wait().unwrap().success());
     assert_eq!(status_json(&dir)["phase"], "complete");
 }
+
+// ---- item 8: cc2p counts are combinatorial ----
+
+fn count_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["count", "cc2p"];
+    all.extend(args);
+    all.push("--json");
+    serde_json::from_str(&kingmaker_ok(&all)).unwrap()
+}
+
+/// The published rows (RULES.md §3), up to 6×6 / 6 (2.3 trillion states: no enumeration could
+/// answer), in both tip-rule conventions.
+#[test]
+fn cc2p_counts_are_the_published_ones_without_enumerating() {
+    for (board, pieces, states, exact, shortcut) in [
+        ("7x7", "1", 4_704u64, 96u64, 96u64),
+        ("7x7", "2", 2_542_512, 10_810, 10_810),
+        ("7x7", "3", 559_352_640, 576_840, 576_840),
+        ("4x4", "6", 3_363_360, 405_420, 405_420),
+        ("5x5", "6", 9_610_154_400, 64_173_018, 63_860_706),
+        ("6x6", "6", 2_313_100_389_600, 0, 1_898_692_650),
+    ] {
+        let what = format!("{board} / {pieces}");
+        let c = count_json(&["--board", board, "--pieces", pieces]);
+        assert_eq!(c["states"], states.to_string(), "{what}: {c}");
+        assert_eq!(c["placements"], (states / 2).to_string(), "{what}: {c}");
+        if exact > 0 {
+            assert_eq!(c["illegal_states"], exact.to_string(), "{what}: {c}");
+            assert_eq!(c["illegal_states_exact"], exact.to_string(), "{what}: {c}");
+        }
+        assert_eq!(
+            c["illegal_states_shortcut"],
+            shortcut.to_string(),
+            "{what}: {c}"
+        );
+        let c = count_json(&["--board", board, "--pieces", pieces, "--shortcut-tip-rule"]);
+        assert_eq!(c["illegal_states"], shortcut.to_string(), "{what}: {c}");
+    }
+}
