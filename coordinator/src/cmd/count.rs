@@ -72,7 +72,7 @@ pub fn run(args: CountArgs) -> Result<()> {
                 .as_str()
                 .map(group_digits)
                 .unwrap_or_else(|| v.to_string());
-            println!("{k:>18}: {v}");
+            println!("{k:>23}: {v}");
         }
     }
     Ok(())
