@@ -89,11 +89,11 @@ impl Explorer {
             }
             #[allow(unreachable_patterns)]
             _ => {
-                // The game's own start if its notation has one, else a classic TOPPEN start (the
-                // ring), else the first live state as an example.
-                let start = ["start", "####/#..#/####:AABBABABAB:A"]
-                    .iter()
-                    .find_map(|t| game.parse_position(t).ok())
+                // The game's own start if it has one, else a classic TOPPEN start (the ring),
+                // else the first live state as an example.
+                let start = game
+                    .start_index()
+                    .or_else(|| game.parse_position("####/#..#/####:AABBABABAB:A").ok())
                     .or_else(|| {
                         (0..game.size().min(1 << 20))
                             .find(|&i| matches!(game.node(i), Node::Live { .. }))

@@ -5,6 +5,7 @@ mod cmd;
 mod deploy;
 mod explore;
 mod line;
+mod lock;
 mod progress;
 mod reach;
 mod remote;

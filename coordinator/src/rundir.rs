@@ -7,12 +7,15 @@
 //! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
 //! DIR/progress.json     where the run stands (rewritten every wave; read by `kingmaker status`)
 //! DIR/summary.json      counts, digests, classes (written last: its presence means "complete")
+//! DIR/kingmaker.lock    held (flock) by the `build` or `resume` working on the run; its pid
 //! ```
 
-use anyhow::{bail, Context, Result};
+use crate::lock::{lock_run, LOCK_FILE};
+use anyhow::{Context, Result};
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::table::{open_table, TableSummary};
 use kingmaker_worker::kernel::{Layer, ResumePoint, WaveSummary};
+use kingmaker_worker::lock::DirLock;
 use kingmaker_worker::spec::GameSpec;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -57,31 +60,45 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// A new run directory: `path` must not exist, or be empty. (A build killed before it wrote
-    /// `run.json` leaves at most a temporary file behind, which counts as empty.)
-    pub fn create(path: &Path) -> Result<RunDir> {
-        if path.exists() {
-            let only_leftovers = path.is_dir()
+    /// A new run directory, locked for `command` (`kingmaker build`) as long as the lock lives:
+    /// `path` must not exist, or be empty. (A build killed before it wrote `run.json` leaves at
+    /// most a temporary file and the lock file behind, which counts as empty.) The directory is
+    /// checked again once locked, so two builds into one new directory cannot both go ahead.
+    pub fn create(path: &Path, command: &str) -> Result<(RunDir, DirLock)> {
+        let only_leftovers = || {
+            path.is_dir()
                 && path
                     .read_dir()
                     .map(|d| {
-                        d.flatten()
-                            .all(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+                        d.flatten().all(|e| {
+                            let name = e.file_name().to_string_lossy().into_owned();
+                            name.ends_with(".tmp") || name == LOCK_FILE
+                        })
                     })
-                    .unwrap_or(false);
-            if !only_leftovers {
-                bail!(
-                    "{} already exists and is not empty; choose a new --out directory \
-                     (or `kingmaker resume {}` to continue a run there)",
-                    path.display(),
-                    path.display()
-                );
-            }
+                    .unwrap_or(false)
+        };
+        let refuse = || {
+            anyhow::anyhow!(
+                "{} already exists and is not empty; choose a new --out directory \
+                 (or `kingmaker resume {}` to continue a run there)",
+                path.display(),
+                path.display()
+            )
+        };
+        if path.exists() && !only_leftovers() {
+            return Err(refuse());
         }
         std::fs::create_dir_all(path).with_context(|| format!("creating {}", path.display()))?;
-        Ok(RunDir {
-            path: path.to_path_buf(),
-        })
+        let lock = lock_run(path, command)?;
+        if !only_leftovers() {
+            return Err(refuse());
+        }
+        Ok((
+            RunDir {
+                path: path.to_path_buf(),
+            },
+            lock,
+        ))
     }
 
     /// An existing run directory with its `run.json`.
@@ -262,6 +279,15 @@ pub struct Progress {
     pub pid: u32,
     pub last_checkpoint: Option<(String, u32)>,
     pub workers: Vec<String>,
+    /// `starting` (a build or resume without a checkpoint to restore, before its first wave),
+    /// `restoring` (a resume restoring its checkpoint, until the first wave after it closes), or
+    /// `running` (waves are closing). Absent in files from before: `running`.
+    #[serde(default = "running")]
+    pub phase: String,
+}
+
+fn running() -> String {
+    "running".into()
 }
 
 impl Progress {
@@ -297,6 +323,51 @@ impl Progress {
                 .as_ref()
                 .map(|c| (c.layer.clone(), c.last.wave)),
             workers: workers.to_vec(),
+            phase: running(),
+        }
+    }
+
+    /// What a build or resume announces before its first wave: `restoring` the checkpoint of
+    /// the current layer if there is one (its wave and decided states), else `starting` the
+    /// first layer not yet finished. `states`: the states of the game the kernel solves.
+    pub fn starting(
+        layers: &[Layer],
+        states: u64,
+        state: &RunState,
+        workers: &[String],
+    ) -> Progress {
+        let (layer, point, phase) = match &state.current {
+            Some(c) => (c.layer.clone(), Some(c.last), "restoring"),
+            None => (
+                layers
+                    .iter()
+                    .find(|l| state.finished(&l.name).is_none())
+                    .map_or(String::new(), |l| l.name.clone()),
+                None,
+                "starting",
+            ),
+        };
+        Progress {
+            layer,
+            wave: point.map_or(0, |p| p.wave),
+            decided_in_wave: 0,
+            decided_total: point.map_or(0, |p| p.decided_total),
+            states,
+            layers_finished: state
+                .finished
+                .iter()
+                .map(|f| f.layer.name.clone())
+                .collect(),
+            seconds: 0.0,
+            rate: 0.0,
+            updated_unix: unix_now(),
+            pid: std::process::id(),
+            last_checkpoint: state
+                .current
+                .as_ref()
+                .map(|c| (c.layer.clone(), c.last.wave)),
+            workers: workers.to_vec(),
+            phase: phase.into(),
         }
     }
 }

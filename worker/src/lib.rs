@@ -4,6 +4,8 @@
 pub mod game;
 pub mod games;
 pub mod kernel;
+pub mod lock;
+pub mod options;
 pub mod service;
 pub mod spec;
 

@@ -2,7 +2,7 @@
 
 use super::game::GameChoice;
 use crate::remote::{Cluster, RemoteOptions};
-use crate::rundir::{write_json_atomically, Distributed, RunDir, RunInfo};
+use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
 use crate::solve::{
     embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions,
 };
@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::kernel::Layer;
+use kingmaker_worker::options;
 use kingmaker_worker::service::auth::TOKEN_ENV;
 use kingmaker_worker::spec::{AnyGame, GameSpec};
 use kingmaker_worker::Game;
@@ -77,17 +78,45 @@ pub struct BuildArgs {
     pub no_symmetry: bool,
 }
 
-pub fn run(args: BuildArgs) -> Result<()> {
-    let spec = args.game.spec();
-    if let Some(t) = args.threads {
+/// Check the size and count options shared by `build` and `resume` (before anything is written)
+/// and set up the compute threads.
+pub fn check_options(
+    threads: Option<usize>,
+    local_workers: usize,
+    checkpoint_every_secs: u64,
+    memory_budget: Option<u64>,
+    worker_timeout: f64,
+) -> Result<()> {
+    let threads = threads.map(options::check_threads).transpose();
+    let threads = threads.map_err(anyhow::Error::msg)?;
+    options::check_local_workers(local_workers).map_err(anyhow::Error::msg)?;
+    options::check_checkpoint_secs(checkpoint_every_secs).map_err(anyhow::Error::msg)?;
+    options::check_worker_timeout(worker_timeout).map_err(anyhow::Error::msg)?;
+    if let Some(bytes) = memory_budget {
+        options::check_memory_budget(bytes).map_err(anyhow::Error::msg)?;
+        if let Some(warning) = options::memory_budget_warning(bytes) {
+            tracing::warn!("{warning}");
+        }
+    }
+    if let Some(t) = threads {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
+            .num_threads(t)
             .build_global()
             .context("setting up threads")?;
     }
-    if args.local_workers == 0 {
-        bail!("--local-workers must be at least 1");
-    }
+    Ok(())
+}
+
+pub fn run(args: BuildArgs) -> Result<()> {
+    let spec = args.game.spec();
+    options::check_shard_size(args.shard_size).map_err(anyhow::Error::msg)?;
+    check_options(
+        args.threads,
+        args.local_workers,
+        args.checkpoint_every_secs,
+        args.memory_budget,
+        args.worker_timeout,
+    )?;
     let layers = if args.layers.is_empty() {
         spec.layers()
     } else {
@@ -101,9 +130,6 @@ pub fn run(args: BuildArgs) -> Result<()> {
         let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
             bail!("--workers needs the workers' token: pass --token or set {TOKEN_ENV}");
         };
-        if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
-            bail!("--worker-timeout must be between 0 and 3600 seconds");
-        }
         let remote = RemoteOptions {
             addrs: args.workers.clone(),
             token,
@@ -115,7 +141,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
-    let run = RunDir::create(&out)?;
+    // Locked for the whole build: a second build or a resume of it is refused.
+    let (run, _lock) = RunDir::create(&out, "kingmaker build")?;
     let info = RunInfo {
         format: 1,
         spec: spec.clone(),
@@ -205,6 +232,12 @@ pub fn solve_run_with(
         }
         None => game.clone(),
     };
+    // Announce this process at once (`kingmaker status`: restoring or starting, then running).
+    let workers = cluster.as_ref().map(|c| c.addrs()).unwrap_or_default();
+    let starting = Progress::starting(&info.layers, kernel.size(), &state, &workers);
+    if let Err(e) = run.write_progress(&starting) {
+        tracing::warn!("could not write progress.json: {e:#}");
+    }
     let ending = match cluster {
         None => solve_layers(
             run,

@@ -140,6 +140,10 @@ fn fetch_file(
     let url = format!("{base}{}", f.path);
     let mut transferred = 0u64;
     let mut attempt = 0;
+    // Bytes of a `.part` left by an earlier run: not checked against the server's copy until
+    // the file is whole, and possibly damaged here. A mismatch then downloads the file afresh
+    // before anyone blames the server.
+    let mut earlier_part = std::fs::metadata(&part).is_ok_and(|m| m.len() > 0);
     loop {
         let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
         if have > f.size {
@@ -186,6 +190,17 @@ fn fetch_file(
             // The server's copy is shorter than the manifest says and it ended cleanly.
             std::fs::remove_file(&part).ok();
             bail!("{url}: the server sent {size} bytes, the manifest lists {} (truncated on the server?)", f.size);
+        }
+        if sha != f.sha256 && earlier_part {
+            std::fs::remove_file(&part).with_context(|| format!("removing {}", part.display()))?;
+            earlier_part = false;
+            eprintln!(
+                "  {}: sha256 mismatch in the file resumed from {} (kept from an earlier fetch, so \
+                 the fault may be local): downloading it afresh",
+                f.path,
+                part.display()
+            );
+            continue;
         }
         if sha != f.sha256 {
             std::fs::remove_file(&part).ok();
@@ -246,38 +261,77 @@ fn download(
         Err(e) => return Err(fatal(format!("{url}: {e}"))),
     };
     let status = resp.status().as_u16();
-    let mut file = match status {
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    // The size of the server's copy, where the answer says it: `Content-Range: bytes A-B/TOTAL`
+    // (206, 416) or the Content-Length of a whole file (200).
+    let range = header("content-range");
+    let server_total = match status {
+        200 => header("content-length").trim().parse::<u64>().ok(),
+        _ => range
+            .rsplit_once('/')
+            .and_then(|(_, t)| t.trim().parse::<u64>().ok()),
+    };
+    let wrong_size = |total: u64| {
+        fatal(format!(
+            "{url}: the server's copy is {total} bytes, the manifest lists {size}: {} on the \
+             server? (nothing to resume: ask whoever publishes the release)",
+            if total < size {
+                "truncated"
+            } else {
+                "a different file"
+            }
+        ))
+    };
+    if let Some(total) = server_total.filter(|&t| t != size && matches!(status, 200 | 206 | 416)) {
+        return Err(wrong_size(total));
+    }
+    // Where this answer's bytes go in the file.
+    let (mut file, from) = match status {
         206 if have > 0 => {
-            let range = resp
-                .headers()
-                .get("content-range")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
             if !range.starts_with(&format!("bytes {have}-")) {
                 return Err(fatal(format!(
                     "{url}: asked for bytes {have}- and got Content-Range {range:?}"
                 )));
             }
-            OpenOptions::new().append(true).open(part)?
+            (OpenOptions::new().append(true).open(part)?, have)
         }
         // A full answer (the server ignores Range, or this is the first request): start over.
-        200 => File::create(part)?,
+        200 => {
+            if have > 0 {
+                eprintln!(
+                    "  {url}: the server ignores range requests and sends the whole file: \
+                     downloading it from the start"
+                );
+            }
+            (File::create(part)?, 0)
+        }
         404 => {
             return Err(fatal(format!(
                 "{url}: 404 Not Found: the server does not have this file of the release"
             )))
         }
+        // We asked for bytes `have`.. of a file the manifest says has `size` > `have`: the
+        // server's copy is shorter (it did not say how long: the case of a full answer is above).
         416 => {
-            // Our partial file is longer than the server's: drop it and start again.
-            std::fs::remove_file(part)?;
-            return Err(Failure::Retry("the server refused the resume range".into()));
+            return Err(fatal(format!(
+                "{url}: the server has no bytes from {have} on of a file the manifest lists as \
+                 {size} bytes: its copy is shorter (truncated on the server?); the {have} bytes \
+                 downloaded are kept in {}",
+                part.display()
+            )))
         }
         s => return Err(fatal(format!("{url}: the server answered HTTP {s}"))),
     };
     let mut reader = resp
         .body_mut()
         .with_config()
-        .limit(size - have + 1)
+        .limit(size - from + 1)
         .reader();
     let mut buf = vec![0u8; 1 << 16];
     let result = loop {
@@ -288,6 +342,12 @@ fn download(
                 *transferred += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // More than the manifest lists (the body limit): the next attempt drops the file.
+            Err(_) if file.metadata()?.len() > size => {
+                break Err(Failure::Retry(format!(
+                    "the server sends more than the {size} bytes the manifest lists"
+                )))
+            }
             Err(e) => break Err(Failure::Retry(format!("connection lost ({e})"))),
         }
     };

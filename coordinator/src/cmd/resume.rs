@@ -1,7 +1,8 @@
 //! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint, or
 //! give a run layers it does not have yet (`--layers`).
 
-use super::build::{select_layers, solve_run_with};
+use super::build::{check_options, select_layers, solve_run_with};
+use crate::lock::lock_run;
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
@@ -57,6 +58,15 @@ pub struct ResumeArgs {
 
 pub fn run(args: ResumeArgs) -> Result<()> {
     let (run, mut info) = RunDir::open(&args.dir)?;
+    check_options(
+        args.threads,
+        args.local_workers,
+        args.checkpoint_every_secs,
+        args.memory_budget,
+        args.worker_timeout,
+    )?;
+    // Locked for the whole resume: refused while a build or another resume works on the run.
+    let _lock = lock_run(&args.dir, "kingmaker resume")?;
     let added: Vec<_> = select_layers(&info.spec, &args.layers)?
         .into_iter()
         .filter(|l| !info.layers.iter().any(|have| have.name == l.name))
@@ -98,12 +108,6 @@ pub fn run(args: ResumeArgs) -> Result<()> {
              with --layers)",
             args.dir.display()
         );
-    }
-    if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .context("setting up threads")?;
     }
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
@@ -163,9 +167,6 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
                 bail!("resuming a distributed run needs the workers' token: pass --token or set {TOKEN_ENV}");
             };
-            if !(args.worker_timeout > 0.0 && args.worker_timeout < 3600.0) {
-                bail!("--worker-timeout must be between 0 and 3600 seconds");
-            }
             let remote = RemoteOptions {
                 addrs: addrs.clone(),
                 token,

@@ -5,6 +5,13 @@
 //! - `GET /api/info` — the game, its players, layers, start position and board.
 //! - `GET /api/position?p=TEXT` — a position's labels and every move with the labels after it
 //!   (`p` omitted: the start). A position that does not parse is a 400 with `{"error": "..."}`.
+//!
+//! Connections are accepted by a loop of our own rather than `axum::serve`, for two limits it
+//! does not have: a client must send a request's headers within `--header-timeout` seconds (also
+//! the idle time allowed between requests on a kept-alive connection), or the connection is
+//! closed; and at most `--max-connections` are open at once (by default fewer than the process's
+//! file limit allows), the next ones waiting in the listen queue. Half-sent requests and idle
+//! connections thus cannot hold the server for long or run it out of file descriptors.
 
 use crate::explore::{ApiError, Explorer};
 use anyhow::{Context, Result};
@@ -15,11 +22,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use clap::Args;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use serde::Deserialize;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -28,6 +38,29 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port (the address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Seconds a client has to send a request's headers (and may stay idle between requests)
+    /// before its connection is closed.
+    #[arg(long, default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Connections open at once (default: 256, or fewer if the file limit is low); more wait.
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+}
+
+/// The default connection limit: 256, or what the soft file limit leaves after a margin for the
+/// tables and the runtime.
+fn default_max_connections() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct we pass.
+    let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        limit.rlim_cur
+    } else {
+        1024
+    };
+    (files.saturating_sub(32) as usize).clamp(4, 256)
 }
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
@@ -35,6 +68,21 @@ const APP_JS: &str = include_str!("../web/app.js");
 const APP_CSS: &str = include_str!("../web/app.css");
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    if !(args.header_timeout > 0.0 && args.header_timeout <= 3600.0) {
+        anyhow::bail!(
+            "--header-timeout must be more than 0 and at most 3600 seconds (got {})",
+            args.header_timeout
+        );
+    }
+    let max_connections = match args.max_connections {
+        Some(0) => anyhow::bail!("--max-connections must be at least 1"),
+        Some(n) => n,
+        None => default_max_connections(),
+    };
+    let limits = Limits {
+        header_timeout: Duration::from_secs_f64(args.header_timeout),
+        max_connections,
+    };
     let explorer = Arc::new(Explorer::open(&args.dir)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -52,13 +100,61 @@ pub fn run(args: ServeArgs) -> Result<()> {
             args.dir.display()
         );
         std::io::stdout().flush().ok();
-        axum::serve(listener, router(explorer))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("serving HTTP")
+        serve_connections(listener, router(explorer), limits).await
     })
+}
+
+/// How long a client may take and how many may be connected.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    pub header_timeout: Duration,
+    pub max_connections: usize,
+}
+
+/// Accept connections (at most `max_connections` at once) and serve HTTP/1.1 on each with
+/// `router`, closing those that take longer than `header_timeout` to send a request's headers,
+/// until Ctrl-C.
+pub async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+) -> Result<()> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        // A permit first: beyond the limit, connections wait in the listen queue and hold no
+        // file descriptor of ours.
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => p.context("connection limit")?,
+            _ = &mut shutdown => return Ok(()),
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => return Ok(()),
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = http.serve_connection(
+            TokioIo::new(stream),
+            TowerToHyperService::new(router.clone()),
+        );
+        tokio::spawn(async move {
+            // A timed-out or broken connection is the client's business.
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
 }
 
 pub fn router(explorer: Arc<Explorer>) -> Router {

@@ -1,5 +1,6 @@
 //! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
 
+use crate::lock::run_holder;
 use crate::rundir::{unix_now, RunDir};
 use anyhow::Result;
 use clap::Args;
@@ -15,29 +16,34 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// Is the process that last wrote progress.json still alive (on this machine)? A zombie (killed,
-/// not yet reaped by its parent) is not.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state letter follows the command name in parentheses.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
-}
-
 pub fn run(args: StatusArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     let state = run.state()?;
     let progress = run.progress()?;
     let complete = run.summary_path().exists();
-    let running = !complete && progress.as_ref().is_some_and(|p| alive(p.pid));
+    // Running means a build or resume holds the run directory's lock: not the pid in
+    // progress.json, which a crashed run leaves behind (and which the system may reuse).
+    let holder = if complete {
+        None
+    } else {
+        run_holder(&args.dir)?
+    };
+    let running = holder.is_some();
+    // The holder's own announcement (restoring, starting, running), if it has made one yet;
+    // before that the progress is an earlier process's.
+    let current = progress
+        .as_ref()
+        .filter(|p| holder.as_ref().is_some_and(|h| h.pid == p.pid));
+    let activity = match (&holder, current) {
+        (None, _) => None,
+        (Some(_), Some(p)) => Some(p.phase.as_str()),
+        (Some(_), None) => Some("starting"),
+    };
     let phase = if complete {
         "complete"
     } else if running {
         "running"
-    } else if progress.is_some() {
+    } else if progress.is_some() || state.current.is_some() || !state.finished.is_empty() {
         "stopped (resume with `kingmaker resume`)"
     } else {
         "not started"
@@ -48,13 +54,10 @@ pub fn run(args: StatusArgs) -> Result<()> {
         .map(|f| f.layer.name.as_str())
         .collect();
     let layers: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
-    let eta = progress
-        .as_ref()
-        .filter(|p| running && p.rate > 0.0)
-        .map(|p| {
-            // States left in this layer over the layer's average rate (a rough guide: waves vary).
-            (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
-        });
+    let eta = current.filter(|p| p.rate > 0.0).map(|p| {
+        // States left in this layer over the layer's average rate (a rough guide: waves vary).
+        (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
+    });
     if args.json {
         println!(
             "{}",
@@ -62,6 +65,8 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 "run": args.dir,
                 "game": info.spec,
                 "phase": phase,
+                "pid": holder.as_ref().map(|h| h.pid),
+                "activity": activity,
                 "layers": layers,
                 "finished": finished,
                 "checkpoint": state.current,
@@ -71,10 +76,17 @@ pub fn run(args: StatusArgs) -> Result<()> {
         );
         return Ok(());
     }
+    let doing = match (&holder, activity) {
+        (Some(h), Some("restoring")) => format!(
+            " (pid {}, `{}`: restoring its last checkpoint)",
+            h.pid, h.command
+        ),
+        (Some(h), Some(a)) => format!(" (pid {}, `{}`: {a})", h.pid, h.command),
+        _ => String::new(),
+    };
     println!(
-        "run {}: {} ({} states)",
+        "run {}: {phase}{doing} ({} states)",
         args.dir.display(),
-        phase,
         info.states
     );
     println!(
@@ -87,8 +99,13 @@ pub fn run(args: StatusArgs) -> Result<()> {
         }
     );
     if let Some(p) = &progress {
+        let when = if current.is_some() || !running {
+            ""
+        } else {
+            "before this process started: "
+        };
         println!(
-            "layer {} wave {}: {} of {} states decided ({:.1}%), {:.0} states/s, last update {}s ago",
+            "{when}layer {} wave {}: {} of {} states decided ({:.1}%), {:.0} states/s, last update {}s ago",
             p.layer,
             p.wave,
             p.decided_total,

@@ -4,6 +4,7 @@
 //! 5.6 GB and visits every reachable state once).
 
 use super::build::print_summary;
+use crate::lock::lock_run;
 use crate::rundir::{write_json_atomically, RunDir};
 use crate::summary::summarize;
 use anyhow::{bail, Result};
@@ -24,6 +25,8 @@ pub struct SummarizeArgs {
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
+    // Refused while a build or resume works on the run (it writes summary.json itself).
+    let _lock = lock_run(&args.dir, "kingmaker summarize")?;
     let state = run.state()?;
     let mut tables = Vec::new();
     for layer in &info.layers {

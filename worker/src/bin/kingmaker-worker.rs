@@ -9,6 +9,7 @@
 use anyhow::{Context, Result};
 use clap::Parser;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
+use kingmaker_worker::options;
 use kingmaker_worker::service::auth::{AddToken, CheckToken, TOKEN_ENV};
 use kingmaker_worker::service::metrics::Registry;
 use kingmaker_worker::service::server::WorkerOptions;
@@ -68,10 +69,16 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<()> {
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let threads = match args.threads {
+        Some(t) => options::check_threads(t).map_err(anyhow::Error::msg)?,
+        None => options::cores(),
+    };
+    if let Some(bytes) = args.memory_budget {
+        options::check_memory_budget(bytes).map_err(anyhow::Error::msg)?;
+        if let Some(warning) = options::memory_budget_warning(bytes) {
+            tracing::warn!("{warning}");
+        }
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("kernel-{i}"))

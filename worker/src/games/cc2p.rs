@@ -307,6 +307,45 @@ impl Cc2p {
         self.tip_rule
     }
 
+    /// Placements: player 0's k cells and player 1's k cells, disjoint: C(N, k) · C(N − k, k).
+    pub fn placements(&self) -> u64 {
+        self.sets0 * self.sets1
+    }
+
+    /// The number of illegal states (both sides to move), without enumerating the index space:
+    /// legality only looks at the 2k start-area cells (the goals, and for k = 6 the tips and the
+    /// cells that block them), so each way to fill those cells is tested once and multiplied by
+    /// the ways to place the remaining pieces on the other cells. 3^(2k) ≤ 531,441 tests.
+    pub fn illegal_count(&self) -> u64 {
+        let k = self.k as usize;
+        let special: Vec<usize> = bits(self.start[0] | self.start[1]).collect();
+        let rest = self.n as usize - special.len();
+        let mut total = 0u64;
+        for code in 0..3usize.pow(special.len() as u32) {
+            let mut o = [0u128; 2];
+            let mut t = code;
+            for &c in &special {
+                match t % 3 {
+                    1 => o[0] |= bit(c),
+                    2 => o[1] |= bit(c),
+                    _ => {}
+                }
+                t /= 3;
+            }
+            let (a0, a1) = (o[0].count_ones() as usize, o[1].count_ones() as usize);
+            if a0 > k || a1 > k || rest < k - a0 {
+                continue;
+            }
+            let ways = self.choose[k - a0][rest] * self.choose[k - a1][rest - (k - a0)];
+            for mover in 0..2 {
+                if self.illegal(&o, mover) {
+                    total += ways;
+                }
+            }
+        }
+        total
+    }
+
     /// The start position: both players on their start areas, player 0 to move.
     pub fn start_index(&self) -> u64 {
         self.rank(&Pos {
@@ -325,8 +364,12 @@ impl Cc2p {
         })
     }
 
-    /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md).
+    /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md), or
+    /// `start` for the start position.
     pub fn parse_position(&self, text: &str) -> Result<u64, Cc2pError> {
+        if text.trim().eq_ignore_ascii_case("start") {
+            return Ok(self.start_index());
+        }
         let bad = |reason: String| Cc2pError::BadPosition {
             text: text.to_string(),
             reason,
@@ -1223,39 +1266,6 @@ mod tests {
         assert_eq!(s.start, 0);
     }
 
-    /// Count illegal states without enumerating them: legality only looks at the 2k start-area
-    /// cells, so enumerate those cells' contents and multiply by the ways to place the rest.
-    fn illegal_count(game: &Cc2p) -> u64 {
-        let k = game.k as usize;
-        let special: Vec<usize> = bits(game.start[0] | game.start[1]).collect();
-        let rest = game.n as usize - special.len();
-        let mut total = 0u64;
-        let combos = 3usize.pow(special.len() as u32);
-        for code in 0..combos {
-            let mut o = [0u128; 2];
-            let mut t = code;
-            for &c in &special {
-                match t % 3 {
-                    1 => o[0] |= bit(c),
-                    2 => o[1] |= bit(c),
-                    _ => {}
-                }
-                t /= 3;
-            }
-            let (a0, a1) = (o[0].count_ones() as usize, o[1].count_ones() as usize);
-            if a0 > k || a1 > k || rest < k - a0 {
-                continue;
-            }
-            let ways = game.choose[k - a0][rest] * game.choose[k - a1][rest - (k - a0)];
-            for mover in 0..2 {
-                if game.illegal(&o, mover) {
-                    total += ways;
-                }
-            }
-        }
-        total
-    }
-
     #[test]
     fn illegal_counts_by_enumeration() {
         for (m, k, want) in [(7, 1, 96), (7, 2, 10_810), (4, 6, 405_420)] {
@@ -1263,19 +1273,35 @@ mod tests {
             let class = classes(&game);
             let got = class.iter().filter(|&&c| c == 0).count() as u64;
             assert_eq!(got, want, "{m}x{m}/{k}");
-            assert_eq!(illegal_count(&game), want, "{m}x{m}/{k} by formula");
+            assert_eq!(game.illegal_count(), want, "{m}x{m}/{k} by formula");
+        }
+        // `kingmaker count` uses the formula: it must agree with `node` on every small board, in
+        // both tip-rule conventions, and the placements with the index space.
+        for tip_rule in [TipRule::Exact, TipRule::SolverShortcut] {
+            for (m, k) in (1..=6)
+                .map(|k| (4, k))
+                .chain([(5, 2), (5, 3), (7, 1), (7, 2)])
+            {
+                let game = Cc2p::new(m, k, tip_rule).unwrap();
+                let enumerated = (0..game.size())
+                    .filter(|&i| game.node(i) == Node::Illegal)
+                    .count() as u64;
+                let what = format!("{m}x{m}/{k} {tip_rule:?}");
+                assert_eq!(game.illegal_count(), enumerated, "{what}");
+                assert_eq!(2 * game.placements(), game.size(), "{what}");
+            }
         }
     }
 
     #[test]
     fn illegal_counts_published() {
         let shortcut = |m, k| Cc2p::new(m, k, TipRule::SolverShortcut).unwrap();
-        assert_eq!(illegal_count(&g(7, 3)), 576_840);
-        assert_eq!(illegal_count(&shortcut(7, 3)), 576_840);
-        assert_eq!(illegal_count(&g(4, 6)), 405_420);
-        assert_eq!(illegal_count(&g(5, 6)), 64_173_018);
-        assert_eq!(illegal_count(&shortcut(5, 6)), 63_860_706);
-        assert_eq!(illegal_count(&shortcut(6, 6)), 1_898_692_650);
+        assert_eq!(g(7, 3).illegal_count(), 576_840);
+        assert_eq!(shortcut(7, 3).illegal_count(), 576_840);
+        assert_eq!(g(4, 6).illegal_count(), 405_420);
+        assert_eq!(g(5, 6).illegal_count(), 64_173_018);
+        assert_eq!(shortcut(5, 6).illegal_count(), 63_860_706);
+        assert_eq!(shortcut(6, 6).illegal_count(), 1_898_692_650);
     }
 
     // ---- per-state properties ------------------------------------------------------------------
@@ -1499,6 +1525,11 @@ mod tests {
         let g46 = g(4, 6);
         let text = "0:0,1,2,3,4,5;1:10,11,12,13,14,15;0";
         assert_eq!(g46.format_position(g46.start_index()), text);
+        // `start` names the start position (as in cc3p's notation), for query and the explorer.
+        let g72 = g(7, 2);
+        let start = g72.parse_position(" Start ").unwrap();
+        assert_eq!(start, g72.start_index());
+        assert_eq!(g72.format_position(start), "0:0,1;1:47,48;0");
     }
 
     #[test]

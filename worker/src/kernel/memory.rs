@@ -72,7 +72,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    Ok((number * (1u64 << shift) as f64) as u64)
+    let bytes = number * (1u64 << shift) as f64;
+    // 2^64 and above would saturate to u64::MAX silently.
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is too large a size"));
+    }
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -89,6 +94,9 @@ mod tests {
         assert_eq!(parse_size("512kB").unwrap(), 512 << 10);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("5X").is_err());
+        assert!(parse_size("99999999T").unwrap_err().contains("too large"));
+        assert!(parse_size("16777216T").is_err());
+        assert_eq!(parse_size("16777215T").unwrap(), 16777215 << 40);
     }
 
     #[test]

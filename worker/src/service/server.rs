@@ -14,6 +14,7 @@ use super::wire::{decode_updates, pack_bytes};
 use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::memory::{physical_memory, CellStorage};
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
+use crate::lock::DirLock;
 use crate::spec::{AnyGame, GameSpec};
 use crate::Game;
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
@@ -112,6 +113,9 @@ struct Active {
     abort: watch::Sender<Option<String>>,
     /// The layer was finished and the next one of the same run is being opened: not a failure.
     retired: AtomicBool,
+    /// The lock of `run_dir`, held while this worker works on the run (passed on from layer to
+    /// layer): a second worker on the same data directory is refused the run.
+    lock: Arc<DirLock>,
 }
 
 impl Active {
@@ -376,9 +380,13 @@ impl WorkerService {
         // or of an abandoned run (its files stay). A live run of another coordinator is refused.
         // The previous layer stays in place, retired, until the new one is open, so heartbeats
         // keep naming this run meanwhile.
+        let mut run_lock = None;
         {
             let state = self.inner.state.lock().expect("worker state");
             if let Some(previous) = state.as_ref() {
+                if previous.run_id == req.run_id {
+                    run_lock = Some(previous.lock.clone());
+                }
                 if previous.run_id != req.run_id && previous.failure().is_none() {
                     return Err(Status::failed_precondition(format!(
                         "this worker is busy with run {} of another coordinator",
@@ -401,6 +409,15 @@ impl WorkerService {
         let layer_dir = run_dir.join(&layer.name);
         std::fs::create_dir_all(&layer_dir)
             .map_err(|e| Status::internal(format!("cannot create {}: {e}", layer_dir.display())))?;
+        let lock = match run_lock {
+            Some(lock) => lock,
+            None => Arc::new(DirLock::acquire(&run_dir, "kingmaker-worker").map_err(|e| {
+                Status::failed_precondition(format!(
+                    "{e}: another worker uses the same data directory for this run; give each \
+                     worker a data directory of its own"
+                ))
+            })?),
+        };
         let mut peers = Vec::with_capacity(workers);
         for addr in &req.peers {
             let client =
@@ -461,6 +478,7 @@ impl WorkerService {
             lease,
             abort,
             retired: AtomicBool::new(false),
+            lock,
         });
         *self.inner.state.lock().expect("worker state") = Some(active);
         m.shards.set(shards as u64);
