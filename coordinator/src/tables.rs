@@ -10,6 +10,7 @@ use kingmaker_tablefmt::release::LayerFile;
 use kingmaker_tablefmt::Lookup;
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::GameSpec;
+use kingmaker_worker::Game;
 use std::path::{Path, PathBuf};
 
 /// What holds the tables.
@@ -26,19 +27,38 @@ pub struct Tables {
     pub source: Source,
 }
 
+/// The game of a release, checked against the manifest: a game this kingmaker knows, whose index
+/// space has exactly the manifest's number of states (so a release relabelled as another game is
+/// refused before any lookup).
+pub fn release_game(manifest: &Manifest, what: &str) -> Result<GameSpec> {
+    let spec: GameSpec = serde_json::from_value(manifest.game.clone()).with_context(|| {
+        format!(
+            "{what} is a release of a game this kingmaker does not know ({}); upgrade kingmaker",
+            manifest.game
+        )
+    })?;
+    let size = spec
+        .build()
+        .with_context(|| format!("{what}: its game {} cannot be built", manifest.game))?
+        .size();
+    if size != manifest.states {
+        bail!(
+            "{what}: the manifest says {} states, but its game {} has {size}: the manifest does not \
+             describe these tables (relabelled or damaged); fetch the release again",
+            manifest.states,
+            manifest.game
+        );
+    }
+    Ok(spec)
+}
+
 impl Tables {
     /// Open `dir`: a release if it has a manifest, a run directory if it has `run.json` (the run
     /// must be finished).
     pub fn open(dir: &Path) -> Result<Tables> {
         if dir.join(MANIFEST).exists() || dir.join(MANIFEST_SHA256).exists() {
             let manifest = read_manifest(dir)?;
-            let spec: GameSpec = serde_json::from_value(manifest.game.clone()).with_context(|| {
-                format!(
-                    "{} is a release of a game this kingmaker does not know ({}); upgrade kingmaker",
-                    dir.display(),
-                    manifest.game
-                )
-            })?;
+            let spec = release_game(&manifest, &dir.display().to_string())?;
             let layers = manifest
                 .layers
                 .iter()

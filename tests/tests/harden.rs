@@ -713,3 +713,23 @@ fn fetch_says_a_truncated_server_copy_is_truncated() {
         assert!(!dest.join("manifest.sha256").exists());
     }
 }
+
+/// Item 9: a release whose manifest names another game (with every checksum redone) is refused
+/// by `verify`, `query` and `fetch`, since that game's index space has another size.
+#[test]
+fn a_release_relabelled_as_another_game_is_refused() {
+    use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest};
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let mut m = read_manifest(&rel).unwrap();
+    m.game = serde_json::json!({"game": "toppen", "first": 0, "diagonal": false});
+    std::fs::remove_file(rel.join("manifest.sha256")).unwrap();
+    write_manifest(&rel, &m).unwrap();
+    let out = kingmaker(&["verify", s(&rel)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("does not describe these tables"), "{err}");
+    let out = kingmaker(&["query", s(&rel), "start"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not describe these tables"));
+}

@@ -53,6 +53,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     let manifest_bytes = get_small(&agent, &base, MANIFEST, 64 << 20)?;
     let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
         .with_context(|| format!("the release at {base} is not consistent"))?;
+    crate::tables::release_game(&manifest, &format!("the release at {base}"))?;
     if let Some(pin) = &args.manifest_sha256 {
         let got = &manifest_sha256_line(&manifest_bytes)[..64];
         if !got.eq_ignore_ascii_case(pin.trim()) {

@@ -74,6 +74,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         .manifest
         .as_ref()
         .expect("a verified release has a manifest");
+    crate::tables::release_game(manifest, &args.dir.display().to_string())?;
     let mb = report.bytes as f64 / 1e6;
     let mut deep = None;
     if args.deep {
