@@ -15,6 +15,11 @@
 //!   this state (board and ko ban): that replay is the exactness check. The parent may carry any
 //!   flag under which `x` was playable: "clear", "pass", or a legal ko ban on a point other than
 //!   `x`.
+//!
+//! Parents are distinct without de-duplicating: two choices of `x` differ on `x` (empty in one
+//! parent, `m`'s stone in the other), two subsets of restored regions differ on a region, and the
+//! flags differ. Every parent of the state is found: a stone move's captured groups are such
+//! regions and its parent board is exactly "this board, `x` emptied, the captured groups back".
 
 use super::board::Board;
 use super::index::{Flag, State};
