@@ -2,4 +2,5 @@
 
 pub mod cc2p;
 pub mod cc3p;
+pub mod go;
 pub mod toppen;

@@ -1,0 +1,164 @@
+//! Position and move notation (docs/go.md, "Notation").
+//!
+//! A position is `ROWS:SIDE[:FLAG]`:
+//! - `ROWS`: the board rows from top (row 1) to bottom, separated by `/`; in a row `X` is a Black
+//!   stone, `O` a White stone, `.` an empty point;
+//! - `SIDE`: `B` or `W`, the player to move;
+//! - `FLAG`: absent when there is nothing to remember, `pass` when the last move was a pass, `end`
+//!   when the game is over (two passes in a row), `ko=PT` when the point `PT` is banned by the ko
+//!   rule.
+//!
+//! A point is named by its column letter (`a` leftmost) and row number (`1` the top row): `b3`. A
+//! move is a point or `pass`. Letters are case-insensitive.
+
+use super::board::Board;
+use super::index::{Flag, State};
+use super::{moves, Go, GoError};
+
+impl Go {
+    fn bad(text: &str, why: impl Into<String>) -> GoError {
+        GoError::BadPosition {
+            text: text.into(),
+            why: why.into(),
+        }
+    }
+
+    /// The name of point `p`, e.g. `a1` for the top-left point.
+    pub fn point_name(&self, p: usize) -> String {
+        let (r, c) = (p / self.geom.cols, p % self.geom.cols);
+        format!("{}{}", (b'a' + c as u8) as char, r + 1)
+    }
+
+    /// Parses a point name on this board.
+    pub fn parse_point(&self, text: &str) -> Option<usize> {
+        let t = text.trim().to_ascii_lowercase();
+        let mut chars = t.chars();
+        let col = chars.next()?;
+        if !col.is_ascii_lowercase() {
+            return None;
+        }
+        let c = (col as u8 - b'a') as usize;
+        let r: usize = chars.as_str().parse().ok()?;
+        (c < self.geom.cols && (1..=self.geom.rows).contains(&r))
+            .then_some((r - 1) * self.geom.cols + c)
+    }
+
+    /// Writes a position (legal or not) in the notation above.
+    pub fn format_position(&self, index: u64) -> String {
+        let s = self.space.decode(index);
+        let rows: Vec<String> = (0..self.geom.rows)
+            .map(|r| {
+                (0..self.geom.cols)
+                    .map(|c| match s.board.at(r * self.geom.cols + c) {
+                        Some(0) => 'X',
+                        Some(_) => 'O',
+                        None => '.',
+                    })
+                    .collect()
+            })
+            .collect();
+        let side = if s.side == 0 { 'B' } else { 'W' };
+        let flag = match s.flag {
+            Flag::Clear => String::new(),
+            Flag::Pass => ":pass".into(),
+            Flag::End => ":end".into(),
+            Flag::Ko(p) => format!(":ko={}", self.point_name(p as usize)),
+        };
+        format!("{}:{side}{flag}", rows.join("/"))
+    }
+
+    /// Parses a position into its index; illegal positions are rejected with the reason.
+    pub fn parse_position(&self, text: &str) -> Result<u64, GoError> {
+        let parts: Vec<&str> = text.trim().split(':').map(str::trim).collect();
+        if parts.len() < 2 || parts.len() > 3 {
+            return Err(Self::bad(
+                text,
+                "expected ROWS:SIDE or ROWS:SIDE:FLAG, e.g. `X./.O:B` or `XO./...:W:pass`",
+            ));
+        }
+        let rows: Vec<&str> = parts[0].split('/').collect();
+        if rows.len() != self.geom.rows || rows.iter().any(|r| r.chars().count() != self.geom.cols)
+        {
+            return Err(Self::bad(
+                text,
+                format!(
+                    "the board is {} rows of {} points",
+                    self.geom.rows, self.geom.cols
+                ),
+            ));
+        }
+        let mut board = Board::default();
+        for (r, row) in rows.iter().enumerate() {
+            for (c, ch) in row.chars().enumerate() {
+                let p = 1u64 << (r * self.geom.cols + c);
+                match ch.to_ascii_uppercase() {
+                    'X' => board.black |= p,
+                    'O' => board.white |= p,
+                    '.' => {}
+                    other => {
+                        return Err(Self::bad(
+                            text,
+                            format!("{other:?} is not a point: write X, O or ."),
+                        ))
+                    }
+                }
+            }
+        }
+        let side = match parts[1].to_ascii_uppercase().as_str() {
+            "B" => 0,
+            "W" => 1,
+            other => {
+                return Err(Self::bad(
+                    text,
+                    format!("side to move {other:?}: write B or W"),
+                ))
+            }
+        };
+        let flag = match parts.get(2).map(|f| f.to_ascii_lowercase()) {
+            None => Flag::Clear,
+            Some(f) if f == "pass" => Flag::Pass,
+            Some(f) if f == "end" => Flag::End,
+            Some(f) if f.starts_with("ko=") => match self.parse_point(&f[3..]) {
+                Some(p) => Flag::Ko(p as u8),
+                None => return Err(Self::bad(text, format!("{:?} is not a point", &f[3..]))),
+            },
+            Some(f) => {
+                return Err(Self::bad(
+                    text,
+                    format!("flag {f:?}: write pass, end or ko=POINT"),
+                ))
+            }
+        };
+        let state = State { board, side, flag };
+        if !board.all_groups_breathe(&self.geom) {
+            return Err(Self::bad(text, "a group has no liberty"));
+        }
+        if !super::legal::is_legal(&self.geom, &state) {
+            return Err(Self::bad(
+                text,
+                "no stone move of the last player can have set this ko ban",
+            ));
+        }
+        Ok(self.space.encode(&state))
+    }
+
+    /// The legal moves of a live state, named (`b2`, `pass`), with the child each leads to.
+    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        let Some(s) = self.live(index) else {
+            return Vec::new();
+        };
+        let mut kids = Vec::new();
+        moves::successors(&self.geom, &s, &mut kids);
+        kids.iter()
+            .map(|c| {
+                let placed = c.board.stones(s.side) & !s.board.stones(s.side);
+                let name = if placed == 0 {
+                    "pass".to_string()
+                } else {
+                    self.point_name(placed.trailing_zeros() as usize)
+                };
+                (name, self.space.encode(c))
+            })
+            .collect()
+    }
+}

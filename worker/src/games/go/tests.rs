@@ -1,0 +1,1109 @@
+//! Tests of Go on five surfaces: neighbour tables, winding, index, moves and exact unmoves,
+//! notation, and solved tiny boards against an independent solver.
+
+use super::*;
+use crate::kernel::{solve_in_memory, Layer, DRAW, ILLEGAL, LOSS, WIN};
+use proptest::prelude::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+fn go(surface: Surface, rows: usize, cols: usize) -> Go {
+    Go::new(surface, rows, cols, 1).unwrap()
+}
+
+fn succ(g: &Go, i: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    g.successors(i, &mut v);
+    v
+}
+
+fn pred(g: &Go, i: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    g.predecessors(i, &mut v);
+    v
+}
+
+fn distinct(v: &[u64]) -> bool {
+    v.iter().collect::<HashSet<_>>().len() == v.len()
+}
+
+/// The sizes checked state by state, exhaustively.
+const SMALL: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (2, 2),
+    (1, 5),
+    (2, 3),
+    (1, 6),
+    (3, 3),
+];
+
+// ---------------------------------------------------------------- neighbour tables
+
+/// The neighbours of (r, c), written straight from the rules' text (RULES.md §4), as a set.
+fn rule_neighbours(s: Surface, rows: usize, cols: usize, r: usize, c: usize) -> HashSet<usize> {
+    let (rr, cc) = (rows as i64, cols as i64);
+    let (r, c) = (r as i64, c as i64);
+    let mut out = HashSet::new();
+    for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+        let (mut nr, mut nc) = (r + dr, c + dc);
+        // Left/right edges.
+        if nc < 0 || nc >= cc {
+            match s {
+                Surface::Plane => continue,
+                Surface::Cylinder | Surface::Torus | Surface::Klein => nc = (nc + cc) % cc,
+                Surface::Projective => {
+                    nc = (nc + cc) % cc;
+                    nr = rr - 1 - r;
+                }
+            }
+        }
+        // Top/bottom edges.
+        if nr < 0 || nr >= rr {
+            match s {
+                Surface::Plane | Surface::Cylinder => continue,
+                Surface::Torus => nr = (nr + rr) % rr,
+                Surface::Klein | Surface::Projective => {
+                    nr = (nr + rr) % rr;
+                    nc = cc - 1 - c;
+                }
+            }
+        }
+        if (nr, nc) != (r, c) {
+            out.insert((nr * cc + nc) as usize);
+        }
+    }
+    out
+}
+
+#[test]
+fn neighbour_tables_match_the_rules() {
+    for s in Surface::ALL {
+        for rows in 1..=6 {
+            for cols in rows..=6 {
+                let g = Geometry::new(s, rows, cols).unwrap();
+                for p in 0..g.n {
+                    let mine: HashSet<usize> =
+                        (0..g.n).filter(|&q| g.nbr[p] >> q & 1 == 1).collect();
+                    let want = rule_neighbours(s, rows, cols, p / cols, p % cols);
+                    assert_eq!(mine, want, "{s:?} {rows}x{cols} point {p}");
+                    assert_eq!(g.nbr[p] >> p & 1, 0);
+                    for &q in &mine {
+                        assert_eq!(g.nbr[q] >> p & 1, 1, "symmetric");
+                    }
+                }
+                // Every step has its reverse with the opposite crossings (the surface's edges).
+                let mut half: HashMap<(u8, u8, [i8; 2]), i32> = HashMap::new();
+                for p in 0..g.n {
+                    for st in g.steps[p].iter().flatten() {
+                        *half.entry((p as u8, st.to, st.wind)).or_default() += 1;
+                    }
+                }
+                for (&(p, q, w), &k) in &half {
+                    assert_eq!(
+                        half.get(&(q, p, [-w[0], -w[1]])),
+                        Some(&k),
+                        "{s:?} {rows}x{cols}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn neighbour_tables_by_hand() {
+    let count = |s, r, c, p: usize| Geometry::new(s, r, c).unwrap().nbr[p].count_ones();
+    // 1x1: nobody has neighbours, on any surface.
+    for s in Surface::ALL {
+        assert_eq!(count(s, 1, 1, 0), 0);
+    }
+    // 2x2 torus: the two gluings repeat the grid neighbours.
+    for p in 0..4 {
+        assert_eq!(count(Surface::Torus, 2, 2, p), 2);
+    }
+    for p in 0..9 {
+        assert_eq!(count(Surface::Torus, 3, 3, p), 4);
+    }
+    // 3x3 plane: corner, edge, centre.
+    assert_eq!(count(Surface::Plane, 3, 3, 0), 2);
+    assert_eq!(count(Surface::Plane, 3, 3, 1), 3);
+    assert_eq!(count(Surface::Plane, 3, 3, 4), 4);
+    // 1x3 cylinder: a triangle.
+    assert_eq!(
+        Geometry::new(Surface::Cylinder, 1, 3).unwrap().nbr,
+        vec![0b110, 0b101, 0b011]
+    );
+    // 3x3 Klein bottle: a1 (point 0) is next to b1, a2, c1 (left/right) and c3 (flip).
+    let k = Geometry::new(Surface::Klein, 3, 3).unwrap();
+    assert_eq!(k.nbr[0], 1 << 1 | 1 << 3 | 1 << 2 | 1 << 8);
+    // b1 (point 1) is next to b3 (point 7) through the flip: column 1 maps to itself.
+    assert_eq!(k.nbr[1] >> 7 & 1, 1);
+    // 2x3 projective plane: a1 is next to c2 (left, flipped) and c2 (up, flipped): deduplicated.
+    let pp = Geometry::new(Surface::Projective, 2, 3).unwrap();
+    assert_eq!(pp.nbr[0], 1 << 1 | 1 << 3 | 1 << 5);
+    // 1x2 Klein: a1's flip partner is b1, already its neighbour.
+    assert_eq!(
+        Geometry::new(Surface::Klein, 1, 2).unwrap().nbr,
+        vec![0b10, 0b01]
+    );
+    // Bad sizes.
+    assert!(Geometry::new(Surface::Plane, 3, 2).is_err());
+    assert!(Geometry::new(Surface::Plane, 0, 2).is_err());
+    assert!(Geometry::new(Surface::Plane, 6, 7).is_err());
+    assert_eq!(Surface::parse("Klein"), Ok(Surface::Klein));
+    assert!(Surface::parse("sphere").is_err());
+}
+
+// ---------------------------------------------------------------- winding and scores
+
+fn score_of(s: Surface, rows: usize, cols: usize, text: &str) -> i32 {
+    let g = go(s, rows, cols);
+    let i = g.parse_position(text).unwrap();
+    g.score(i)
+}
+
+#[test]
+fn winding_regions() {
+    use Surface::*;
+    // A row of empty points between two rows of White stones, on a 3x3 board.
+    let row = "OOO/.../OOO:B";
+    assert_eq!(score_of(Plane, 3, 3, row), -9);
+    assert_eq!(score_of(Cylinder, 3, 3, row), -6); // the row goes around the cylinder
+    assert_eq!(score_of(Torus, 3, 3, row), -6);
+    assert_eq!(score_of(Klein, 3, 3, row), -9); // around the straight-glued direction: torsion
+    assert_eq!(score_of(Projective, 3, 3, row), -9);
+    // The middle column: goes around the top/bottom gluing (column b maps to itself when flipped).
+    let col = "O.O/O.O/O.O:B";
+    assert_eq!(score_of(Plane, 3, 3, col), -9);
+    assert_eq!(score_of(Cylinder, 3, 3, col), -9);
+    assert_eq!(score_of(Torus, 3, 3, col), -6);
+    assert_eq!(score_of(Klein, 3, 3, col), -6); // around the flip-glued direction
+    assert_eq!(score_of(Projective, 3, 3, col), -9);
+    // Column a alone does not close up on the Klein bottle (a1 is glued to c3): no winding.
+    let a_col = ".OO/.OO/.OO:B";
+    assert_eq!(score_of(Klein, 3, 3, a_col), -9);
+    assert_eq!(score_of(Torus, 3, 3, a_col), -6);
+    // Columns a and c together close up across the flip: winding.
+    assert_eq!(score_of(Klein, 3, 3, ".O./.O./.O.:B"), -3);
+    // A single empty point: never winding on a board wider than 1 ...
+    assert_eq!(score_of(Torus, 3, 3, "XXX/X.X/XXX:W"), 9);
+    // ... but on a 1-row torus its top/bottom self-loop goes around.
+    assert_eq!(score_of(Torus, 1, 3, "X.X:W"), 2);
+    assert_eq!(score_of(Cylinder, 1, 3, "X.X:W"), 3);
+    assert_eq!(score_of(Klein, 1, 3, "X.X:W"), 2); // b1 is its own flip partner: a loop
+    assert_eq!(score_of(Klein, 1, 3, ".X.:W"), 1); // a1-c1 is crossed up and down: winds
+    assert_eq!(score_of(Projective, 1, 3, ".X.:W"), 3);
+    // Empty board: nobody's.
+    for s in Surface::ALL {
+        assert_eq!(score_of(s, 2, 3, ".../...:B"), 0);
+    }
+    // Mixed borders: neutral.
+    assert_eq!(score_of(Plane, 1, 3, "X.O:B"), 0);
+    assert_eq!(score_of(Plane, 2, 2, "X./.O:B"), 0);
+    assert_eq!(score_of(Plane, 2, 2, "X./..:W"), 4);
+}
+
+/// The winding rule against an independent computation on the torus and the cylinder: a region
+/// winds there exactly when its points, unrolled on the universal cover, are not a finite copy.
+#[test]
+fn winding_matches_the_cover_on_tori() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut seen_both = [0, 0];
+    for (rows, cols) in [
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (2, 2),
+        (2, 3),
+        (3, 3),
+        (3, 4),
+        (4, 4),
+        (2, 5),
+    ] {
+        for s in [Surface::Cylinder, Surface::Torus] {
+            let g = Geometry::new(s, rows, cols).unwrap();
+            for _ in 0..300 {
+                let region_mask: u64 = rng.gen::<u64>() & g.all;
+                if region_mask == 0 {
+                    continue;
+                }
+                let start = region_mask.trailing_zeros() as usize;
+                let region = g.component(region_mask, start);
+                // Flood the cover: (row, col) unbounded, reduced mod the glued periods.
+                let (wr, wc) = if s == Surface::Torus {
+                    (true, true)
+                } else {
+                    (false, true)
+                };
+                let mut seen: HashSet<(i64, i64)> = HashSet::new();
+                let mut stack = vec![((start / cols) as i64, (start % cols) as i64)];
+                let mut winds = false;
+                while let Some((r, c)) = stack.pop() {
+                    if seen.len() > 4 * g.n {
+                        winds = true;
+                        break;
+                    }
+                    if !seen.insert((r, c)) {
+                        continue;
+                    }
+                    for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                        let (nr, nc) = (r + dr, c + dc);
+                        let (pr, pc) = (nr.rem_euclid(rows as i64), nc.rem_euclid(cols as i64));
+                        if (!wr && pr != nr) || (!wc && pc != nc) {
+                            continue;
+                        }
+                        if region >> (pr as usize * cols + pc as usize) & 1 == 1 {
+                            stack.push((nr, nc));
+                        }
+                    }
+                }
+                assert_eq!(
+                    score::winds(&g, region),
+                    winds,
+                    "{s:?} {rows}x{cols} {region:b}"
+                );
+                seen_both[winds as usize] += 1;
+            }
+        }
+    }
+    assert!(seen_both[0] > 100 && seen_both[1] > 100, "{seen_both:?}");
+}
+
+/// The Klein bottle's winding rule against its infinite cyclic cover: the cylinder of points
+/// (y, c') with y any integer and c' a column mod C, lying over the board point
+/// (y mod R, c') when y div R is even and (y mod R, C−1−c') when it is odd. Steps are y ± 1 and
+/// c' ± 1 mod C; the deck group is generated by the glide (y, c') ↦ (y + R, C−1−c'), whose
+/// top/bottom count is 1. A region winds exactly when its lift is unbounded (more than n points).
+#[test]
+fn winding_matches_the_cover_on_klein_bottles() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut seen_both = [0, 0];
+    for (rows, cols) in [
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (2, 2),
+        (2, 3),
+        (3, 3),
+        (3, 4),
+        (4, 4),
+        (2, 5),
+    ] {
+        let g = Geometry::new(Surface::Klein, rows, cols).unwrap();
+        let (rr, cc) = (rows as i64, cols as i64);
+        let below = |y: i64, c: i64| {
+            let c = if y.div_euclid(rr) % 2 == 0 {
+                c
+            } else {
+                cc - 1 - c
+            };
+            (y.rem_euclid(rr) * cc + c) as usize
+        };
+        for _ in 0..300 {
+            let region_mask: u64 = rng.gen::<u64>() & g.all;
+            if region_mask == 0 {
+                continue;
+            }
+            let start = region_mask.trailing_zeros() as usize;
+            let region = g.component(region_mask, start);
+            let mut seen: HashSet<(i64, i64)> = HashSet::new();
+            let mut stack = vec![((start / cols) as i64, (start % cols) as i64)];
+            let mut winds = false;
+            while let Some((y, c)) = stack.pop() {
+                if seen.len() > g.n {
+                    winds = true;
+                    break;
+                }
+                if !seen.insert((y, c)) {
+                    continue;
+                }
+                for (dy, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                    let (ny, nc) = (y + dy, (c + dc).rem_euclid(cc));
+                    if region >> below(ny, nc) & 1 == 1 {
+                        stack.push((ny, nc));
+                    }
+                }
+            }
+            assert_eq!(score::winds(&g, region), winds, "{rows}x{cols} {region:b}");
+            seen_both[winds as usize] += 1;
+        }
+    }
+    assert!(seen_both[0] > 100 && seen_both[1] > 100, "{seen_both:?}");
+}
+
+// ---------------------------------------------------------------- index and legality
+
+#[test]
+fn index_round_trips() {
+    for s in Surface::ALL {
+        for (r, c) in SMALL {
+            let g = go(s, r, c);
+            assert_eq!(g.size(), 3u64.pow((r * c) as u32) * (r * c + 3) as u64 * 2);
+            for i in 0..g.size() {
+                let st = g.state(i);
+                assert_eq!(g.index(&st), i);
+                assert_eq!(st.side as u64, i & 1);
+            }
+        }
+    }
+    let g = go(Surface::Torus, 4, 4);
+    assert_eq!(g.size(), 43_046_721 * 19 * 2);
+    let mut rng = StdRng::seed_from_u64(1);
+    for _ in 0..100_000 {
+        let i = rng.gen_range(0..g.size());
+        assert_eq!(g.index(&g.state(i)), i);
+    }
+    let g = go(Surface::Plane, 6, 6);
+    assert_eq!(g.index(&g.state(g.size() - 1)), g.size() - 1);
+}
+
+#[test]
+fn legality_and_terminals() {
+    let g = go(Surface::Plane, 1, 2);
+    let illegal = |t: &str| {
+        let e = g.parse_position(t);
+        assert!(e.is_err(), "{t} should be illegal");
+    };
+    illegal("XO:B"); // no liberties
+    illegal("XX:W");
+    illegal(".O:W:ko=a1"); // the last mover was Black, but the stone is White's
+    illegal("..:B:ko=a1");
+    illegal("X.:B:ko=b1"); // the last mover was White, but the stone is Black's
+    assert!(g.parse_position("X.:W:ko=b1").is_ok()); // Black took a White stone on b1
+    assert!(g.parse_position(".O:B:ko=a1").is_ok());
+    assert!(g.parse_position("X.:W:pass").is_ok());
+    let start = g.start();
+    assert_eq!(g.format_position(start), "..:B");
+    assert_eq!(g.node(start), Node::Live { mover: 0 });
+    let end = g.parse_position("X.:B:end").unwrap();
+    assert_eq!(g.node(end), Node::Terminal { winner: 0 }); // +2 >= 1
+    assert!(succ(&g, end).is_empty());
+    assert_eq!(pred(&g, end), vec![g.parse_position("X.:W:pass").unwrap()]);
+    let g0 = g.with_threshold(3).unwrap_err();
+    assert!(g0.to_string().contains("-1..=2"), "{g0}");
+    assert_eq!(Go::thresholds(4), -3..=4);
+    assert_eq!(
+        g.with_threshold(2).unwrap().node(end),
+        Node::Terminal { winner: 0 }
+    );
+    let e0 = g.parse_position("..:W:end").unwrap();
+    assert_eq!(
+        g.with_threshold(0).unwrap().node(e0),
+        Node::Terminal { winner: 0 }
+    );
+    assert_eq!(g.node(e0), Node::Terminal { winner: 1 });
+    assert_eq!(g.name(), "go-plane-1x2-k+1");
+    // Illegal indices have no moves either way.
+    let bad = g.index(&State {
+        board: Board { black: 1, white: 2 },
+        side: 0,
+        flag: Flag::Clear,
+    });
+    assert_eq!(g.node(bad), Node::Illegal);
+    assert!(succ(&g, bad).is_empty() && pred(&g, bad).is_empty());
+}
+
+#[test]
+fn ko_by_hand() {
+    // 1x2: White captures the Black stone; Black may not retake at once, so it can only pass.
+    let g = go(Surface::Plane, 1, 2);
+    let p = g.parse_position("X.:W").unwrap();
+    let moves = g.moves(p);
+    let names: Vec<&str> = moves.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(names, vec!["b1", "pass"]);
+    assert_eq!(g.format_position(moves[0].1), ".O:B:ko=a1");
+    let q = moves[0].1;
+    let after: Vec<String> = g.moves(q).into_iter().map(|(m, _)| m).collect();
+    assert_eq!(after, vec!["pass"]);
+    // Without the ban, Black retakes (and sets a ban in turn).
+    let r = g.parse_position(".O:B").unwrap();
+    let kids: Vec<String> = g
+        .moves(r)
+        .iter()
+        .map(|(_, c)| g.format_position(*c))
+        .collect();
+    assert_eq!(kids, vec!["X.:W:ko=b1", ".O:W:pass"]);
+    // The ko state's parents: "X.:W" with every flag under which b1 was playable. The legal
+    // state "X.:W:ko=b1" is not one: it bans b1 itself.
+    let parents: HashSet<String> = pred(&g, q).iter().map(|&i| g.format_position(i)).collect();
+    let want: HashSet<String> = ["X.:W", "X.:W:pass"].map(String::from).into();
+    assert_eq!(parents, want);
+    assert!(g.parse_position("X.:W:ko=b1").is_ok());
+    // A classic ko on a 3x4 plane: Black takes at c2; the single White stone on b2 is gone.
+    let g = go(Surface::Plane, 3, 4);
+    let p = g.parse_position(".XO./XO.O/.XO.:B").unwrap();
+    let c2 = moves_to(&g, p, "c2");
+    assert_eq!(g.format_position(c2), ".XO./X.XO/.XO.:W:ko=b2");
+    assert!(!g.moves(c2).iter().any(|(m, _)| m == "b2"));
+    // Capturing two stones sets no ban, even when the capturing stone is left with one liberty.
+    let g = go(Surface::Plane, 1, 5);
+    let p = g.parse_position(".OOX.:B").unwrap();
+    assert_eq!(g.format_position(moves_to(&g, p, "a1")), "X..X.:W");
+    // A stone that captures one stone but keeps two liberties sets no ban either.
+    let g = go(Surface::Plane, 2, 3);
+    let p = g.parse_position("XO./...:W").unwrap();
+    assert_eq!(g.format_position(moves_to(&g, p, "a2")), ".O./O..:B");
+}
+
+fn moves_to(g: &Go, i: u64, name: &str) -> u64 {
+    g.moves(i)
+        .into_iter()
+        .find(|(m, _)| m == name)
+        .unwrap_or_else(|| panic!("{name} is not a move of {}", g.format_position(i)))
+        .1
+}
+
+// ---------------------------------------------------------------- moves and unmoves
+
+/// The contract at one index, with each child's and parent's lists recomputed.
+fn check_contract(g: &Go, i: u64) {
+    let node = g.node(i);
+    let kids = succ(g, i);
+    let parents = pred(g, i);
+    let at = || g.format_position(i);
+    assert!(distinct(&kids), "duplicate successors of {}", at());
+    assert!(distinct(&parents), "duplicate predecessors of {}", at());
+    match node {
+        Node::Illegal => assert!(kids.is_empty() && parents.is_empty(), "{}", at()),
+        Node::Terminal { .. } => assert!(kids.is_empty()),
+        Node::Live { mover } => {
+            assert_eq!(mover, g.mover(i));
+            assert!(!kids.is_empty());
+            assert_eq!(g.successor_count(i), kids.len());
+        }
+    }
+    for &c in &kids {
+        assert_ne!(
+            g.node(c),
+            Node::Illegal,
+            "{} -> illegal {}",
+            at(),
+            g.format_position(c)
+        );
+        assert!(
+            pred(g, c).contains(&i),
+            "{} -> {} but not back",
+            at(),
+            g.format_position(c)
+        );
+    }
+    for &p in &parents {
+        assert!(matches!(g.node(p), Node::Live { .. }));
+        assert!(
+            succ(g, p).contains(&i),
+            "{} listed as a parent of {} but it does not lead there",
+            g.format_position(p),
+            at()
+        );
+    }
+    let named: HashSet<u64> = g.moves(i).into_iter().map(|(_, c)| c).collect();
+    assert_eq!(named, kids.iter().copied().collect::<HashSet<_>>());
+}
+
+/// Every index of the small sizes: the predecessor lists equal the inverted successor graph.
+#[test]
+fn unmoves_invert_moves_exhaustively() {
+    for s in Surface::ALL {
+        for (r, c) in SMALL {
+            let g = go(s, r, c);
+            let n = g.size() as usize;
+            let mut inverse: Vec<Vec<u64>> = vec![Vec::new(); n];
+            let mut out = Vec::new();
+            let (mut legal, mut edges) = (0u64, 0u64);
+            for i in 0..n as u64 {
+                out.clear();
+                g.successors(i, &mut out);
+                assert!(distinct(&out));
+                let node = g.node(i);
+                match node {
+                    Node::Illegal => assert!(out.is_empty()),
+                    Node::Terminal { .. } => assert!(out.is_empty()),
+                    Node::Live { mover } => {
+                        assert_eq!(mover, g.mover(i));
+                        assert_eq!(g.successor_count(i), out.len());
+                    }
+                }
+                legal += (node != Node::Illegal) as u64;
+                edges += out.len() as u64;
+                for &k in &out {
+                    assert_ne!(g.node(k), Node::Illegal);
+                    inverse[k as usize].push(i);
+                }
+            }
+            for i in 0..n as u64 {
+                out.clear();
+                g.predecessors(i, &mut out);
+                assert!(
+                    distinct(&out),
+                    "duplicate parents of {}",
+                    g.format_position(i)
+                );
+                let mut got = out.clone();
+                got.sort_unstable();
+                assert_eq!(
+                    got,
+                    inverse[i as usize],
+                    "{s:?} {r}x{c}: parents of {}",
+                    g.format_position(i)
+                );
+            }
+            println!("{s:?} {r}x{c}: {n} indices, {legal} legal, {edges} moves");
+        }
+    }
+}
+
+/// Random legal states: walks from the empty board, and random boards with every legal flag.
+fn random_states(g: &Go, rng: &mut StdRng, count: usize) -> Vec<u64> {
+    let mut out = Vec::new();
+    while out.len() < count / 2 {
+        let mut i = g.start();
+        for _ in 0..rng.gen_range(0..3 * g.geometry().n) {
+            let kids = succ(g, i);
+            if kids.is_empty() {
+                break;
+            }
+            // Passes end games quickly: prefer stones.
+            let k = rng.gen_range(0..kids.len());
+            i = if k == kids.len() - 1 && rng.gen_bool(0.7) {
+                kids[0]
+            } else {
+                kids[k]
+            };
+        }
+        out.push(i);
+    }
+    let geom = g.geometry();
+    while out.len() < count {
+        let (mut black, mut white) = (0u64, 0u64);
+        for p in 0..geom.n {
+            match rng.gen_range(0..3) {
+                1 => black |= 1 << p,
+                2 => white |= 1 << p,
+                _ => {}
+            }
+        }
+        let board = Board { black, white };
+        if !board.all_groups_breathe(geom) {
+            continue;
+        }
+        let side = rng.gen_range(0..2);
+        let flags = [Flag::Clear, Flag::Pass, Flag::End]
+            .into_iter()
+            .chain((0..geom.n as u8).map(Flag::Ko));
+        for flag in flags {
+            let i = g.index(&State { board, side, flag });
+            if g.is_legal(i) {
+                out.push(i);
+            }
+        }
+    }
+    // Ko shapes: p empty with the last mover's stones around it, one of them (x) a single stone
+    // whose other neighbours belong to the side to move.
+    let mut tries = 0;
+    while out.len() < count + count / 4 && tries < 100 * count {
+        tries += 1;
+        let mut board = g.state(out[rng.gen_range(0..out.len())]).board;
+        let (p, side) = (rng.gen_range(0..geom.n), rng.gen_range(0..2u8));
+        let around = geom.nbr[p];
+        if around == 0 {
+            break;
+        }
+        let choices: Vec<usize> = (0..geom.n).filter(|&q| around >> q & 1 == 1).collect();
+        let x = choices[rng.gen_range(0..choices.len())];
+        board.set(1 << p, None);
+        board.set(around, Some(1 - side));
+        board.set(geom.nbr[x] & !(1 << p), Some(side));
+        let i = g.index(&State {
+            board,
+            side,
+            flag: Flag::Ko(p as u8),
+        });
+        if g.is_legal(i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[test]
+fn unmoves_invert_moves_on_random_states() {
+    let mut rng = StdRng::seed_from_u64(15);
+    for s in Surface::ALL {
+        for (r, c) in [(2, 4), (3, 4), (4, 4), (1, 7), (2, 5), (4, 5)] {
+            let g = go(s, r, c);
+            let states = random_states(&g, &mut rng, 400);
+            let kos = states
+                .iter()
+                .filter(|&&i| matches!(g.state(i).flag, Flag::Ko(_)))
+                .count();
+            // On the 2x4 Klein bottle every point has four distinct neighbours: a ko shape (p, its
+            // four neighbours, x's three others) needs all eight points, and the stones next to x
+            // then have no liberty. No ko exists there.
+            let no_ko = (r, c, s) == (2, 4, Surface::Klein);
+            assert_eq!(kos == 0, no_ko, "{s:?} {r}x{c}: {kos} ko states sampled");
+            for i in states {
+                check_contract(&g, i);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// Any index of a 4x4 board, legal or not.
+    #[test]
+    fn contract_on_any_index(x in any::<u64>(), s in 0usize..5, size in 0usize..3) {
+        let (r, c) = [(4, 4), (3, 3), (2, 4)][size];
+        let g = go(Surface::ALL[s], r, c);
+        check_contract(&g, x % g.size());
+    }
+
+    #[test]
+    fn notation_round_trips(x in any::<u64>(), s in 0usize..5) {
+        let g = go(Surface::ALL[s], 3, 4);
+        let i = x % g.size();
+        let text = g.format_position(i);
+        if g.is_legal(i) {
+            prop_assert_eq!(g.parse_position(&text), Ok(i), "{}", text);
+            prop_assert_eq!(g.parse_position(&text.to_lowercase()), Ok(i), "{}", text);
+        } else {
+            prop_assert!(g.parse_position(&text).is_err(), "{}", text);
+        }
+    }
+}
+
+#[test]
+fn notation_errors() {
+    let g = go(Surface::Torus, 2, 3);
+    for bad in [
+        "",
+        "XO./...",
+        "XO./...:B:pass:end",
+        "XO./..:B",
+        "XO./.../...:B",
+        "XQ./...:B",
+        "XO./...:X",
+        "XO./...:B:ko",
+        "XO./...:B:ko=d1",
+        "XO./...:B:ko=a3",
+        "XO./...:B:later",
+    ] {
+        assert!(g.parse_position(bad).is_err(), "{bad:?} should be rejected");
+    }
+    assert_eq!(g.parse_point("c2"), Some(5));
+    assert_eq!(g.point_name(5), "c2");
+    assert_eq!(g.parse_point("a0"), None);
+}
+
+// ---------------------------------------------------------------- solving
+
+/// Forcing values of every state of a game, by a plain fixpoint over `successors` and `node` only
+/// (no predecessors): W = Black forces a Black-won terminal, L = White forces a White-won one.
+fn forward_solve(g: &Go) -> Vec<u8> {
+    let n = g.size() as usize;
+    let nodes: Vec<Node> = (0..n as u64).map(|i| g.node(i)).collect();
+    let kids: Vec<Vec<u64>> = (0..n as u64).map(|i| succ(g, i)).collect();
+    let mut value: Vec<u8> = nodes
+        .iter()
+        .map(|node| match node {
+            Node::Illegal => ILLEGAL,
+            Node::Terminal { winner: 0 } => WIN,
+            Node::Terminal { .. } => LOSS,
+            Node::Live { .. } => DRAW,
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            if let Node::Live { mover } = nodes[i] {
+                if value[i] != DRAW {
+                    continue;
+                }
+                let (good, bad) = if mover == 0 { (WIN, LOSS) } else { (LOSS, WIN) };
+                let vals = kids[i].iter().map(|&k| value[k as usize]);
+                if vals.clone().any(|v| v == good) {
+                    value[i] = good;
+                    changed = true;
+                } else if vals.clone().all(|v| v == bad) {
+                    value[i] = bad;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return value;
+        }
+    }
+}
+
+/// The kernel's layers on every surface of a few tiny sizes equal the forward fixpoint.
+#[test]
+fn kernel_matches_forward_solver_on_tiny_boards() {
+    for s in Surface::ALL {
+        for (r, c) in [(1, 1), (1, 2), (1, 3), (2, 2), (1, 4), (2, 3)] {
+            for k in Go::thresholds(r * c) {
+                let g = Arc::new(Go::new(s, r, c, k).unwrap());
+                let solved = solve_in_memory(&g, &Layer::new("solo", 1, 1), 2);
+                assert_eq!(solved.values, forward_solve(&g), "{}", g.name());
+            }
+        }
+    }
+}
+
+/// Go on the plane written again from the rules, on `Vec`s and coordinates, sharing no code with
+/// the module: moves, captures, suicide, ko, passes and area scoring.
+mod plain {
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct St {
+        pub cells: Vec<u8>, // 0 empty, 1 Black, 2 White
+        pub black_to_move: bool,
+        pub passed: bool,
+        pub over: bool,
+        pub ko: Option<usize>,
+    }
+
+    pub struct Plane {
+        pub rows: usize,
+        pub cols: usize,
+    }
+
+    impl Plane {
+        fn nbrs(&self, p: usize) -> Vec<usize> {
+            let (r, c) = (p / self.cols, p % self.cols);
+            let mut v = Vec::new();
+            if r > 0 {
+                v.push(p - self.cols);
+            }
+            if r + 1 < self.rows {
+                v.push(p + self.cols);
+            }
+            if c > 0 {
+                v.push(p - 1);
+            }
+            if c + 1 < self.cols {
+                v.push(p + 1);
+            }
+            v
+        }
+
+        /// The group of the stone on p and its number of liberties.
+        fn group(&self, cells: &[u8], p: usize) -> (Vec<usize>, usize) {
+            let mut group = vec![p];
+            let mut libs = Vec::new();
+            let mut k = 0;
+            while k < group.len() {
+                for q in self.nbrs(group[k]) {
+                    if cells[q] == cells[p] && !group.contains(&q) {
+                        group.push(q);
+                    } else if cells[q] == 0 && !libs.contains(&q) {
+                        libs.push(q);
+                    }
+                }
+                k += 1;
+            }
+            (group, libs.len())
+        }
+
+        pub fn children(&self, s: &St) -> Vec<St> {
+            let mut out = Vec::new();
+            if s.over {
+                return out;
+            }
+            let me = if s.black_to_move { 1 } else { 2 };
+            for x in 0..s.cells.len() {
+                if s.cells[x] != 0 || s.ko == Some(x) {
+                    continue;
+                }
+                let mut cells = s.cells.clone();
+                cells[x] = me;
+                let mut captured = Vec::new();
+                for q in self.nbrs(x) {
+                    if cells[q] == 3 - me {
+                        let (group, libs) = self.group(&cells, q);
+                        if libs == 0 {
+                            for &y in &group {
+                                if !captured.contains(&y) {
+                                    captured.push(y);
+                                }
+                            }
+                        }
+                    }
+                }
+                for &y in &captured {
+                    cells[y] = 0;
+                }
+                let (group, libs) = self.group(&cells, x);
+                if libs == 0 {
+                    continue;
+                }
+                let ko =
+                    (captured.len() == 1 && group.len() == 1 && libs == 1).then(|| captured[0]);
+                out.push(St {
+                    cells,
+                    black_to_move: !s.black_to_move,
+                    passed: false,
+                    over: false,
+                    ko,
+                });
+            }
+            out.push(St {
+                cells: s.cells.clone(),
+                black_to_move: !s.black_to_move,
+                passed: true,
+                over: s.passed,
+                ko: None,
+            });
+            out
+        }
+
+        pub fn score(&self, cells: &[u8]) -> i32 {
+            let mut score = 0i32;
+            let mut seen = vec![false; cells.len()];
+            for p in 0..cells.len() {
+                match cells[p] {
+                    1 => score += 1,
+                    2 => score -= 1,
+                    _ if !seen[p] => {
+                        let mut region = vec![p];
+                        seen[p] = true;
+                        let (mut b, mut w) = (false, false);
+                        let mut k = 0;
+                        while k < region.len() {
+                            for q in self.nbrs(region[k]) {
+                                match cells[q] {
+                                    0 if !seen[q] => {
+                                        seen[q] = true;
+                                        region.push(q);
+                                    }
+                                    1 => b = true,
+                                    2 => w = true,
+                                    _ => {}
+                                }
+                            }
+                            k += 1;
+                        }
+                        if b && !w {
+                            score += region.len() as i32;
+                        } else if w && !b {
+                            score -= region.len() as i32;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            score
+        }
+
+        pub fn text(&self, s: &St) -> String {
+            let rows: Vec<String> = s
+                .cells
+                .chunks(self.cols)
+                .map(|row| {
+                    row.iter()
+                        .map(|&v| [b'.', b'X', b'O'][v as usize] as char)
+                        .collect()
+                })
+                .collect();
+            let flag = if s.over {
+                ":end".to_string()
+            } else if s.passed {
+                ":pass".to_string()
+            } else if let Some(k) = s.ko {
+                format!(
+                    ":ko={}{}",
+                    (b'a' + (k % self.cols) as u8) as char,
+                    k / self.cols + 1
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{}:{}{flag}",
+                rows.join("/"),
+                if s.black_to_move { 'B' } else { 'W' }
+            )
+        }
+    }
+}
+
+/// The states reachable from the empty board by the independent rules, and each one's values
+/// for every threshold by plain minimax to a fixpoint (cycles left undecided are draws).
+fn plain_solve(rows: usize, cols: usize) -> (plain::Plane, Vec<plain::St>, HashMap<i32, Vec<u8>>) {
+    let rules = plain::Plane { rows, cols };
+    let start = plain::St {
+        cells: vec![0; rows * cols],
+        black_to_move: true,
+        passed: false,
+        over: false,
+        ko: None,
+    };
+    let mut ids: HashMap<plain::St, usize> = HashMap::new();
+    let mut states = vec![start.clone()];
+    ids.insert(start, 0);
+    let mut kids: Vec<Vec<usize>> = Vec::new();
+    let mut k = 0;
+    while k < states.len() {
+        let mut mine = Vec::new();
+        for c in rules.children(&states[k]) {
+            let next = ids.len();
+            let id = *ids.entry(c.clone()).or_insert_with(|| {
+                states.push(c);
+                next
+            });
+            mine.push(id);
+        }
+        kids.push(mine);
+        k += 1;
+    }
+    let n = rows * cols;
+    let mut values = HashMap::new();
+    for t in -(n as i32) + 1..=n as i32 {
+        let mut v: Vec<u8> = states
+            .iter()
+            .map(|s| match (s.over, rules.score(&s.cells) >= t) {
+                (true, true) => WIN,
+                (true, false) => LOSS,
+                _ => DRAW,
+            })
+            .collect();
+        loop {
+            let mut changed = false;
+            for i in 0..states.len() {
+                if states[i].over || v[i] != DRAW {
+                    continue;
+                }
+                let (good, bad) = if states[i].black_to_move {
+                    (WIN, LOSS)
+                } else {
+                    (LOSS, WIN)
+                };
+                if kids[i].iter().any(|&c| v[c] == good) {
+                    v[i] = good;
+                    changed = true;
+                } else if kids[i].iter().all(|&c| v[c] == bad) {
+                    v[i] = bad;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        values.insert(t, v);
+    }
+    (rules, states, values)
+}
+
+/// Black's optimal score from the layers' values at the start, threshold by threshold:
+/// `(a, b)` where Black forces a score ≥ a and White forces a score ≤ b (equal when no draw).
+fn score_bounds(n: usize, value_at: impl Fn(i32) -> u8) -> (i32, i32) {
+    let vals: Vec<(i32, u8)> = Go::thresholds(n).map(|k| (k, value_at(k))).collect();
+    // Monotone: W for low thresholds, then draws, then L.
+    let rank = |v: u8| match v {
+        WIN => 0,
+        DRAW => 1,
+        _ => 2,
+    };
+    assert!(
+        vals.windows(2).all(|w| rank(w[0].1) <= rank(w[1].1)),
+        "{vals:?}"
+    );
+    let a = vals
+        .iter()
+        .filter(|v| v.1 == WIN)
+        .map(|v| v.0)
+        .max()
+        .unwrap_or(-(n as i32));
+    let b = vals
+        .iter()
+        .filter(|v| v.1 != LOSS)
+        .map(|v| v.0)
+        .max()
+        .unwrap_or(-(n as i32));
+    (a, b)
+}
+
+/// The kernel solves every threshold of the tiny planes; every state reachable from the empty
+/// board has the independent solver's value, and the optimal scores of the empty board follow.
+#[test]
+fn tiny_planes_against_an_independent_solver() {
+    let mut found = Vec::new();
+    for (r, c) in [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)] {
+        let (rules, states, values) = plain_solve(r, c);
+        let n = r * c;
+        let mut start_values = HashMap::new();
+        for k in Go::thresholds(n) {
+            let g = Arc::new(Go::new(Surface::Plane, r, c, k).unwrap());
+            let solved = solve_in_memory(&g, &Layer::new("solo", 1, 1), 2);
+            for (s, &want) in states.iter().zip(&values[&k]) {
+                let i = g.parse_position(&rules.text(s)).unwrap();
+                assert_eq!(
+                    solved.values[i as usize],
+                    want,
+                    "{} at {}",
+                    g.name(),
+                    rules.text(s)
+                );
+            }
+            start_values.insert(k, solved.values[g.start() as usize]);
+        }
+        let kernel = score_bounds(n, |k| start_values[&k]);
+        let independent = score_bounds(n, |k| values[&k][0]);
+        assert_eq!(kernel, independent);
+        println!(
+            "plane {r}x{c}: {} reachable states, optimal score {kernel:?}",
+            states.len()
+        );
+        found.push(((r, c), kernel));
+    }
+    // By hand: 1x1 has no legal stone; on 1x2 a stone is captured at once, so Black passes.
+    assert_eq!(found[0].1, (0, 0));
+    assert_eq!(found[1].1, (0, 0));
+}
+
+#[test]
+fn successor_rate() {
+    // Not a timed assertion: prints the one-core rates on a 4x4 torus (run with --nocapture).
+    let g = go(Surface::Torus, 4, 4);
+    let mut rng = StdRng::seed_from_u64(9);
+    let sample: Vec<u64> = (0..200_000).map(|_| rng.gen_range(0..g.size())).collect();
+    let t = std::time::Instant::now();
+    let live = sample
+        .iter()
+        .filter(|&&i| matches!(g.node(i), Node::Live { .. }))
+        .count();
+    let tn = t.elapsed().as_secs_f64();
+    let states = random_states(&g, &mut rng, 20_000);
+    let mut out = Vec::new();
+    let (mut kids, mut parents) = (0usize, 0usize);
+    let t = std::time::Instant::now();
+    for &i in &states {
+        out.clear();
+        g.successors(i, &mut out);
+        kids += out.len();
+    }
+    let ts = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    for &i in &states {
+        out.clear();
+        g.predecessors(i, &mut out);
+        parents += out.len();
+    }
+    let tp = t.elapsed().as_secs_f64();
+    assert!(kids > 0 && parents > 0);
+    println!(
+        "{}: node {:.1}M indices/s ({:.1}% live); on legal states: successors {:.2}M/s \
+         ({:.1} each), predecessors {:.2}M/s ({:.1} each)",
+        g.name(),
+        sample.len() as f64 / tn / 1e6,
+        100.0 * live as f64 / sample.len() as f64,
+        states.len() as f64 / ts / 1e6,
+        kids as f64 / states.len() as f64,
+        states.len() as f64 / tp / 1e6,
+        parents as f64 / states.len() as f64
+    );
+}
