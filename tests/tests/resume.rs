@@ -1,6 +1,7 @@
 //! Fault tolerance of embedded builds, tested by breaking things: kill -9 after random waves, a
-//! graceful stop, a flipped byte in a checkpoint chunk, a full disk. Every broken run is resumed
-//! and must end with the tables (values and depths) of an uninterrupted build.
+//! graceful stop (with `status` asked while the run is in progress), a flipped byte in a checkpoint
+//! chunk, a missing chunk, a full disk. Every broken run is resumed and must end with the tables
+//! (values and depths) of an uninterrupted build.
 //!
 //! The game is TOPPEN (3.4 million states, ~50 waves, a few seconds): long enough to be killed
 //! mid-run, short enough to be rebuilt many times.
@@ -138,11 +139,42 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
         wait_for_wave(&dir, &mut child, None, 5, HANG),
         "the build ended before wave 5"
     );
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    // `status` of a run in progress: freeze the build (SIGSTOP: alive, in its waves) and ask.
+    let signal = |sig: &str| {
+        assert!(Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+    };
+    signal("-STOP");
+    let status: Value =
+        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+    let text = kingmaker_ok(&["status", dir.to_str().unwrap()]);
+    signal("-CONT");
+    assert_eq!(status["phase"], "running", "{status}");
+    assert_eq!(status["progress"]["layer"], "solo", "{status}");
+    let wave = status["progress"]["wave"].as_u64().unwrap();
+    assert!(wave >= 5, "{status}");
+    assert_eq!(status["progress"]["pid"], child.id(), "{status}");
+    assert!(
+        status["finished"].as_array().unwrap().is_empty(),
+        "{status}"
+    );
+    assert!(
+        status["checkpoint"]["last"]["wave"]
+            .as_u64()
+            .is_some_and(|w| w + 1 >= wave && w <= wave),
+        "checkpointed every wave: {status}"
+    );
+    assert!(
+        text.contains(": running (3428208 states)")
+            && text.contains("finished: none")
+            && text.contains(&format!("layer solo wave {wave}:"))
+            && text.contains("last checkpoint: layer solo after wave"),
+        "{text}"
+    );
+    signal("-TERM");
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -228,6 +260,52 @@ fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
         "the damaged checkpoint of wave {wave} must not be resumed from: {stderr}"
     );
     assert_like_reference(&dir, "resumed past a damaged chunk");
+}
+
+#[test]
+fn a_missing_checkpoint_chunk_is_named_and_survived() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut child = start_build(&dir);
+    assert!(
+        wait_for_wave(&dir, &mut child, None, 4, HANG),
+        "the build ended before wave 4"
+    );
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait_with_output().unwrap();
+    assert!(
+        !dir.join("summary.json").exists(),
+        "SIGTERM after wave 4 should stop the build, not finish it"
+    );
+    let wave = checkpointed_wave(&dir).expect("a checkpoint");
+    let cpdir = dir.join("work/worker-0/checkpoint");
+    let manifest = read_json(&cpdir.join(format!("worker-0.solo.w{wave:05}.json")));
+    let chunk = manifest["shards"][0]["cells"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::remove_file(cpdir.join(&chunk)).unwrap();
+
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume recovers: {stderr}");
+    assert!(
+        stderr.contains(&chunk),
+        "the missing chunk is named: {stderr}"
+    );
+    let last_start = stderr
+        .rsplit("resuming after wave ")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
+    assert!(
+        last_start.is_some_and(|w| w < wave),
+        "the incomplete checkpoint of wave {wave} must not be resumed from: {stderr}"
+    );
+    assert_like_reference(&dir, "resumed past a missing chunk");
 }
 
 #[test]
