@@ -1,4 +1,4 @@
-//! The published rows of RULES.md §3 through the real `kingmaker` binary.
+//! The published rows of docs/rules.md §3 through the real `kingmaker` binary.
 //!
 //! Every row runs in every test run: 7×7 with 1, 2 and 3 pieces and 4×4 with 6 pieces (7×7 / 3
 //! takes about three minutes on two cores; its output is also recorded in docs/results.md).
