@@ -52,3 +52,216 @@ pub fn read_json(path: &std::path::Path) -> serde_json::Value {
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
+
+/// The names of a run's finished layers: `RUN/layers/NAME.kmt`, sorted.
+pub fn layer_names(run: &std::path::Path) -> Vec<String> {
+    let dir = run.join("layers");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").file_name())
+        .filter_map(|n| n.to_str()?.strip_suffix(".kmt").map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Two runs hold the same tables: the same layers, and every layer file `layers/NAME.kmt`
+/// identical byte for byte. Layer files are deterministic (docs/format.md), so this compares every
+/// state's value AND depth. On a difference the first state that differs is named (read with
+/// `kingmaker_tablefmt::table::open_table`), or the header/index if every state agrees.
+#[track_caller]
+pub fn assert_same_tables(run_a: &std::path::Path, run_b: &std::path::Path) {
+    let (names_a, names_b) = (layer_names(run_a), layer_names(run_b));
+    assert!(
+        !names_a.is_empty(),
+        "{}: no finished layer in layers/",
+        run_a.display()
+    );
+    assert_eq!(
+        names_a,
+        names_b,
+        "{} and {} hold different layers",
+        run_a.display(),
+        run_b.display()
+    );
+    for name in &names_a {
+        let file = format!("{name}.kmt");
+        let a = std::fs::read(run_a.join("layers").join(&file)).unwrap();
+        let b = std::fs::read(run_b.join("layers").join(&file)).unwrap();
+        if a == b {
+            continue;
+        }
+        use kingmaker_tablefmt::table::open_table;
+        let ta = open_table(&run_a.join("layers"), name).unwrap();
+        let tb = open_table(&run_b.join("layers"), name).unwrap();
+        assert_eq!(
+            ta.states(),
+            tb.states(),
+            "layer {name}: state counts differ"
+        );
+        for i in 0..ta.states() {
+            let (x, y) = (ta.get(i).unwrap(), tb.get(i).unwrap());
+            assert_eq!(
+                x,
+                y,
+                "layer {name}: state {i} has (value, depth) {x:?} in {} but {y:?} in {}",
+                run_a.display(),
+                run_b.display()
+            );
+        }
+        panic!(
+            "layer {name}: every state agrees but {file} differs byte for byte between {} and {}",
+            run_a.display(),
+            run_b.display()
+        );
+    }
+}
+
+/// A reference run built once per test process into `base/NAME-PID` (`base` is the test's
+/// `CARGO_TARGET_TMPDIR`): `kingmaker build ARGS... --out` there. Leftovers of earlier test
+/// processes (`base/NAME-PID` whose process is gone) are removed first.
+pub fn reference_build(base: &std::path::Path, name: &str, args: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(base).unwrap();
+    for entry in std::fs::read_dir(base).unwrap().flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(name)?.strip_prefix('-'))
+        else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let dir = base.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut all = vec!["build"];
+    all.extend_from_slice(args);
+    all.extend(["--out", dir.to_str().unwrap()]);
+    kingmaker_ok(&all);
+    dir
+}
+
+/// What a run's `progress.json` says: (pid of the process that wrote it, layer, wave).
+pub fn progress(run: &std::path::Path) -> Option<(u32, String, u64)> {
+    let text = std::fs::read_to_string(run.join("progress.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some((
+        v["pid"].as_u64()? as u32,
+        v["layer"].as_str()?.to_string(),
+        v["wave"].as_u64()?,
+    ))
+}
+
+/// Wait until the coordinator `child` (a `kingmaker build` or `resume` into `run`) has written
+/// progress.json for wave `wave` or later (of `layer`, or of any layer when None; a layer of
+/// `later` also counts). True when seen; false when the process ended first. A hang guard of
+/// `limit` fails the test. Polls every 2 ms, so a kill right after it lands in the next wave.
+pub fn wait_for_wave(
+    run: &std::path::Path,
+    child: &mut std::process::Child,
+    layer: Option<&str>,
+    wave: u64,
+    limit: std::time::Duration,
+) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some((pid, l, w)) = progress(run) {
+            if pid == child.id() && w >= wave && layer.is_none_or(|name| name == l) {
+                return true;
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "no wave {wave} in {} after {limit:?} (progress: {:?})",
+            run.display(),
+            progress(run)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// A pseudo-random sequence in `lo..hi`, seeded from the clock or from `KINGMAKER_TEST_SEED`
+/// (the seed is printed, so a failure can be replayed).
+pub fn seeded(count: usize, lo: u64, hi: u64) -> Vec<u64> {
+    let mut x: u64 = std::env::var("KINGMAKER_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("kill moments seeded with KINGMAKER_TEST_SEED={x}");
+    let out: Vec<u64> = (0..count)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (x >> 33) % (hi - lo).max(1)
+        })
+        .collect();
+    eprintln!("kill moments: {out:?}");
+    out
+}
+
+/// A crash test's proof that it crashed something: at least `share_num/share_den` of its
+/// `rounds` interrupted a run before it finished (`interrupted` of them did).
+#[track_caller]
+pub fn assert_interrupted_share(
+    interrupted: usize,
+    rounds: usize,
+    share_num: usize,
+    share_den: usize,
+) {
+    assert!(
+        interrupted * share_den >= rounds * share_num && interrupted > 0,
+        "only {interrupted} of {rounds} kills landed before the run finished (at least \
+         {share_num}/{share_den} must): the test did not test resuming"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_tablefmt::table::TableWriter;
+
+    /// A run directory holding one layer `solo` with these values and depths.
+    fn run_with(dir: &std::path::Path, values: &[u8], depth: &[u16]) {
+        let layers = dir.join("layers");
+        std::fs::create_dir_all(&layers).unwrap();
+        let mut w = TableWriter::create(&layers, "solo", values.len() as u64).unwrap();
+        w.append(values, depth).unwrap();
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn same_tables_pass() {
+        let tmp = tempfile::tempdir().unwrap();
+        let values: Vec<u8> = (0..1000).map(|i| (i % 4) as u8).collect();
+        let depth: Vec<u16> = (0..1000).map(|i| (i % 4 != 0) as u16 * (i % 7)).collect();
+        run_with(&tmp.path().join("a"), &values, &depth);
+        run_with(&tmp.path().join("b"), &values, &depth);
+        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
+    }
+
+    /// Equal values (so equal digests and counts) but one depth apart: the tables differ, and the
+    /// state is named.
+    #[test]
+    #[should_panic(expected = "state 500 has (value, depth) (1, 3)")]
+    fn a_depth_alone_differing_is_caught() {
+        let tmp = tempfile::tempdir().unwrap();
+        let values = vec![1u8; 1000];
+        let depth = vec![3u16; 1000];
+        let mut other = depth.clone();
+        other[500] = 5;
+        run_with(&tmp.path().join("a"), &values, &depth);
+        run_with(&tmp.path().join("b"), &values, &other);
+        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
+    }
+}

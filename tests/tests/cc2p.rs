@@ -1,4 +1,4 @@
-//! The published rows of RULES.md §3 through the real `kingmaker` binary.
+//! The published rows of docs/rules.md §3 through the real `kingmaker` binary.
 //!
 //! Every row runs in every test run: 7×7 with 1, 2 and 3 pieces and 4×4 with 6 pieces (7×7 / 3
 //! takes about three minutes on two cores; its output is also recorded in docs/results.md).
@@ -6,7 +6,7 @@
 //! Builds solve the colour-swap half of the index space and expand it; `--no-symmetry` solves the
 //! whole space. Both must write the same bytes.
 
-use kingmaker_e2e::{bin, kingmaker_ok, read_json};
+use kingmaker_e2e::{assert_same_tables, bin, kingmaker, kingmaker_ok, read_json, wait_for_wave};
 use std::path::Path;
 
 /// (board, pieces, states, player-0 wins, draws, illegal)
@@ -101,15 +101,16 @@ fn build(board: &str, pieces: u8, extra: &[&str], dir: &Path) {
     kingmaker_ok(&args);
 }
 
-/// The files of a finished run that must not depend on how it was solved.
+/// The files of a finished run that must not depend on how it was solved: every layer file
+/// (values and depths of every state) and summary.json.
+#[track_caller]
 fn same_tables(a: &Path, b: &Path, what: &str) {
-    for file in ["layers/solo.kmt", "summary.json"] {
-        let (x, y) = (
-            std::fs::read(a.join(file)).unwrap(),
-            std::fs::read(b.join(file)).unwrap(),
-        );
-        assert!(x == y, "{what}: {file} differs");
-    }
+    assert_same_tables(a, b);
+    let (x, y) = (
+        std::fs::read(a.join("summary.json")).unwrap(),
+        std::fs::read(b.join("summary.json")).unwrap(),
+    );
+    assert!(x == y, "{what}: summary.json differs");
 }
 
 #[test]
@@ -132,12 +133,13 @@ fn the_half_solve_writes_the_tables_of_the_full_solve() {
     }
 }
 
-/// A half solve stopped after a checkpoint (SIGTERM: finish the wave, checkpoint, exit) resumes
-/// on the half game and ends with the full solve's tables.
+/// A half solve stopped after a checkpoint (SIGTERM right after wave 3 of 37 is seen in
+/// progress.json: finish the wave, checkpoint, exit) resumes on the half game from that checkpoint
+/// and ends with the full solve's tables.
 #[test]
 fn a_stopped_half_solve_resumes_to_the_full_tables() {
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let tmp = tempfile::tempdir().unwrap();
     let full = tmp.path().join("full");
     build("7x7", 2, &["--no-symmetry"], &full);
@@ -159,23 +161,30 @@ fn a_stopped_half_solve_resumes_to_the_full_tables() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    while !run.join("checkpoint.json").exists() && t.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        wait_for_wave(&run, &mut child, None, 3, Duration::from_secs(300)),
+        "the build ended before wave 3"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(
         child.wait().unwrap().success(),
         "a stop request ends with 0"
     );
-    let stopped = !run.join("summary.json").exists();
-    if stopped {
-        let state = read_json(&run.join("checkpoint.json"));
-        assert!(state["current"]["last"]["wave"].as_u64().unwrap() >= 1);
-        kingmaker_ok(&["resume", run.to_str().unwrap()]);
-    } else {
-        eprintln!("the build finished before the stop request: nothing resumed");
-    }
+    assert!(
+        !run.join("summary.json").exists(),
+        "SIGTERM after wave 3 of 37 should stop the build, not finish it"
+    );
+    let wave = read_json(&run.join("checkpoint.json"))["current"]["last"]["wave"]
+        .as_u64()
+        .expect("the stop checkpoints the current layer");
+    assert!(wave >= 3, "checkpointed after wave {wave}");
+    let out = kingmaker(&["resume", run.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume failed: {err}");
+    assert!(
+        err.contains(&format!("resuming after wave {wave}")),
+        "resumed from the checkpoint of wave {wave}: {err}"
+    );
     same_tables(&run, &full, "resumed half solve");
 }

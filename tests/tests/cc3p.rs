@@ -1,5 +1,5 @@
-//! The published numbers of RULES.md §1 through the real `kingmaker` binary, and its handling of
-//! bad input.
+//! The published numbers of docs/rules.md §1 through the real `kingmaker` binary, and its
+//! handling of bad input.
 
 use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
 use serde_json::Value;
@@ -244,6 +244,34 @@ fn layers_added_to_a_finished_run_give_the_full_build() {
         .map(|l| l["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["solo", "enable_ab", "enable_ac"]);
+    // Every state's value and depth, in every layer, as in the one build.
+    kingmaker_e2e::assert_same_tables(&part_dir, &tmp.path().join("full"));
+}
+
+/// `--layers` picks a subset: only those layers are solved and written, each identical (values
+/// and depths) to the same layer of a full build, and the summary has no classes.
+#[test]
+fn a_subset_of_layers_builds_those_layers_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full_dir = tmp.path().join("full");
+    let full = build_level1(&full_dir, &[]);
+    let dir = tmp.path().join("subset");
+    let s = build_level1(&dir, &["--layers", "enable_ac,enable_ab"]);
+    assert_eq!(
+        kingmaker_e2e::layer_names(&dir),
+        ["enable_ab", "enable_ac"],
+        "only the layers asked for"
+    );
+    assert!(s["classes"].is_null(), "classes need all three layers");
+    for layer in ["enable_ab", "enable_ac"] {
+        assert_eq!(s["layers"][layer], full["layers"][layer], "{layer}");
+        let file = format!("layers/{layer}.kmt");
+        assert!(
+            std::fs::read(dir.join(&file)).unwrap() == std::fs::read(full_dir.join(&file)).unwrap(),
+            "{file} differs from the full build's"
+        );
+    }
+    assert!(s["layers"]["solo"].is_null(), "{s}");
 }
 
 #[test]

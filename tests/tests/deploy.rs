@@ -8,10 +8,11 @@
 //! the test's temporary directory. systemd does not run inside the namespaces: deploy picks its
 //! documented supervisor (setsid nohup with a pid file), as it does on any host without systemd.
 //!
-//! Needs root, `ip` (iproute2) and `sshd` (openssh-server): scripts/setup.sh --tests installs them.
-//! Without them the tests say why and pass without running.
+//! Needs root, `ip` (iproute2), `sshd` (openssh-server) and `systemd-analyze` (systemd):
+//! scripts/setup.sh --tests installs them. Without them the tests fail and name what is missing:
+//! a test that cannot run never passes.
 
-use kingmaker_e2e::{bin, kingmaker_ok, read_json};
+use kingmaker_e2e::{assert_same_tables, bin, kingmaker_ok, read_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -19,30 +20,31 @@ use std::time::{Duration, Instant};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-/// Why this machine cannot run the namespace tests, if it cannot.
-fn cannot_run() -> Option<String> {
+/// Fail the test, naming the missing prerequisite, when this machine cannot run the namespace
+/// tests.
+fn require_prerequisites() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root (network namespaces need it)".into());
-    }
-    if !Path::new(SSHD).exists() {
-        return Some(format!(
-            "{SSHD} missing (install openssh-server; scripts/setup.sh --tests does)"
-        ));
-    }
+    assert!(
+        unsafe { libc::geteuid() } == 0,
+        "the deploy test needs root (network namespaces): run the tests as root, as CI does"
+    );
+    assert!(
+        Path::new(SSHD).exists(),
+        "the deploy test needs {SSHD}: install openssh-server (scripts/setup.sh --tests does)"
+    );
     for tool in ["ip", "ssh", "scp", "ssh-keygen"] {
-        if which(tool).is_none() {
-            return Some(format!(
-                "`{tool}` missing (install iproute2 / openssh-client; scripts/setup.sh --tests does)"
-            ));
-        }
+        assert!(
+            which(tool).is_some(),
+            "the deploy test needs `{tool}`: install iproute2 / openssh-client (scripts/setup.sh --tests does)"
+        );
     }
     let probe = format!("kmprobe{}", std::process::id());
-    if !run_quiet(&["ip", "netns", "add", &probe]) {
-        return Some("`ip netns add` failed (no CAP_SYS_ADMIN in this container?)".into());
-    }
+    assert!(
+        run_quiet(&["ip", "netns", "add", &probe]),
+        "the deploy test needs `ip netns add`, which failed: run it as root with CAP_SYS_ADMIN \
+         (a container needs --privileged or --cap-add SYS_ADMIN)"
+    );
     run_quiet(&["ip", "netns", "del", &probe]);
-    None
 }
 
 fn which(tool: &str) -> Option<PathBuf> {
@@ -440,15 +442,6 @@ fn release_digests(release: &Path) -> Value {
         .into()
 }
 
-/// Does `kingmaker resume` take --workers (distributed resume)?
-fn distributed_resume() -> bool {
-    let out = Command::new(bin("kingmaker"))
-        .args(["resume", "--help"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).contains("--workers")
-}
-
 /// Kill -9 the process behind a pid file written by deploy's nohup supervisor; false if it had
 /// already ended.
 fn kill_service(lab: &Lab, host: &str, role: &str, run: &str) -> bool {
@@ -517,15 +510,13 @@ fn workers_listen_privately(lab: &Lab, workers: &[&str]) {
 
 #[test]
 fn deploy_builds_survives_losses_resumes_and_fetches() {
-    if let Some(why) = cannot_run() {
-        eprintln!("skipping the deploy namespace test: {why}");
-        return;
-    }
+    require_prerequisites();
     let lab = Lab::new(3);
     let workers = ["h1", "h2"];
 
     // --- level-1 cc3p on 1 coordinator + 2 workers -------------------------------------------
-    let reference_cc3p = reference(&["cc3p", "--level", "1"], &lab.dir().join("ref-cc3p"));
+    let reference_cc3p_run = lab.dir().join("ref-cc3p");
+    let reference_cc3p = reference(&["cc3p", "--level", "1"], &reference_cc3p_run);
     let inv = lab.inventory(
         "cc3p1",
         "game = \"cc3p\"\noptions = [\"--level\", \"1\"]\ncheckpoint_every_waves = 1\ncheckpoint_every_secs = 0\n\
@@ -554,47 +545,60 @@ fn deploy_builds_survives_losses_resumes_and_fetches() {
     let s = wait_status(&inv, "cc3p's wave 2", 120, |s| {
         wave(s) >= 2 || phase(s) == "complete"
     });
+    assert_ne!(
+        phase(&s),
+        "complete",
+        "the cc3p run finished before a worker could be killed (its waves are slowed to 400 ms): \
+         the test did not test a lost worker"
+    );
     token_is_secret(&lab, "cc3p1");
-    if phase(&s) != "complete" {
-        workers_listen_privately(&lab, &workers);
-    }
+    workers_listen_privately(&lab, &workers);
     // A second launch is refused (running, or launched before: resume continues it).
     deploy_err(&inv, &["launch"], "already running|was launched before");
 
-    if !distributed_resume() {
-        eprintln!("note: `kingmaker resume` takes no --workers yet: resumed runs finish on the coordinator host");
-    }
-    if phase(&s) != "complete" {
-        // Lose a worker mid-run: the coordinator stops; resume brings both back.
-        assert!(
-            kill_service(&lab, "h2", "worker", "cc3p1"),
-            "the worker was not running"
-        );
-        let s = wait_status(&inv, "the coordinator to notice the lost worker", 60, |s| {
-            host_state(s, "h0") != "running" || phase(s) == "complete"
-        });
-        assert_eq!(host_state(&s, "h2"), "stopped", "{s:#}");
-        deploy_err(&inv, &["fetch"], "not complete");
-        let out = deploy_ok(&inv, &["resume"]);
-        assert!(out.contains("h2"), "{out}");
-    } else {
-        eprintln!("note: cc3p finished before a worker could be killed");
-    }
+    // Lose a worker mid-run: the coordinator stops; resume brings both back.
+    assert!(
+        kill_service(&lab, "h2", "worker", "cc3p1"),
+        "the worker was not running"
+    );
+    let s = wait_status(
+        &inv,
+        "the coordinator to notice the lost worker",
+        120,
+        |s| host_state(s, "h0") != "running" || phase(s) == "complete",
+    );
+    assert!(
+        phase(&s).starts_with("stopped"),
+        "the run should have stopped with its worker, not finished: {s:#}"
+    );
+    assert_eq!(host_state(&s, "h2"), "stopped", "{s:#}");
+    deploy_err(&inv, &["fetch"], "not complete");
+    let out = deploy_ok(&inv, &["resume"]);
+    assert!(out.contains("h2"), "{out}");
     wait_status(&inv, "the cc3p run to complete", 300, |s| {
         phase(s) == "complete"
     });
     let out = deploy_ok(&inv, &["resume"]);
     assert!(out.contains("complete"), "{out}");
+    // The README's promise: a distributed run resumes on its workers (`kingmaker resume DIR
+    // --workers ...`), not on the coordinator's host.
     let log = std::fs::read_to_string(lab.dir().join("h0/opt/log/coordinator-cc3p1.log"))
         .unwrap_or_default();
-    if log.contains("kingmaker-service: resuming") {
-        // Resumed on the workers where `kingmaker resume` takes them, else on the coordinator.
-        assert_eq!(
-            log.contains("built on this host"),
-            !distributed_resume(),
-            "coordinator log:\n{log}"
-        );
-    }
+    let resumed = log
+        .split("kingmaker-service: resuming")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the coordinator was not resumed; its log:\n{log}"));
+    let on = format!(
+        "on workers {}:7070,{}:7070",
+        lab.host("h1").ip,
+        lab.host("h2").ip
+    );
+    assert!(
+        resumed.contains(&on) && !log.contains("built on this host"),
+        "the run should resume {on}; coordinator log:\n{log}"
+    );
+    // The deployed run's tables (values and depths) are the embedded build's.
+    assert_same_tables(&lab.dir().join("h0/data/cc3p1/run"), &reference_cc3p_run);
     deploy_ok(&inv, &["fetch"]);
     let release = lab.dir().join("releases/cc3p1");
     assert_eq!(
@@ -631,10 +635,16 @@ fn deploy_builds_survives_losses_resumes_and_fetches() {
          build_args = [\"--worker-timeout\", \"2\"]\nworker_args = [\"--wave-delay-ms\", \"200\"]",
         &workers,
     );
-    toppen_run(&lab, &inv, "toppen", &reference_toppen);
+    toppen_run(
+        &lab,
+        &inv,
+        "toppen",
+        &reference_toppen,
+        &lab.dir().join("ref-toppen"),
+    );
 }
 
-fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value) {
+fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run: &Path) {
     deploy_ok(inv, &["provision"]);
     deploy_ok(inv, &["launch", "--settle-secs", "1"]);
     // Already running everywhere: nothing to do.
@@ -646,17 +656,26 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value) {
     let s = wait_status(inv, "TOPPEN's wave 3", 120, |s| {
         wave(s) >= 3 || phase(s) == "complete"
     });
-    if phase(&s) != "complete" && kill_service(lab, "h0", "coordinator", run) {
-        let s = wait_status(inv, "the coordinator to be down", 30, |s| {
-            host_state(s, "h0") != "running"
-        });
-        assert!(phase(&s).starts_with("stopped"), "{s:#}");
-        // Its workers keep running; resume restarts only the coordinator.
-        assert_eq!(host_state(&s, "h1"), "running", "{s:#}");
-        deploy_ok(inv, &["resume"]);
-    } else {
-        eprintln!("note: TOPPEN finished before it could be killed");
-    }
+    assert_ne!(
+        phase(&s),
+        "complete",
+        "TOPPEN finished before its coordinator could be killed (its waves are slowed to 200 ms): \
+         the test did not test a crashed coordinator"
+    );
+    assert!(
+        kill_service(lab, "h0", "coordinator", run),
+        "the coordinator was not running"
+    );
+    let s = wait_status(inv, "the coordinator to be down", 30, |s| {
+        host_state(s, "h0") != "running"
+    });
+    assert!(
+        phase(&s).starts_with("stopped"),
+        "the killed run should be stopped, not finished: {s:#}"
+    );
+    // Its workers keep running; resume restarts only the coordinator.
+    assert_eq!(host_state(&s, "h1"), "running", "{s:#}");
+    deploy_ok(inv, &["resume"]);
     wait_status(inv, "the TOPPEN run to complete", 300, |s| {
         phase(s) == "complete"
     });
@@ -665,6 +684,11 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value) {
         &release_digests(&lab.dir().join("releases").join(run)),
         reference,
         "the deployed TOPPEN differs"
+    );
+    // Values and depths of every state, after the crash and the resume.
+    assert_same_tables(
+        &lab.dir().join("h0/data").join(run).join("run"),
+        reference_run,
     );
     deploy_ok(inv, &["teardown"]);
     let s = status(inv);
@@ -696,15 +720,37 @@ fn early_failures(lab: &Lab, inv: &Path) {
         std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
         path
     };
-    // A host nobody answers for (an unused address of the test subnet).
-    let h2 = &lab.host("h2").ip;
+    // A host where nothing answers SSH: a second address of the test's own namespace h2, on
+    // which its sshd does not listen (so no packet goes to a host the test did not make).
+    let h2 = lab.host("h2");
+    let spare = format!("{}.99", lab.subnet);
+    sh(&[
+        "ip",
+        "-n",
+        &h2.ns,
+        "addr",
+        "add",
+        &format!("{spare}/24"),
+        "dev",
+        "eth0",
+    ]);
     let dead = variant(
         "dead",
-        &format!("address = \"{h2}\""),
-        &format!("address = \"{}.99\"", lab.subnet),
+        &format!("address = \"{}\"", h2.ip),
+        &format!("address = \"{spare}\""),
     );
     deploy_err(&dead, &["status"], "unreachable over SSH");
     deploy_err(&dead, &["launch"], "unreachable over SSH");
+    sh(&[
+        "ip",
+        "-n",
+        &h2.ns,
+        "addr",
+        "del",
+        &format!("{spare}/24"),
+        "dev",
+        "eth0",
+    ]);
     // No room.
     let full = variant(
         "full",
@@ -755,10 +801,9 @@ fn early_failures(lab: &Lab, inv: &Path) {
 /// The systemd units as provision installs them pass `systemd-analyze verify`.
 #[test]
 fn systemd_units_verify() {
-    let Some(analyze) = which("systemd-analyze") else {
-        eprintln!("skipping: systemd-analyze missing (Debian package systemd; scripts/setup.sh --tests installs it)");
-        return;
-    };
+    let analyze = which("systemd-analyze").expect(
+        "this test needs systemd-analyze: install the Debian package systemd (scripts/setup.sh --tests does)",
+    );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()

@@ -1,29 +1,52 @@
-//! Fault tolerance of embedded builds, tested by breaking things: kill -9 at random moments, a
-//! graceful stop, a flipped byte in a checkpoint chunk, a full disk. Every broken run is resumed
-//! and must end with the digests of an uninterrupted build.
+//! Fault tolerance of embedded builds, tested by breaking things: kill -9 after random waves, a
+//! graceful stop (with `status` asked while the run is in progress), a flipped byte in a checkpoint
+//! chunk, a missing chunk, a full disk. Every broken run is resumed and must end with the tables
+//! (values and depths) of an uninterrupted build.
 //!
 //! The game is TOPPEN (3.4 million states, ~50 waves, a few seconds): long enough to be killed
 //! mid-run, short enough to be rebuilt many times.
 
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, read_json};
+use kingmaker_e2e::{
+    assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, read_json,
+    reference_build, seeded, wait_for_wave,
+};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Layer digests of an uninterrupted build (computed once per test binary).
-fn reference() -> &'static Value {
-    static REF: OnceLock<Value> = OnceLock::new();
+/// An uninterrupted build (once per test binary): its tables and summary are what every broken
+/// run must end with.
+fn reference() -> &'static Path {
+    static REF: OnceLock<PathBuf> = OnceLock::new();
     REF.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("ref");
-        kingmaker_ok(&["build", "toppen", "--out", dir.to_str().unwrap()]);
-        read_json(&dir.join("summary.json"))["layers"].clone()
+        reference_build(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
+            "resume-reference",
+            &["toppen"],
+        )
     })
 }
 
-fn start_build(dir: &Path) -> std::process::Child {
+/// The run ended with the reference's tables (values and depths of every state) and summary.
+#[track_caller]
+fn assert_like_reference(dir: &Path, what: &str) {
+    let expected = reference();
+    assert_same_tables(dir, expected);
+    assert_eq!(
+        read_json(&dir.join("summary.json"))["layers"],
+        read_json(&expected.join("summary.json"))["layers"],
+        "{what}"
+    );
+}
+
+/// A hang guard for waiting on a wave: generous, never a judge of speed.
+const HANG: Duration = Duration::from_secs(300);
+/// TOPPEN's one layer is decided in 49 waves (50 with the empty last one).
+const LAST_WAVE: u64 = 49;
+
+fn start_build(dir: &Path) -> Child {
     Command::new(bin("kingmaker"))
         .args([
             "build",
@@ -39,95 +62,119 @@ fn start_build(dir: &Path) -> std::process::Child {
         .expect("starting kingmaker build")
 }
 
-/// Resume until the run is complete (a resume may itself be killed by the caller before).
-fn resume_to_end(dir: &Path) -> Value {
-    kingmaker_ok(&["resume", dir.to_str().unwrap()]);
-    read_json(&dir.join("summary.json"))["layers"].clone()
+/// The wave of the run's last checkpoint (checkpoint.json), if it has one.
+fn checkpointed_wave(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?["current"]["last"]["wave"].as_u64()
 }
 
-/// A pseudo-random sequence seeded from the clock; the seed is printed so a failure can be replayed
-/// with KINGMAKER_TEST_SEED.
-fn random_millis(count: usize, lo: u64, hi: u64) -> Vec<u64> {
-    let mut x: u64 = std::env::var("KINGMAKER_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("kill times seeded with KINGMAKER_TEST_SEED={x}");
-    (0..count)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            lo + (x >> 33) % (hi - lo)
-        })
-        .collect()
+/// `kingmaker resume DIR` to the end; when the run had a checkpoint, the resume must say it
+/// started after that wave (and not from the start of the layer).
+fn resume_to_end(dir: &Path) {
+    let from = checkpointed_wave(dir);
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume failed: {stderr}");
+    if let Some(wave) = from {
+        assert!(
+            stderr.contains(&format!("resuming after wave {wave}")),
+            "the resume should start after the checkpointed wave {wave}: {stderr}"
+        );
+    }
 }
 
+/// kill -9 right after a wave seen in progress.json (the wave is drawn at random, seeded; every
+/// third run's resume is killed too, a few waves later), then resume: the tables must be those of
+/// an uninterrupted build, values and depths. At least three quarters of the kills must land
+/// before the run finished (in practice all do: the last kill is at wave 45 of 49).
 #[test]
-fn kill_9_at_random_moments_then_resume_gives_identical_digests() {
-    let expected = reference();
+fn kill_9_at_random_waves_then_resume_gives_identical_tables() {
+    reference();
     let tmp = tempfile::tempdir().unwrap();
-    // Measure how long a build takes here, so the kills land inside it.
-    let t = Instant::now();
-    let probe = tmp.path().join("probe");
-    kingmaker_ok(&[
-        "build",
-        "toppen",
-        "--checkpoint-every-waves",
-        "1",
-        "--out",
-        probe.to_str().unwrap(),
-    ]);
-    let span = t.elapsed().as_millis() as u64;
-    let times = random_millis(8, 150, span.max(300));
-    for (i, &ms) in times.iter().enumerate() {
+    let waves = seeded(8, 1, 46);
+    let mut interrupted = 0;
+    for (i, &k) in waves.iter().enumerate() {
         let dir = tmp.path().join(format!("run{i}"));
         let mut child = start_build(&dir);
-        std::thread::sleep(Duration::from_millis(ms));
+        let seen = wait_for_wave(&dir, &mut child, None, k, HANG);
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
+        if dir.join("summary.json").exists() {
+            eprintln!(
+                "kill {i} (after wave {k}, seen: {seen}) came too late: the build had finished"
+            );
+            assert_like_reference(&dir, &format!("uninterrupted run {i}"));
+            continue;
+        }
+        interrupted += 1;
+        assert!(seen, "the build ended without a summary before wave {k}");
         if i % 3 == 2 {
-            // Kill the resume too, at half the time, then resume again.
+            // Kill the resume too, a few waves further on, then resume again.
             let mut again = Command::new(bin("kingmaker"))
                 .args(["resume", dir.to_str().unwrap()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap();
-            std::thread::sleep(Duration::from_millis(ms / 2));
+            let target = (k + 2).min(LAST_WAVE - 1);
+            wait_for_wave(&dir, &mut again, None, target, HANG);
             again.kill().unwrap();
             again.wait().unwrap();
         }
-        let layers = if dir.join("summary.json").exists() {
-            read_json(&dir.join("summary.json"))["layers"].clone()
-        } else if !dir.join("run.json").exists() {
-            // Killed before the build had written anything: nothing to resume, build again.
-            kingmaker_ok(&["build", "toppen", "--out", dir.to_str().unwrap()]);
-            read_json(&dir.join("summary.json"))["layers"].clone()
-        } else {
-            resume_to_end(&dir)
-        };
-        assert_eq!(&layers, expected, "killed after {ms} ms (kill {i})");
+        if !dir.join("summary.json").exists() {
+            resume_to_end(&dir);
+        }
+        assert_like_reference(&dir, &format!("killed after wave {k} (kill {i})"));
     }
+    assert_interrupted_share(interrupted, waves.len(), 3, 4);
 }
 
 #[test]
 fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
-    let expected = reference();
+    reference();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let child = start_build(&dir);
-    std::thread::sleep(Duration::from_millis(1200));
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let mut child = start_build(&dir);
+    assert!(
+        wait_for_wave(&dir, &mut child, None, 5, HANG),
+        "the build ended before wave 5"
+    );
+    // `status` of a run in progress: freeze the build (SIGSTOP: alive, in its waves) and ask.
+    let signal = |sig: &str| {
+        assert!(Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+    };
+    signal("-STOP");
+    let status: Value =
+        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+    let text = kingmaker_ok(&["status", dir.to_str().unwrap()]);
+    signal("-CONT");
+    assert_eq!(status["phase"], "running", "{status}");
+    assert_eq!(status["progress"]["layer"], "solo", "{status}");
+    let wave = status["progress"]["wave"].as_u64().unwrap();
+    assert!(wave >= 5, "{status}");
+    assert_eq!(status["progress"]["pid"], child.id(), "{status}");
+    assert!(
+        status["finished"].as_array().unwrap().is_empty(),
+        "{status}"
+    );
+    assert!(
+        status["checkpoint"]["last"]["wave"]
+            .as_u64()
+            .is_some_and(|w| w + 1 >= wave && w <= wave),
+        "checkpointed every wave: {status}"
+    );
+    assert!(
+        text.contains(": running (3428208 states)")
+            && text.contains("finished: none")
+            && text.contains(&format!("layer solo wave {wave}:"))
+            && text.contains("last checkpoint: layer solo after wave"),
+        "{text}"
+    );
+    signal("-TERM");
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -135,21 +182,28 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
         "a graceful stop exits 0, got {}",
         out.status
     );
-    if !dir.join("summary.json").exists() {
-        assert!(
-            stdout.contains("resume"),
-            "the stop says how to resume: {stdout}"
-        );
-        let status: Value =
-            serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"]))
-                .unwrap();
-        assert!(
-            status["phase"].as_str().unwrap().starts_with("stopped"),
-            "{status}"
-        );
-        assert!(status["checkpoint"]["last"]["wave"].is_u64(), "{status}");
-    }
-    assert_eq!(&resume_to_end(&dir), expected);
+    // Stopped at wave 5 or 6 of 49: the stop must not have run the build to its end.
+    assert!(
+        !dir.join("summary.json").exists(),
+        "SIGTERM after wave 5 should stop the build, not finish it"
+    );
+    assert!(
+        stdout.contains("resume"),
+        "the stop says how to resume: {stdout}"
+    );
+    let status: Value =
+        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+    assert!(
+        status["phase"].as_str().unwrap().starts_with("stopped"),
+        "{status}"
+    );
+    let wave = status["checkpoint"]["last"]["wave"].as_u64();
+    assert!(
+        wave.is_some_and(|w| w >= 5),
+        "the stop checkpoints the wave it finished: {status}"
+    );
+    resume_to_end(&dir);
+    assert_like_reference(&dir, "stopped with SIGTERM");
     let status: Value =
         serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
     assert_eq!(status["phase"], "complete");
@@ -157,11 +211,15 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
 
 #[test]
 fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
-    let expected = reference();
+    reference();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let child = start_build(&dir);
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = start_build(&dir);
+    // A few checkpoints, so there is one before the damaged one to fall back to.
+    assert!(
+        wait_for_wave(&dir, &mut child, None, 4, HANG),
+        "the build ended before wave 4"
+    );
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -169,7 +227,7 @@ fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
     child.wait_with_output().unwrap();
     assert!(
         !dir.join("summary.json").exists(),
-        "the build should still have been running after 1.5 s"
+        "SIGTERM after wave 4 should stop the build, not finish it"
     );
     let state = read_json(&dir.join("checkpoint.json"));
     let wave = state["current"]["last"]["wave"].as_u64().unwrap();
@@ -192,12 +250,67 @@ fn a_flipped_byte_in_a_checkpoint_chunk_is_named_and_survived() {
         stderr.contains(&chunk),
         "the damaged chunk is named: {stderr}"
     );
-    assert_eq!(read_json(&dir.join("summary.json"))["layers"], *expected);
+    // The damaged checkpoint is set aside: the run goes on from an earlier one.
+    let last_start = stderr
+        .rsplit("resuming after wave ")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
+    assert!(
+        last_start.is_some_and(|w| w < wave),
+        "the damaged checkpoint of wave {wave} must not be resumed from: {stderr}"
+    );
+    assert_like_reference(&dir, "resumed past a damaged chunk");
+}
+
+#[test]
+fn a_missing_checkpoint_chunk_is_named_and_survived() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut child = start_build(&dir);
+    assert!(
+        wait_for_wave(&dir, &mut child, None, 4, HANG),
+        "the build ended before wave 4"
+    );
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait_with_output().unwrap();
+    assert!(
+        !dir.join("summary.json").exists(),
+        "SIGTERM after wave 4 should stop the build, not finish it"
+    );
+    let wave = checkpointed_wave(&dir).expect("a checkpoint");
+    let cpdir = dir.join("work/worker-0/checkpoint");
+    let manifest = read_json(&cpdir.join(format!("worker-0.solo.w{wave:05}.json")));
+    let chunk = manifest["shards"][0]["cells"][0]["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::remove_file(cpdir.join(&chunk)).unwrap();
+
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume recovers: {stderr}");
+    assert!(
+        stderr.contains(&chunk),
+        "the missing chunk is named: {stderr}"
+    );
+    let last_start = stderr
+        .rsplit("resuming after wave ")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
+    assert!(
+        last_start.is_some_and(|w| w < wave),
+        "the incomplete checkpoint of wave {wave} must not be resumed from: {stderr}"
+    );
+    assert_like_reference(&dir, "resumed past a missing chunk");
 }
 
 #[test]
 fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
-    let expected = reference();
+    reference();
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
@@ -249,5 +362,6 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
         .status()
         .unwrap();
     assert!(grown.success());
-    assert_eq!(&resume_to_end(&dir), expected);
+    resume_to_end(&dir);
+    assert_like_reference(&dir, "resumed after a full disk");
 }

@@ -1,5 +1,5 @@
-//! TOPPEN through the real `kingmaker` binary: the published censuses of RULES.md §2, the census of
-//! every decomino, principal lines (a draw cycle on the ring) and bad input.
+//! TOPPEN through the real `kingmaker` binary: the published censuses of docs/rules.md §2, the
+//! census of every decomino, principal lines (a draw cycle on the ring) and bad input.
 
 use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
 use serde_json::Value;
@@ -240,4 +240,28 @@ fn b_first_swaps_the_roles() {
     let c = census(dir.to_str().unwrap(), RING);
     assert_eq!(abd(&c), (0, 250, 2));
     assert_eq!(c["first"], "B");
+}
+
+/// `--diagonal` (moves to all eight neighbours) end to end. A straight decomino has no diagonal
+/// neighbours, so its cell graph is still the 10-path and its census must be the orthogonal
+/// path's published one; the ring gains diagonal edges at its corners, which leave only the
+/// rectangle's four symmetries of the 10-cycle's twenty.
+#[test]
+fn diagonal_build_keeps_the_path_census() {
+    let dir = build("toppen-diagonal", &["--diagonal"]);
+    let s = read_json(&dir.join("summary.json"));
+    let solo = &s["layers"]["solo"];
+    assert_eq!(
+        solo["win"], solo["loss"],
+        "swapping colours and sides swaps W and L"
+    );
+    let dir = dir.to_str().unwrap();
+    let path = census(dir, "##########");
+    assert_eq!(path["diagonal"], true);
+    assert_eq!(abd(&path), (122, 114, 16), "the path's census");
+    assert_eq!(path["automorphisms"], 2);
+    let ring = census(dir, RING);
+    assert_eq!(ring["automorphisms"], 4, "{ring}");
+    let (a, b, d) = abd(&ring);
+    assert_eq!(a + b + d, 252);
 }

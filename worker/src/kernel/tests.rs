@@ -283,7 +283,8 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
         .to_string();
     let name = chunk.file_name().unwrap().to_string_lossy().to_string();
     assert!(err.contains(&name), "{err}");
-    // The previous checkpoint (wave 1) is still there and loads.
+    // The previous checkpoint (wave 1) is still there, loads, and the layer finishes from it with
+    // the reference solver's tables.
     drive_layer(
         &layer,
         &workers,
@@ -294,4 +295,14 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
         &mut |_: &super::WaveSummary| {},
     )
     .unwrap();
+    let (mut v, mut d) = (Vec::new(), Vec::new());
+    gather(&plan, &workers, |_, sv, sd| {
+        v.extend(sv);
+        d.extend(sd);
+        Ok::<(), super::KernelError>(())
+    })
+    .unwrap();
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    assert_eq!(v, values, "values after falling back to wave 1");
+    assert_eq!(d, depth, "depths after falling back to wave 1");
 }

@@ -507,7 +507,9 @@ mod tests {
     }
 
     /// The kernel's flip along edges agrees with the reference solver (which honours
-    /// `alternates_sides` on its own).
+    /// `alternates_sides` on its own), and the reference solve of the half game, expanded, is the
+    /// reference solve of the full game (both sides to move, no flip): an independent account of
+    /// the colour swap.
     #[test]
     fn half_solve_matches_the_reference_solver() {
         for (m, k) in [(7, 1), (4, 2)] {
@@ -516,12 +518,21 @@ mod tests {
             let (values, depth) = check::reference_solve(g.as_ref(), &solo());
             assert!(solved.values == values, "{m}x{m}/{k}");
             assert!(solved.depth == depth, "{m}x{m}/{k}");
-            for i in 0..g.size() {
-                let got = check::expected(g.as_ref(), &solo(), i, |c| {
-                    (values[c as usize], depth[c as usize])
-                });
-                assert_eq!(got, None, "state {i}");
-            }
+            let full = g.full();
+            let (full_values, full_depth) = check::reference_solve(full, &solo());
+            let n = full.size() as usize;
+            let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
+            let mut table = HalfTable::with_capacity(g.size());
+            table.append(&values, &depth);
+            g.expand_rows(0, &table, &mut v, &mut d);
+            assert!(
+                v == full_values,
+                "{m}x{m}/{k}: values differ from the full game's"
+            );
+            assert!(
+                d == full_depth,
+                "{m}x{m}/{k}: depths differ from the full game's"
+            );
         }
     }
 }

@@ -319,10 +319,12 @@ fn notation_examples() {
     assert!(e.to_string().contains("decomino"), "{e}");
 }
 
+/// A benchmark, not a test (it asserts nothing): prints the one-core rate of successor and
+/// predecessor generation over a slice of every class block. Run it with
+/// `cargo test --release -p kingmaker-worker successor_rate -- --ignored --nocapture`.
 #[test]
+#[ignore = "benchmark: prints rates, asserts nothing (run with --ignored --nocapture)"]
 fn successor_rate() {
-    // Not a timed assertion: prints the one-core rate of successor and predecessor generation over
-    // a slice of every class block (run with --nocapture).
     for diagonal in [false, true] {
         let g = game(diagonal);
         let mut out = Vec::new();
@@ -342,7 +344,6 @@ fn successor_rate() {
             parents += out.len() as u64;
         }
         let tp = t.elapsed().as_secs_f64();
-        assert!(kids > 0 && parents > 0);
         println!(
             "{}: {states} states; successors {:.1}M states/s ({:.1}M children/s, {:.2} per state); \
              predecessors {:.1}M states/s ({:.2} per state)",
