@@ -113,6 +113,31 @@ fn level1_exhaustive() {
     assert_eq!(illegal, 75);
     assert_eq!(terminal[0], terminal[1]);
     assert_eq!(terminal[1], terminal[2]);
+    assert_eq!(terminal.iter().sum::<u64>(), terminal_states(1));
+}
+
+/// Terminal states (exactly one goal filled) counted by inclusion–exclusion with binomials alone,
+/// independently of the ranking and the rules code. With goal p filled, the other two players
+/// stand anywhere in their lanes (the hexagon H, shared, plus their own 2k point cells): A = Σ
+/// C(H, a)·C(2k, k−a)·C(H−a, b)·C(2k, k−b). Two goals filled leave the third player anywhere in its
+/// lane of L = H + 2k cells (C(L, k) ways), three goals one way: exactly one goal is
+/// 3A − 2·3·C(L, k) + 3·1 placements, times three movers.
+fn terminal_states(level: u64) -> u64 {
+    fn c(n: u64, k: u64) -> u64 {
+        if k > n {
+            return 0;
+        }
+        (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+    }
+    let k = level * (level + 1) / 2;
+    let h = 3 * level * (level + 1) + 1;
+    let mut a = 0;
+    for x in 0..=k {
+        for y in 0..=k {
+            a += c(h, x) * c(2 * k, k - x) * c(h - x, y) * c(2 * k, k - y);
+        }
+    }
+    3 * (3 * a + 3 - 6 * c(h + 2 * k, k))
 }
 
 /// Every property of one state: successors and predecessors are inverse and duplicate-free, no
@@ -628,8 +653,8 @@ fn non_live_states_are_listed_once() {
             node => assert_eq!(listed.get(&i), Some(&node), "state {i}"),
         }
     }
-    // Level 2: the illegal count of `counts` (combinatorial), the terminal count that classifying
-    // every index found (wave 0 of the first level-2 run, BENCHMARKS.md), and a sample.
+    // Level 2: the illegal count of `counts` and the terminal count of `terminal_states`, both
+    // combinatorial, and a sample checked against `node`.
     let g = level2();
     let (mut terminal, mut illegal) = (0u64, 0u64);
     assert!(g.each_non_live(&mut |i, node| {
@@ -643,5 +668,9 @@ fn non_live_states_are_listed_once() {
         }
     }));
     assert_eq!(illegal as u128, counts(2).unwrap().illegal_states);
-    assert_eq!(terminal, 35_347_923);
+    assert_eq!(terminal, terminal_states(2));
+    assert_eq!(
+        terminal, 35_347_923,
+        "wave 0 of the level-2 runs decided this many"
+    );
 }
