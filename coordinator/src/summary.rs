@@ -252,14 +252,14 @@ fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Valu
             for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
                 acc.layers[layer][wld(plane.get(i))] += 1;
             }
-            for p in 0..3 {
-                // Terminal states: read the layer itself through the rotations.
-                let value = if class == Class::Terminal {
-                    solo_values(game, &solo, i)[p]
-                } else {
-                    v[p]
-                };
-                acc.solo_by_player[p][wld(value)] += 1;
+            // Terminal states: read the layer itself through the rotations.
+            let values = if class == Class::Terminal {
+                solo_values(game, &solo, i)
+            } else {
+                v
+            };
+            for (counts, value) in acc.solo_by_player.iter_mut().zip(values) {
+                counts[wld(value)] += 1;
             }
         },
         |mut a, b| {
@@ -372,8 +372,8 @@ mod tests {
         for i in 0..game.size() {
             let a = try_answers(&game, &t, i).unwrap();
             if a.class == Class::SpoilerDraw {
-                for p in 0..3 {
-                    spoilers[p] += (a.solo[p].value == 'D') as u64;
+                for (n, answer) in spoilers.iter_mut().zip(a.solo) {
+                    *n += (answer.value == 'D') as u64;
                 }
             }
         }

@@ -191,7 +191,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
             .par_iter()
             .filter_map(|&i| {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if n % (1 << 24) == 0 {
+                if n.is_multiple_of(1 << 24) {
                     tracing::info!("deep check of {}: {n} of {} states", ml.name, which.len());
                 }
                 expected(&game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
