@@ -33,7 +33,7 @@ done
 
 Every free decomino (4655 terrains) with each of its 252 colourings, solved exactly: who wins with
 best play from each starting position, A (the first player, who moves first) or B, or whether the
-game is drawn. The rules are in RULES.md §2; the notation in `docs/toppen-notation.md`.
+game is drawn. The rules are in docs/rules.md §2; the notation in `docs/toppen-notation.md`.
 
 This page is generated: `scripts/toppen-report.sh` builds the tables (`kingmaker build toppen`,
 `kingmaker build toppen --diagonal`), runs `kingmaker census DIR --all --csv FILE --report FILE` on

@@ -1,5 +1,5 @@
 //! The twelve questions of 3-player Chinese Checkers, read from the three representative layers
-//! by rotation, and the control class of a state (RULES.md §1).
+//! by rotation, and the control class of a state (docs/rules.md §1).
 
 use anyhow::Result;
 use kingmaker_tablefmt::layer::LayerFile;
@@ -36,7 +36,7 @@ fn answer((value, depth): (u8, u16)) -> Answer {
     Answer { value, depth }
 }
 
-/// Control classes (RULES.md §1).
+/// Control classes (docs/rules.md §1).
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {

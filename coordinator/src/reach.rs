@@ -206,7 +206,7 @@ mod tests {
         assert!(seen.iter().all(|&s| bits.contains(s)));
         assert_eq!(per_depth.iter().sum::<u64>(), seen.len() as u64);
         assert_eq!(levels, per_depth.len());
-        // The per-depth counts of the published BFS (RULES.md §1) come from the same rules.
+        // The per-depth counts of the published BFS (docs/rules.md §1) come from the same rules.
         let published = bfs_new_per_depth(&game, 8);
         assert_eq!(&per_depth[1..9], &published[..]);
         let sum = bits.par_fold(|| 0u64, |n, _| *n += 1, |a, b| a + b);

@@ -528,7 +528,7 @@ fn picture_block(c: &ClassRow) -> String {
     format!("```\n{}```\n", terrain_picture(&c.row.terrain, ""))
 }
 
-/// The terrains of RULES.md §2, shown in every report.
+/// The terrains of docs/rules.md §2, shown in every report.
 const LANDMARKS: [(&str, &str); 3] = [
     ("path", "##########"),
     ("ring", "####/#..#/####"),
@@ -590,7 +590,7 @@ fn report_markdown(o: &Overview, landmarks: &[(&str, Row)]) -> String {
         thousands(td),
         o.pct(td)
     );
-    out += "The terrains of RULES.md §2:\n\n| terrain | SPEC | A wins | B wins | draws |\n|---|---|---|---|---|\n";
+    out += "The terrains of docs/rules.md §2:\n\n| terrain | SPEC | A wins | B wins | draws |\n|---|---|---|---|---|\n";
     for (name, r) in landmarks {
         out += &format!(
             "| {name} | `{}` | {} | {} | {} |\n",

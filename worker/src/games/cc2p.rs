@@ -1,4 +1,4 @@
-//! Two-player Chinese Checkers on Sturtevant's m×m diamond boards (`cc2p`), exactly as RULES.md §3
+//! Two-player Chinese Checkers on Sturtevant's m×m diamond boards (`cc2p`), exactly as docs/rules.md §3
 //! defines it.
 //!
 //! **Board.** N = m² cells in rows of widths 1, 2, …, m, …, 2, 1, numbered row by row, left to right.
@@ -61,7 +61,7 @@ pub enum Cc2pError {
     },
 }
 
-/// How the 6-piece tip rule (RULES.md §3, illegal states) is applied.
+/// How the 6-piece tip rule (docs/rules.md §3, illegal states) is applied.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum TipRule {
     /// The rule as stated: a blocked empty tip is illegal whoever is to move.

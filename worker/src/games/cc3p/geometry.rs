@@ -6,7 +6,7 @@
 //! is A's start, A's goal, B's start, B's goal, C's start, C's goal), each in reading order.
 //! Geometry works for every level; the masks of the game itself need at most 64 cells.
 
-/// The six neighbour directions, as in RULES.md.
+/// The six neighbour directions, as in docs/rules.md.
 pub const DIRS: [(i32, i32, i32); 6] = [
     (1, -1, 0),
     (1, 0, -1),

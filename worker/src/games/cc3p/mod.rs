@@ -1,5 +1,5 @@
 //! Three-player Chinese Checkers (`cc3p`), levels 1 and 2 as a dense index space (level 3 only as
-//! counts): the rules of RULES.md §1.
+//! counts): the rules of docs/rules.md §1.
 //!
 //! - `geometry.rs`: the star, lanes, neighbours, the rotation, cell names.
 //! - `rank.rs`: counting and the dense ranking of placements.

@@ -9,7 +9,7 @@
 
 use super::GoError;
 
-/// One of the five surfaces (RULES.md §4).
+/// One of the five surfaces (docs/go.md).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Surface {
     /// Nothing glued.

@@ -43,7 +43,7 @@ const SMALL: [(usize, usize); 9] = [
 
 // ---------------------------------------------------------------- neighbour tables
 
-/// The neighbours of (r, c), written straight from the rules' text (RULES.md §4), as a set.
+/// The neighbours of (r, c), written straight from the rules' text (docs/go.md), as a set.
 fn rule_neighbours(s: Surface, rows: usize, cols: usize, r: usize, c: usize) -> HashSet<usize> {
     let (rr, cc) = (rows as i64, cols as i64);
     let (r, c) = (r as i64, c as i64);

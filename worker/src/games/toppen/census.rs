@@ -40,7 +40,7 @@ mod tests {
         assert_eq!(census(|i| values[i as usize], &[0, 1, 2, 3, 3]), (3, 1, 1));
     }
 
-    /// The published censuses (RULES.md §2), from one solve of the whole orthogonal index space.
+    /// The published censuses (docs/rules.md §2), from one solve of the whole orthogonal index space.
     #[test]
     fn published_censuses() {
         let game = Arc::new(Toppen::new(ToppenOptions::default()).unwrap());

@@ -1,4 +1,4 @@
-//! TOPPEN (RULES.md §2): one universal index space over every terrain.
+//! TOPPEN (docs/rules.md §2): one universal index space over every terrain.
 //!
 //! The rules only use adjacency and connectivity of the occupied cells, so a state is a *graph
 //! class* (the adjacency graph of the occupied cells up to isomorphism, from a [`Catalogue`] of
@@ -56,7 +56,7 @@ pub enum ToppenError {
     BadOptions(String),
 }
 
-/// Variant choices; `Default` gives the RULES.md defaults (A moves first, orthogonal moves).
+/// Variant choices; `Default` gives the docs/rules.md defaults (A moves first, orthogonal moves).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ToppenOptions {
     /// The player who moves first in starting states: 0 = A (default), 1 = B.

@@ -1,4 +1,4 @@
-//! Moves and unmoves (RULES.md §2) on decoded states.
+//! Moves and unmoves (docs/rules.md §2) on decoded states.
 //!
 //! A move takes the top tile of a stack whose top is the mover's colour onto an adjacent occupied
 //! vertex. From a stack of two or more tiles the occupied set is unchanged, so the state stays in
