@@ -265,3 +265,45 @@ mod tests {
         assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
     }
 }
+
+/// The first of `names` found on PATH.
+pub fn find_program(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in names {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium and chromedriver for the page tests; a test that needs them fails, naming what to
+/// install, when they are missing.
+pub fn browser_programs() -> (PathBuf, PathBuf) {
+    let chromium = find_program(&["chromium", "chromium-browser"]);
+    let driver = find_program(&["chromedriver"]);
+    let (Some(chromium), Some(driver)) = (chromium, driver) else {
+        panic!(
+            "Chromium and chromedriver are needed for the browser test and were not found on PATH: \
+             install Debian's packages with `apt-get install chromium chromium-driver` (scripts/setup.sh --tests does)"
+        );
+    };
+    (chromium, driver)
+}
+
+/// Where tests leave files worth looking at (screenshots): `target/test-artifacts/`.
+pub fn artifacts_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        });
+    let dir = target.join("test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

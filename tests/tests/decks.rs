@@ -6,7 +6,7 @@ use kingmaker_e2e::{kingmaker, kingmaker_ok};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -143,42 +143,9 @@ impl Drop for Killed {
     }
 }
 
-fn find_program(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in names {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-fn artifacts_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        });
-    let dir = target.join("test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
-    let chromium = find_program(&["chromium", "chromium-browser"]);
-    let driver = find_program(&["chromedriver"]);
-    let (Some(chromium), Some(driver)) = (chromium, driver) else {
-        panic!(
-            "Chromium and chromedriver are needed for the browser test and were not found on PATH: \
-             install Debian's packages with `apt-get install chromium chromium-driver` (scripts/setup.sh --tests does)"
-        );
-    };
+    let (chromium, driver) = kingmaker_e2e::browser_programs();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("deck");
     let out = kingmaker(&["deck", "--order", "3", "--svg", s(&dir)]);
@@ -346,7 +313,7 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         wait("body[data-a=\"3\"][data-b=\"7\"]".into()).await;
         let png = client.screenshot().await.unwrap();
         assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-        let shot = artifacts_dir().join("deck-order-3.png");
+        let shot = kingmaker_e2e::artifacts_dir().join("deck-order-3.png");
         std::fs::write(&shot, &png).unwrap();
         eprintln!("screenshot: {}", shot.display());
         client.close().await.unwrap();

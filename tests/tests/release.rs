@@ -740,42 +740,9 @@ fn toppen_packs_verifies_queries_and_serves_its_draw_cycles() {
 
 // ---- the page in a real browser ----
 
-fn find_program(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in names {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-fn artifacts_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        });
-    let dir = target.join("test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
-    let chromium = find_program(&["chromium", "chromium-browser"]);
-    let driver = find_program(&["chromedriver"]);
-    let (Some(chromium), Some(driver)) = (chromium, driver) else {
-        panic!(
-            "Chromium and chromedriver are needed for the browser test and were not found on PATH: \
-             install Debian's packages with `apt-get install chromium chromium-driver` (scripts/setup.sh --tests does)"
-        );
-    };
+    let (chromium, driver) = kingmaker_e2e::browser_programs();
     let tmp = tempfile::tempdir().unwrap();
     let (run, rel) = build_and_pack(tmp.path());
     let (_server, url) = start_serve(&rel);
@@ -927,7 +894,7 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
 
         let png = client.screenshot().await.unwrap();
         assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-        let shot = artifacts_dir().join("serve-cc3p.png");
+        let shot = kingmaker_e2e::artifacts_dir().join("serve-cc3p.png");
         std::fs::write(&shot, &png).unwrap();
         eprintln!("screenshot: {}", shot.display());
         client.close().await.unwrap();
