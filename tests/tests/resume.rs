@@ -168,7 +168,8 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
         "checkpointed every wave: {status}"
     );
     assert!(
-        text.contains(": running (3428208 states)")
+        text.contains(&format!(": running (pid {}, `kingmaker build`", child.id()))
+            && text.contains("(3428208 states)")
             && text.contains("finished: none")
             && text.contains(&format!("layer solo wave {wave}:"))
             && text.contains("last checkpoint: layer solo after wave"),
