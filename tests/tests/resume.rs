@@ -366,3 +366,42 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     resume_to_end(&dir);
     assert_like_reference(&dir, "resumed after a full disk");
 }
+
+/// A second signal exits at once (status 130), without finishing the wave or writing a new
+/// checkpoint; the checkpoint before it still stands and the run resumes to the right tables.
+#[test]
+fn a_second_signal_exits_at_once_and_the_last_checkpoint_stands() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut child = start_build(&dir);
+    assert!(
+        wait_for_wave(&dir, &mut child, None, 5, HANG),
+        "the build ended before wave 5"
+    );
+    // Frozen, the build receives SIGINT then SIGTERM (two different signals, so they cannot merge
+    // into one); on SIGCONT they are delivered in that order: the first asks for a clean stop,
+    // the second finds the stop already asked for and exits at once.
+    let pid = child.id().to_string();
+    for sig in ["-STOP", "-INT", "-TERM", "-CONT"] {
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "the second signal exits at once");
+    assert!(!dir.join("summary.json").exists());
+    let checkpoint = read_json(&dir.join("checkpoint.json"));
+    let last = checkpoint["current"]["last"]["wave"].as_u64();
+    assert!(last.is_some_and(|w| w >= 4), "{checkpoint}");
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming after wave {}", last.unwrap())),
+        "{stderr}"
+    );
+    assert_like_reference(&dir, "after a second signal");
+}
