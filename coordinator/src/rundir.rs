@@ -39,6 +39,10 @@ pub struct RunInfo {
     /// each one owns) and its run id on them (their files are under `DATA_DIR/<run id>/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distributed: Option<Distributed>,
+    /// The in-process workers of an embedded build (`--local-workers`): each owns its shards'
+    /// checkpoints, so `resume` uses the same number. Absent in runs from before: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_workers: Option<usize>,
 }
 
 impl RunInfo {
@@ -129,6 +133,27 @@ impl RunDir {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))
+    }
+
+    /// A run manifest rebuilt from the run's finished layer files, for a `checkpoint.json` that
+    /// cannot be read: every layer whose file opens and reads back whole counts as finished (a
+    /// layer file is renamed into place only when complete); the layer being solved starts again.
+    /// The unreadable manifest is kept as `checkpoint.json.damaged`.
+    pub fn recover_state(&self, info: &RunInfo) -> Result<RunState> {
+        let path = self.path.join("checkpoint.json");
+        let _ = std::fs::rename(&path, self.path.join("checkpoint.json.damaged"));
+        let mut state = RunState::default();
+        for layer in &info.layers {
+            let Ok(file) = open_table(&self.layers_dir(), &layer.name) else {
+                break;
+            };
+            match kingmaker_tablefmt::table::read_summary(&file) {
+                Ok(table) if table.states == info.states => state.finish(layer.clone(), table),
+                _ => break,
+            }
+        }
+        self.write_state(&state)?;
+        Ok(state)
     }
 
     pub fn write_state(&self, state: &RunState) -> Result<()> {

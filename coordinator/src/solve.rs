@@ -159,10 +159,12 @@ pub fn solve_layers(
                     outcome = Some(o);
                     break;
                 }
-                Err(KernelError::Format(e)) if start.is_some() => {
+                Err(e @ (KernelError::Format(_) | KernelError::Restore { .. }))
+                    if start.is_some() =>
+                {
                     observer.bar.finish();
                     tracing::error!(
-                        "layer {}: checkpoint after wave {} is damaged: {e}",
+                        "layer {}: checkpoint after wave {} cannot be restored: {e}",
                         layer.name,
                         start.unwrap().wave
                     );

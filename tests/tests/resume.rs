@@ -405,3 +405,102 @@ fn a_second_signal_exits_at_once_and_the_last_checkpoint_stands() {
     );
     assert_like_reference(&dir, "after a second signal");
 }
+
+/// Build TOPPEN (a checkpoint every wave, `extra` options), kill -9 it after wave 5 was seen.
+fn build_killed_after_wave_5(dir: &Path, extra: &[&str]) {
+    let mut child = Command::new(bin("kingmaker"))
+        .args([
+            "build",
+            "toppen",
+            "--checkpoint-every-waves",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for_wave(dir, &mut child, None, 5, HANG),
+        "the build ended before wave 5"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!dir.join("summary.json").exists());
+}
+
+/// The newest checkpoint's wave, from checkpoint.json.
+fn last_checkpoint(dir: &Path) -> u64 {
+    read_json(&dir.join("checkpoint.json"))["current"]["last"]["wave"]
+        .as_u64()
+        .expect("a checkpoint")
+}
+
+/// Issue 18 item 4: a missing or malformed worker checkpoint manifest, or a malformed
+/// checkpoint.json, makes resume fall back (to the checkpoint before, or to the start of the
+/// layer), say so, and end with the right tables; never block the run.
+#[test]
+fn damaged_checkpoint_manifests_fall_back_and_say_so() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    for (case, damage) in ["missing", "malformed", "run manifest"].iter().enumerate() {
+        let dir = tmp.path().join(format!("run{case}"));
+        build_killed_after_wave_5(&dir, &[]);
+        let wave = last_checkpoint(&dir);
+        let manifest = dir
+            .join("work/worker-0/checkpoint")
+            .join(format!("worker-0.solo.w{wave:05}.json"));
+        assert!(manifest.exists(), "{}", manifest.display());
+        match *damage {
+            "missing" => std::fs::remove_file(&manifest).unwrap(),
+            "malformed" => std::fs::write(&manifest, b"{\"wave\": ").unwrap(),
+            _ => std::fs::write(dir.join("checkpoint.json"), b"not json").unwrap(),
+        }
+        let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{damage}: {stderr}");
+        if *damage == "run manifest" {
+            assert!(
+                stderr.contains("rebuilt checkpoint.json") && stderr.contains("starts again"),
+                "{damage}: {stderr}"
+            );
+            assert!(dir.join("checkpoint.json.damaged").exists());
+        } else {
+            assert!(
+                stderr.contains(&format!("checkpoint after wave {wave} cannot be restored"))
+                    && stderr.contains("falling back")
+                    && stderr.contains(&format!("resuming after wave {}", wave - 1)),
+                "{damage}: {stderr}"
+            );
+        }
+        assert_like_reference(&dir, damage);
+    }
+}
+
+/// Resume uses the build's --local-workers (run.json), and refuses another number with a hint
+/// instead of an internal message.
+#[test]
+fn resume_uses_the_builds_local_workers() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    build_killed_after_wave_5(&dir, &["--local-workers", "2", "--shard-size", "1000000"]);
+    let wave = last_checkpoint(&dir);
+    let out = kingmaker(&["resume", dir.to_str().unwrap(), "--local-workers", "3"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("built with --local-workers 2") && stderr.contains("--local-workers 2"),
+        "{stderr}"
+    );
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("resuming after wave {wave}")),
+        "{stderr}"
+    );
+    assert_like_reference(&dir, "resumed on the build's two in-process workers");
+}

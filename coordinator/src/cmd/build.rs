@@ -159,6 +159,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
             run_id: c.run_id().to_string(),
             workers: c.addrs(),
         }),
+        local_workers: cluster.is_none().then_some(args.local_workers),
     };
     run.write_info(&info)?;
     tracing::info!(

@@ -21,9 +21,10 @@ pub struct ResumeArgs {
     /// Compute threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// In-process workers (must match the build's number to reuse its checkpoints).
-    #[arg(long, default_value_t = 1)]
-    pub local_workers: usize,
+    /// In-process workers (default: the build's number, from run.json; each owns its shards'
+    /// checkpoints, so another number cannot reuse them).
+    #[arg(long)]
+    pub local_workers: Option<usize>,
     /// Checkpoint after every N waves (0: not by count).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_every_waves: u32,
@@ -58,15 +59,37 @@ pub struct ResumeArgs {
 
 pub fn run(args: ResumeArgs) -> Result<()> {
     let (run, mut info) = RunDir::open(&args.dir)?;
+    let local_workers = match (args.local_workers, info.local_workers) {
+        (Some(given), Some(built)) if given != built => bail!(
+            "{} was built with --local-workers {built}: its checkpoints belong to {built} in-process \
+             workers, so resume it with --local-workers {built} (or without the option)",
+            args.dir.display()
+        ),
+        (given, built) => given.or(built).unwrap_or(1),
+    };
     check_options(
         args.threads,
-        args.local_workers,
+        local_workers,
         args.checkpoint_every_secs,
         args.memory_budget,
         args.worker_timeout,
     )?;
     // Locked for the whole resume: refused while a build or another resume works on the run.
     let _lock = lock_run(&args.dir, "kingmaker resume")?;
+    if let Err(e) = run.state() {
+        tracing::error!("{e:#}");
+        let state = run.recover_state(&info)?;
+        let names: Vec<_> = state
+            .finished
+            .iter()
+            .map(|f| f.layer.name.as_str())
+            .collect();
+        tracing::warn!(
+            "rebuilt checkpoint.json from the finished layer files ({}); the layer being solved \
+             starts again from its first wave (the damaged file is kept as checkpoint.json.damaged)",
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        );
+    }
     let added: Vec<_> = select_layers(&info.spec, &args.layers)?
         .into_iter()
         .filter(|l| !info.layers.iter().any(|have| have.name == l.name))
@@ -128,7 +151,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
     }
     let opts = SolveOptions {
         shard_size: info.shard_size,
-        local_workers: args.local_workers,
+        local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,
         memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),

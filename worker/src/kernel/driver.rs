@@ -117,7 +117,10 @@ pub fn drive_layer(
     let started = Instant::now();
     let (mut wave, mut total) = match resume {
         Some(r) => {
-            on_all(workers, |w| w.restore(r.wave))?;
+            on_all(workers, |w| w.restore(r.wave)).map_err(|e| KernelError::Restore {
+                wave: r.wave,
+                source: Box::new(e),
+            })?;
             (r.wave + 1, r.decided_total)
         }
         None => (0, 0),

@@ -82,6 +82,11 @@ pub enum KernelError {
     Worker { worker: String, message: String },
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// Anything that went wrong while the workers restored a checkpoint (a missing or damaged
+    /// manifest, chunk or wave log, a worker that lost its files): the caller falls back to an
+    /// earlier checkpoint or the start of the layer.
+    #[error("restoring the checkpoint after wave {wave}: {source}")]
+    Restore { wave: u32, source: Box<KernelError> },
     #[error(transparent)]
     Format(#[from] kingmaker_tablefmt::FormatError),
     #[error("layer {layer} did not settle after {waves} waves (the depth field holds {max})")]
