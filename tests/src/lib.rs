@@ -226,46 +226,6 @@ pub fn assert_interrupted_share(
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kingmaker_tablefmt::table::TableWriter;
-
-    /// A run directory holding one layer `solo` with these values and depths.
-    fn run_with(dir: &std::path::Path, values: &[u8], depth: &[u16]) {
-        let layers = dir.join("layers");
-        std::fs::create_dir_all(&layers).unwrap();
-        let mut w = TableWriter::create(&layers, "solo", values.len() as u64).unwrap();
-        w.append(values, depth).unwrap();
-        w.finish().unwrap();
-    }
-
-    #[test]
-    fn same_tables_pass() {
-        let tmp = tempfile::tempdir().unwrap();
-        let values: Vec<u8> = (0..1000).map(|i| (i % 4) as u8).collect();
-        let depth: Vec<u16> = (0..1000).map(|i| (i % 4 != 0) as u16 * (i % 7)).collect();
-        run_with(&tmp.path().join("a"), &values, &depth);
-        run_with(&tmp.path().join("b"), &values, &depth);
-        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
-    }
-
-    /// Equal values (so equal digests and counts) but one depth apart: the tables differ, and the
-    /// state is named.
-    #[test]
-    #[should_panic(expected = "state 500 has (value, depth) (1, 3)")]
-    fn a_depth_alone_differing_is_caught() {
-        let tmp = tempfile::tempdir().unwrap();
-        let values = vec![1u8; 1000];
-        let depth = vec![3u16; 1000];
-        let mut other = depth.clone();
-        other[500] = 5;
-        run_with(&tmp.path().join("a"), &values, &depth);
-        run_with(&tmp.path().join("b"), &values, &other);
-        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
-    }
-}
-
 /// The first of `names` found on PATH.
 pub fn find_program(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -306,4 +266,44 @@ pub fn artifacts_dir() -> PathBuf {
     let dir = target.join("test-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_tablefmt::table::TableWriter;
+
+    /// A run directory holding one layer `solo` with these values and depths.
+    fn run_with(dir: &std::path::Path, values: &[u8], depth: &[u16]) {
+        let layers = dir.join("layers");
+        std::fs::create_dir_all(&layers).unwrap();
+        let mut w = TableWriter::create(&layers, "solo", values.len() as u64).unwrap();
+        w.append(values, depth).unwrap();
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn same_tables_pass() {
+        let tmp = tempfile::tempdir().unwrap();
+        let values: Vec<u8> = (0..1000).map(|i| (i % 4) as u8).collect();
+        let depth: Vec<u16> = (0..1000).map(|i| (i % 4 != 0) as u16 * (i % 7)).collect();
+        run_with(&tmp.path().join("a"), &values, &depth);
+        run_with(&tmp.path().join("b"), &values, &depth);
+        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
+    }
+
+    /// Equal values (so equal digests and counts) but one depth apart: the tables differ, and the
+    /// state is named.
+    #[test]
+    #[should_panic(expected = "state 500 has (value, depth) (1, 3)")]
+    fn a_depth_alone_differing_is_caught() {
+        let tmp = tempfile::tempdir().unwrap();
+        let values = vec![1u8; 1000];
+        let depth = vec![3u16; 1000];
+        let mut other = depth.clone();
+        other[500] = 5;
+        run_with(&tmp.path().join("a"), &values, &depth);
+        run_with(&tmp.path().join("b"), &values, &other);
+        assert_same_tables(&tmp.path().join("a"), &tmp.path().join("b"));
+    }
 }
