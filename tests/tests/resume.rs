@@ -46,7 +46,8 @@ const HANG: Duration = Duration::from_secs(300);
 /// TOPPEN's one layer is decided in 49 waves (50 with the empty last one).
 const LAST_WAVE: u64 = 49;
 
-fn start_build(dir: &Path) -> Child {
+/// `kingmaker build toppen` with a checkpoint after every wave (and `extra` options).
+fn start_build_with(dir: &Path, extra: &[&str]) -> Child {
     Command::new(bin("kingmaker"))
         .args([
             "build",
@@ -56,10 +57,15 @@ fn start_build(dir: &Path) -> Child {
             "--out",
             dir.to_str().unwrap(),
         ])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("starting kingmaker build")
+}
+
+fn start_build(dir: &Path) -> Child {
+    start_build_with(dir, &[])
 }
 
 /// The wave of the run's last checkpoint (checkpoint.json), if it has one.
@@ -408,20 +414,7 @@ fn a_second_signal_exits_at_once_and_the_last_checkpoint_stands() {
 
 /// Build TOPPEN (a checkpoint every wave, `extra` options), kill -9 it after wave 5 was seen.
 fn build_killed_after_wave_5(dir: &Path, extra: &[&str]) {
-    let mut child = Command::new(bin("kingmaker"))
-        .args([
-            "build",
-            "toppen",
-            "--checkpoint-every-waves",
-            "1",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_build_with(dir, extra);
     assert!(
         wait_for_wave(dir, &mut child, None, 5, HANG),
         "the build ended before wave 5"
@@ -429,13 +422,6 @@ fn build_killed_after_wave_5(dir: &Path, extra: &[&str]) {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!dir.join("summary.json").exists());
-}
-
-/// The newest checkpoint's wave, from checkpoint.json.
-fn last_checkpoint(dir: &Path) -> u64 {
-    read_json(&dir.join("checkpoint.json"))["current"]["last"]["wave"]
-        .as_u64()
-        .expect("a checkpoint")
 }
 
 /// Issue 18 item 4: a missing or malformed worker checkpoint manifest, or a malformed
@@ -448,7 +434,7 @@ fn damaged_checkpoint_manifests_fall_back_and_say_so() {
     for (case, damage) in ["missing", "malformed", "run manifest"].iter().enumerate() {
         let dir = tmp.path().join(format!("run{case}"));
         build_killed_after_wave_5(&dir, &[]);
-        let wave = last_checkpoint(&dir);
+        let wave = checkpointed_wave(&dir).expect("a checkpoint");
         let manifest = dir
             .join("work/worker-0/checkpoint")
             .join(format!("worker-0.solo.w{wave:05}.json"));
@@ -487,7 +473,7 @@ fn resume_uses_the_builds_local_workers() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     build_killed_after_wave_5(&dir, &["--local-workers", "2", "--shard-size", "1000000"]);
-    let wave = last_checkpoint(&dir);
+    let wave = checkpointed_wave(&dir).expect("a checkpoint");
     let out = kingmaker(&["resume", dir.to_str().unwrap(), "--local-workers", "3"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
