@@ -32,7 +32,7 @@ impl LineGame for AnyGame {
         kingmaker_worker::Game::node(self, index)
     }
     fn moves(&self, index: u64) -> Vec<(String, u64)> {
-        AnyGame::moves(self, index)
+        kingmaker_worker::Notation::moves(self, index)
     }
 }
 

@@ -1,9 +1,9 @@
 //! `kingmaker`: the operator CLI and the coordinator of builds.
 
-mod cc3p_view;
 mod cmd;
 mod deploy;
 mod explore;
+mod games;
 mod line;
 mod lock;
 mod progress;
@@ -42,7 +42,7 @@ enum Command {
     /// Write a finished run's summary.json again (e.g. with --reachable counts).
     Summarize(cmd::summarize::SummarizeArgs),
     /// TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain.
-    Census(cmd::census::CensusArgs),
+    Census(games::census::CensusArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
     Line(cmd::line::LineArgs),
     /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
@@ -74,7 +74,7 @@ fn main() {
         Command::Resume(args) => cmd::resume::run(args),
         Command::Status(args) => cmd::status::run(args),
         Command::Summarize(args) => cmd::summarize::run(args),
-        Command::Census(args) => cmd::census::run(args),
+        Command::Census(args) => games::census::run(args),
         Command::Line(args) => cmd::line::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Verify(args) => cmd::verify::run(args),

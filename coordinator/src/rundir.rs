@@ -30,7 +30,7 @@ pub struct RunInfo {
     pub shard_size: u64,
     pub kingmaker_version: String,
     /// The game the kernel solves when it is a symmetry-reduced form of `spec`
-    /// ([`GameSpec::reduced`]: cc2p's colour-swap half); its tables are expanded to `spec`'s as
+    /// ([`GameSpec::reduced`], a symmetry quotient); its tables are expanded to `spec`'s as
     /// they are gathered, so the run's tables and summary are those of a full solve. Absent: the
     /// kernel solves `spec` itself (runs from before, and `build --no-symmetry`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

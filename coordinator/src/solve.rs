@@ -7,12 +7,12 @@ use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
-use kingmaker_worker::games::cc2p::half::HalfTable;
 use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
     drive_layer, CellStorage, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan,
     WaveSummary, WorkerHandle,
 };
+use kingmaker_worker::reduction::SolvedTable;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -215,8 +215,8 @@ pub fn solve_layers(
 
 /// Gather a solved layer from the workers into its table file (and let the workers go).
 ///
-/// A reduced game's table (cc2p's colour-swap half) is gathered into memory first (2 bytes per
-/// reduced state), the workers are released (their arrays are no longer needed), and the full
+/// A reduced game's table (a symmetry quotient: [`kingmaker_worker::reduction`]) is gathered into
+/// memory first (2 bytes per reduced state), the workers are released (their arrays are no longer needed), and the full
 /// game's table is written from it in index order: byte-identical to the table of a full solve.
 fn write_table(
     run: &RunDir,
@@ -227,12 +227,10 @@ fn write_table(
 ) -> Result<TableSummary> {
     let dir = run.layers_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let full = match game {
-        AnyGame::Cc2pHalf(half) => half.full().size(),
-        game => game.size(),
-    };
+    let reduction = game.reduction();
+    let full = reduction.map_or(game.size(), |r| r.full_size());
     let mut writer = TableWriter::create(&dir, &layer.name, full)?;
-    let AnyGame::Cc2pHalf(half) = game else {
+    let Some(reduction) = reduction else {
         gather(plan, &workers, |_, values, depth| -> Result<()> {
             writer.append(&values, &depth)?;
             Ok(())
@@ -240,7 +238,7 @@ fn write_table(
         return Ok(writer.finish()?);
     };
     let started = Instant::now();
-    let mut table = HalfTable::with_capacity(half.size());
+    let mut table = SolvedTable::with_capacity(game.size());
     gather(plan, &workers, |_, values, depth| -> Result<()> {
         table.append(&values, &depth);
         Ok(())
@@ -251,15 +249,15 @@ fn write_table(
     let mut depth = vec![0u16; values.len()];
     for first in (0..full).step_by(ROWS as usize) {
         let n = ROWS.min(full - first) as usize;
-        half.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
+        reduction.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
         writer.append(&values[..n], &depth[..n])?;
     }
     tracing::info!(
         "layer {}: the {} states of {} expanded to the {full} of {} in {:.1}s",
         layer.name,
-        half.size(),
-        half.name(),
-        half.full().name(),
+        game.size(),
+        game.name(),
+        reduction.full_name(),
         started.elapsed().as_secs_f64()
     );
     Ok(writer.finish()?)

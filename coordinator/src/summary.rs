@@ -1,18 +1,16 @@
-//! `summary.json`: counts and digests of every layer, and for cc3p the control classes, over all
-//! states and over the states reachable from the start.
+//! `summary.json`: counts and digests of every layer, the start's value in two-player games, and
+//! whatever the game's view adds (control classes, say).
 
-use crate::cc3p_view::Class;
+use crate::games::view_of;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::Result;
-use kingmaker_tablefmt::layer::ValuesPlane;
 use kingmaker_tablefmt::table::TableSummary;
-use kingmaker_worker::games::cc3p::Cc3p;
 use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::kernel::{LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
-use kingmaker_worker::{Game, Node};
-use rayon::prelude::*;
+use kingmaker_worker::{Game, Notation};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 fn layer_json(table: &TableSummary) -> Value {
     json!({
@@ -36,41 +34,17 @@ fn max_depth_witness(run: &RunDir, game: &AnyGame, layer: &str, max_depth: u16) 
     Ok(found.map_or(Value::Null, |i| json!(game.format_position(i))))
 }
 
-fn class_json(counts: &[u64; 4]) -> Value {
-    json!({
-        "terminal": counts[0],
-        "solo_win": counts[1],
-        "spoiler_draw": counts[2],
-        "kingmaker": counts[3],
-    })
-}
-
-fn class_slot(c: Class) -> usize {
-    match c {
-        Class::Terminal => 0,
-        Class::SoloWin => 1,
-        Class::SpoilerDraw => 2,
-        Class::Kingmaker => 3,
-    }
-}
-
 /// Build the summary of a finished run. `reach` asks for the reachable-states block.
 pub fn summarize(
     run: &RunDir,
     info: &RunInfo,
-    game: &AnyGame,
+    game: &Arc<AnyGame>,
     tables: &[(Layer, TableSummary)],
     reach: bool,
 ) -> Result<Value> {
     let mut s = Map::new();
     s.insert("game".into(), json!(info.spec.family()));
-    if let Value::Object(params) = serde_json::to_value(&info.spec)? {
-        for (k, v) in params {
-            if k != "game" {
-                s.insert(k, v);
-            }
-        }
-    }
+    s.extend(info.spec.params());
     s.insert("states".into(), json!(game.size()));
     let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
     s.insert("illegal".into(), json!(illegal));
@@ -84,9 +58,6 @@ pub fn summarize(
         .collect::<Result<_>>()?;
     s.insert("layers".into(), Value::Object(layers));
 
-    if let AnyGame::Cc2p(g) = game {
-        s.insert("board".into(), json!(format!("{0}x{0}", g.board())));
-    }
     // Two-player games: the value of the start position ("W": the first player wins).
     if let (Some(start), Some(solo)) = (
         game.start_index(),
@@ -98,287 +69,7 @@ pub fn summarize(
             s.insert("start".into(), json!({"value": value, "depth": d}));
         }
     }
-    if let (AnyGame::Cc3p(cc3p), 3) = (game, tables.len()) {
-        cc3p_classes(run, cc3p, reach, &mut s)?;
-    }
+    let finished: Vec<Layer> = tables.iter().map(|t| t.0.clone()).collect();
+    view_of(game).summarize(run, &finished, reach, &mut s)?;
     Ok(Value::Object(s))
-}
-
-/// The depth from the start at which `summary.json` names a witness of each control class.
-const WITNESS_DEPTH: u32 = 9;
-
-/// Control classes counted, and for the spoiler-draw states, which players can hold the draw.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct ClassCounts {
-    by_class: [u64; 4],
-    spoiler_by_player: [u64; 3],
-}
-
-impl ClassCounts {
-    fn add(&mut self, class: Class, solo: [u8; 3]) {
-        self.by_class[class_slot(class)] += 1;
-        if class == Class::SpoilerDraw {
-            for (p, &v) in solo.iter().enumerate() {
-                self.spoiler_by_player[p] += (v == DRAW) as u64;
-            }
-        }
-    }
-
-    fn merge(mut self, other: ClassCounts) -> ClassCounts {
-        for k in 0..4 {
-            self.by_class[k] += other.by_class[k];
-        }
-        for p in 0..3 {
-            self.spoiler_by_player[p] += other.spoiler_by_player[p];
-        }
-        self
-    }
-}
-
-/// The class of a live state from its players' solo values (A, B, C).
-fn live_class(solo: [u8; 3]) -> Class {
-    if solo.contains(&WIN) {
-        Class::SoloWin
-    } else if solo.contains(&DRAW) {
-        Class::SpoilerDraw
-    } else {
-        Class::Kingmaker
-    }
-}
-
-/// Player P's solo value at `s` is A's at R^(3−P)(s): as A the state itself, as B R²(s), as C R(s).
-fn solo_values(game: &Cc3p, solo: &ValuesPlane, s: u64) -> [u8; 3] {
-    let r1 = game.rotate(s);
-    let r2 = game.rotate(r1);
-    [solo.get(s), solo.get(r2), solo.get(r1)]
-}
-
-/// The class of one state and its players' solo values (zero for terminal and illegal states).
-fn class_of(game: &Cc3p, solo: &ValuesPlane, s: u64) -> (Class, [u8; 3]) {
-    match game.node(s) {
-        Node::Live { .. } => {
-            let v = solo_values(game, solo, s);
-            (live_class(v), v)
-        }
-        _ => (Class::Terminal, [0; 3]),
-    }
-}
-
-/// The control class of every state, counted. A state's class depends only on the `solo` values
-/// of its three rotations, so this reads the `solo` layer alone, unpacked in memory (2 bits per
-/// state: 3.7 GB at level 2), and rotates each placement once for its three movers:
-/// R(p·3 + m) = R(p)·3 + (m + 1) mod 3.
-fn class_counts(game: &Cc3p, solo: &ValuesPlane) -> ClassCounts {
-    (0..game.placements())
-        .into_par_iter()
-        .fold(ClassCounts::default, |mut acc, p| {
-            let first = p * 3;
-            if !matches!(game.node(first), Node::Live { .. }) {
-                acc.by_class[class_slot(Class::Terminal)] += 3;
-                return acc;
-            }
-            let r1 = game.rotate(first) / 3;
-            let r2 = game.rotate(r1 * 3) / 3;
-            for m in 0..3 {
-                let v = [
-                    solo.get(first + m),
-                    solo.get(r2 * 3 + (m + 2) % 3),
-                    solo.get(r1 * 3 + (m + 1) % 3),
-                ];
-                acc.add(live_class(v), v);
-            }
-            acc
-        })
-        .reduce(ClassCounts::default, ClassCounts::merge)
-}
-
-fn by_player(counts: [u64; 3]) -> Value {
-    json!({"A": counts[0], "B": counts[1], "C": counts[2]})
-}
-
-/// Over the states reachable from the start: classes, each layer's W/L/D, each player's solo
-/// W/L/D.
-#[derive(Clone, Default)]
-struct ReachCounts {
-    classes: ClassCounts,
-    layers: [[u64; 3]; 3],
-    solo_by_player: [[u64; 3]; 3],
-}
-
-fn wld(v: u8) -> usize {
-    match v {
-        WIN => 0,
-        DRAW => 2,
-        _ => 1,
-    }
-}
-
-fn cc3p_classes(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
-    let started = std::time::Instant::now();
-    let solo = run.table("solo")?.values_plane()?;
-    let all = class_counts(game, &solo);
-    tracing::info!(
-        "control classes of {} states counted in {:.1}s",
-        game.size(),
-        started.elapsed().as_secs_f64()
-    );
-    s.insert("classes".into(), class_json(&all.by_class));
-    s.insert(
-        "spoiler_draw_by_player".into(),
-        by_player(all.spoiler_by_player),
-    );
-    if !reach {
-        return Ok(());
-    }
-    // The reachable states, and a witness of each class among those first reached at depth 9.
-    let mut witness: [Option<u64>; 4] = [None; 4];
-    let (reached, per_depth) = crate::reach::reachable(game, game.start_index(), |depth, level| {
-        if depth == WITNESS_DEPTH {
-            for (k, w) in witness.iter_mut().enumerate() {
-                *w = level.first_where(|i| class_slot(class_of(game, &solo, i).0) == k);
-            }
-        }
-    });
-    let ab = run.table("enable_ab")?.values_plane()?;
-    let ac = run.table("enable_ac")?.values_plane()?;
-    let counts = reached.par_fold(
-        ReachCounts::default,
-        |acc, i| {
-            let (class, v) = class_of(game, &solo, i);
-            acc.classes.add(class, v);
-            if game.node(i) == Node::Illegal {
-                return;
-            }
-            for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
-                acc.layers[layer][wld(plane.get(i))] += 1;
-            }
-            // Terminal states: read the layer itself through the rotations.
-            let values = if class == Class::Terminal {
-                solo_values(game, &solo, i)
-            } else {
-                v
-            };
-            for (counts, value) in acc.solo_by_player.iter_mut().zip(values) {
-                counts[wld(value)] += 1;
-            }
-        },
-        |mut a, b| {
-            a.classes = a.classes.merge(b.classes);
-            for k in 0..3 {
-                for j in 0..3 {
-                    a.layers[k][j] += b.layers[k][j];
-                    a.solo_by_player[k][j] += b.solo_by_player[k][j];
-                }
-            }
-            a
-        },
-    );
-    let layer_counts: Map<String, Value> = ["solo", "enable_ab", "enable_ac"]
-        .iter()
-        .zip(counts.layers)
-        .map(|(name, c)| {
-            (
-                name.to_string(),
-                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
-            )
-        })
-        .collect();
-    let players: Map<String, Value> = ["A", "B", "C"]
-        .iter()
-        .zip(counts.solo_by_player)
-        .map(|(p, c)| {
-            (
-                p.to_string(),
-                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
-            )
-        })
-        .collect();
-    let witnesses: Map<String, Value> = [
-        Class::Terminal,
-        Class::SoloWin,
-        Class::SpoilerDraw,
-        Class::Kingmaker,
-    ]
-    .iter()
-    .zip(witness)
-    .map(|(c, w)| {
-        (
-            c.name().to_string(),
-            w.map_or(Value::Null, |i| json!(game.format_position(i))),
-        )
-    })
-    .collect();
-    s.insert(
-        "reachable".into(),
-        json!({
-            "states": reached.count(),
-            "new_per_depth": per_depth,
-            "classes": class_json(&counts.classes.by_class),
-            "spoiler_draw_by_player": by_player(counts.classes.spoiler_by_player),
-            "layers": layer_counts,
-            "solo_by_player": players,
-            format!("witness_at_depth_{WITNESS_DEPTH}"): witnesses,
-        }),
-    );
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc3p_view::{try_answers, Cc3pTables};
-    use kingmaker_tablefmt::{FormatError, Lookup};
-    use kingmaker_worker::kernel::solve_in_memory;
-    use kingmaker_worker::spec::GameSpec;
-    use std::sync::Arc;
-
-    struct InMemory(Vec<u8>, Vec<u16>);
-
-    impl Lookup for InMemory {
-        fn states(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn lookup(&self, i: u64) -> Result<(u8, u16), FormatError> {
-            Ok((self.0[i as usize], self.1[i as usize]))
-        }
-    }
-
-    /// The plane-and-rotation count agrees with reading every state's twelve answers.
-    #[test]
-    fn class_counts_agree_with_the_answers_of_every_state() {
-        let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
-            .layers()
-            .iter()
-            .map(|l| {
-                let s = solve_in_memory(&game, l, 2);
-                InMemory(s.values, s.depth)
-            })
-            .collect();
-        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
-        let plane = ValuesPlane::from_values(&solo.0);
-        let t = Cc3pTables {
-            solo,
-            enable_ab,
-            enable_ac,
-        };
-        let mut want = [0u64; 4];
-        for i in 0..game.size() {
-            want[class_slot(try_answers(&game, &t, i).unwrap().class)] += 1;
-        }
-        let counts = class_counts(&game, &plane);
-        assert_eq!(counts.by_class, want);
-        let mut spoilers = [0u64; 3];
-        for i in 0..game.size() {
-            let a = try_answers(&game, &t, i).unwrap();
-            if a.class == Class::SpoilerDraw {
-                for (n, answer) in spoilers.iter_mut().zip(a.solo) {
-                    *n += (answer.value == 'D') as u64;
-                }
-            }
-        }
-        assert_eq!(counts.spoiler_by_player, spoilers);
-        assert_eq!(want.iter().sum::<u64>(), game.size());
-        assert!(want[3] > 0, "level 1 has kingmaker states");
-    }
 }

@@ -2,7 +2,6 @@
 //! a packed release (`manifest.json` + `NAME.kmt`, see tablefmt::release). `query`, `serve` and
 //! `verify --deep` read through this, so they work on either.
 
-use crate::cc3p_view::Cc3pTables;
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
@@ -123,14 +122,5 @@ impl Tables {
                 Ok(Box::new(LayerFile::open(&self.dir.join(&l.file))?))
             }
         }
-    }
-
-    /// The three cc3p layers.
-    pub fn cc3p(&self) -> Result<Cc3pTables<Box<dyn Lookup>>> {
-        Ok(Cc3pTables {
-            solo: self.layer("solo")?,
-            enable_ab: self.layer("enable_ab")?,
-            enable_ac: self.layer("enable_ac")?,
-        })
     }
 }

@@ -1,12 +1,17 @@
 //! Kingmaker's compute: the games (rules, index spaces, moves and unmoves), the wave kernel over
 //! shard arrays, and the worker side of the distributed protocol.
 
+pub mod bfs;
 pub mod game;
 pub mod games;
 pub mod kernel;
 pub mod lock;
+pub mod notation;
 pub mod options;
+pub mod reduction;
 pub mod service;
-pub mod spec;
 
 pub use game::{Game, Node};
+/// The game registry, under the name the rest of the workspace knows it by.
+pub use games::registry as spec;
+pub use notation::Notation;

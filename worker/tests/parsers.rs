@@ -3,6 +3,7 @@
 
 use kingmaker_worker::spec::{AnyGame, GameSpec};
 use kingmaker_worker::Game;
+use kingmaker_worker::Notation;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

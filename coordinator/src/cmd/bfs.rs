@@ -1,10 +1,10 @@
 //! `kingmaker bfs GAME --depth D`: new states per depth from the start (terminal states are
 //! reached but not expanded).
 
-use super::game::GameChoice;
+use crate::games::GameChoice;
 use anyhow::Result;
 use clap::Args;
-use kingmaker_worker::games::cc3p::{self, Cc3p};
+use kingmaker_worker::{Game, Notation};
 
 #[derive(Args, Debug)]
 pub struct BfsArgs {
@@ -19,13 +19,14 @@ pub struct BfsArgs {
 }
 
 pub fn run(args: BfsArgs) -> Result<()> {
-    let per_depth = match &args.game {
-        GameChoice::Cc3p(a) => cc3p::bfs_new_per_depth(&Cc3p::new(a.level)?, args.depth),
-        GameChoice::Cc2p(_) => anyhow::bail!("bfs is implemented for cc3p"),
-        GameChoice::Toppen(_) => {
-            anyhow::bail!("toppen has no single start position (every terrain and colouring is one); use `census`")
-        }
+    let game = args.game.spec().build()?;
+    let Some(start) = game.start_index() else {
+        anyhow::bail!(
+            "{} has no single start position (every starting layout is one); use `census`",
+            game.name()
+        );
     };
+    let per_depth = kingmaker_worker::bfs::new_per_depth(&game, start, args.depth);
     let total: u64 = 1 + per_depth.iter().sum::<u64>();
     if args.json {
         println!(

@@ -1,6 +1,6 @@
 //! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
 
-use super::game::GameChoice;
+use crate::games::GameChoice;
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
 use crate::solve::{
@@ -73,7 +73,7 @@ pub struct BuildArgs {
     #[arg(long, global = true)]
     pub metrics: Option<String>,
     /// Solve the whole index space even where a symmetry lets the kernel solve a part of it
-    /// (cc2p: the colour swap halves it). The tables are the same; for comparison and tests.
+    /// (a symmetry quotient such as a colour swap). The tables are the same; for comparison and tests.
     #[arg(long, global = true)]
     pub no_symmetry: bool,
 }

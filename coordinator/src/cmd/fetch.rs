@@ -1,6 +1,6 @@
 //! `kingmaker fetch URL DIR`: download a release over HTTP(S).
 //!
-//! `URL` is the release directory as served (`https://host/releases/cc3p-2/`). First
+//! `URL` is the release directory as served (`https://host/releases/NAME/`). First
 //! `manifest.sha256` and `manifest.json` are fetched and checked against each other (and against
 //! `--manifest-sha256` when given); then every listed file is downloaded to `NAME.part`, resumed
 //! with a `Range` request after an interruption (within this run, up to `--retries` times, and by

@@ -7,14 +7,15 @@ use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
+use kingmaker_worker::Notation;
 use serde_json::json;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct LineArgs {
-    /// A run directory written by `kingmaker build` (a two-player game, e.g. toppen).
+    /// A run directory written by `kingmaker build` (a two-player game).
     pub dir: PathBuf,
-    /// The position, in the game's notation (for TOPPEN see docs/toppen-notation.md).
+    /// The position, in the game's notation (docs/*-notation.md).
     pub position: String,
     /// Stop a drawn line after this many plies if no state has repeated by then.
     #[arg(long, default_value_t = 10_000)]

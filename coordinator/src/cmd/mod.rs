@@ -2,11 +2,9 @@
 
 pub mod bfs;
 pub mod build;
-pub mod census;
 pub mod count;
 pub mod deck;
 pub mod fetch;
-pub mod game;
 pub mod line;
 pub mod pack;
 pub mod query;

@@ -1,6 +1,6 @@
 //! `kingmaker summarize RUN_DIR [--reachable]`: write a finished run's `summary.json` again from
 //! its finished layers — e.g. to add the counts over the states reachable from the start, which
-//! `build` leaves out by default on large tables (at level 2 of cc3p the bitmap search holds
+//! `build` leaves out by default on large tables (at 14.8 billion states the bitmap search holds
 //! 5.6 GB and visits every reachable state once).
 
 use super::build::print_summary;
@@ -40,7 +40,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         };
         tables.push((layer.clone(), t.clone()));
     }
-    let game = info.spec.build()?;
+    let game = std::sync::Arc::new(info.spec.build()?);
     let summary = summarize(&run, &info, &game, &tables, args.reachable)?;
     write_json_atomically(&run.summary_path(), &summary)?;
     if args.json {

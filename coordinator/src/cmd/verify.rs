@@ -15,6 +15,7 @@ use kingmaker_worker::kernel::check::expected;
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
+use kingmaker_worker::Notation;
 use rayon::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -58,12 +58,7 @@ async function init() {
   $("source").textContent = rel
     ? `release packed ${rel.packed_at} by kingmaker ${rel.kingmaker_version}; ${info.states.toLocaleString()} states`
     : `${info.source}; ${info.states.toLocaleString()} states`;
-  $("legend").textContent =
-    info.game === "cc3p"
-      ? "W = forces it, L = the others force the opposite, D = neither (play goes on forever); the number is the depth: plies to the end with best play. " +
-        "Alone: can the player force a win by itself? Hands the win to: with that player's help it can make them win. " +
-        "Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one."
-      : "W / L: the first / second player wins with best play, D: draw; the number is the depth (plies to the end).";
+  $("legend").textContent = info.legend;
   $("position-form").addEventListener("submit", (e) => {
     e.preventDefault();
     go($("position").value.trim() || "start");
@@ -227,7 +222,7 @@ function renderLabels() {
   box.replaceChildren();
   const l = state.data.labels;
   box.dataset.position = state.data.position;
-  if (l.kind !== "cc3p") {
+  if (l.kind !== "questions") {
     const row = el("p", { class: "two", "data-value": l.value }, valueSpan(l), " ", el("span", { class: "words", text: l.says }));
     box.append(row);
     renderLine(box, state.data.line);
@@ -310,7 +305,7 @@ function renderMoves() {
   for (const m of d.moves) {
     const l = m.labels;
     const chips = el("div", { class: "chips" });
-    if (l.kind === "cc3p") {
+    if (l.kind === "questions") {
       chips.append(el("span", { class: "badge", "data-class": l.class, text: l.class.replace("_", " ") }));
       for (const p of state.info.players) {
         const a = l.solo[p];

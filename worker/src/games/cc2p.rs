@@ -28,6 +28,8 @@
 use crate::game::{Game, Node};
 
 pub mod half;
+mod presentation;
+pub use presentation::count_fields;
 
 /// Smallest supported board side.
 pub const MIN_BOARD: u8 = 4;

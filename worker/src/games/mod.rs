@@ -3,4 +3,5 @@
 pub mod cc2p;
 pub mod cc3p;
 pub mod go;
+pub mod registry;
 pub mod toppen;

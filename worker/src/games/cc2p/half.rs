@@ -36,6 +36,8 @@
 use super::{Cc2p, Cc2pError};
 use crate::game::{Game, Node};
 use crate::kernel::{LOSS, WIN};
+use crate::notation::Notation;
+use crate::reduction::{Reduction, SolvedTable};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
@@ -77,7 +79,13 @@ impl Cc2pHalf {
     /// Rows `first .. first + values.len()` of the full table from the solved half table (both
     /// even: whole placements). Parallel over the rows; the rows of player 1 to move read the
     /// half table in order, those of player 0 at their twins, at random.
-    pub fn expand_rows(&self, first: u64, half: &HalfTable, values: &mut [u8], depth: &mut [u16]) {
+    pub fn expand_rows(
+        &self,
+        first: u64,
+        half: &SolvedTable,
+        values: &mut [u8],
+        depth: &mut [u16],
+    ) {
         assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
         assert!(
             first.is_multiple_of(2) && values.len().is_multiple_of(2),
@@ -127,14 +135,20 @@ impl Cc2pHalf {
         }
         Ok(f >> 1)
     }
+}
+
+impl Notation for Cc2pHalf {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Cc2pHalf::parse_position(self, text)?)
+    }
 
     /// The position of half index `h` in the full game's notation.
-    pub fn format_position(&self, h: u64) -> String {
+    fn format_position(&self, h: u64) -> String {
         self.full.format_position(self.full_index(h))
     }
 
     /// The legal moves of `h`, each with the half index of its child's twin.
-    pub fn moves(&self, h: u64) -> Vec<(String, u64)> {
+    fn moves(&self, h: u64) -> Vec<(String, u64)> {
         let mut moves = self.full.moves(self.full_index(h));
         for m in &mut moves {
             m.1 = self.full.swap_colours(m.1) >> 1;
@@ -142,111 +156,32 @@ impl Cc2pHalf {
         moves
     }
 
-    pub fn picture(&self, h: u64) -> String {
+    fn picture(&self, h: u64) -> String {
         self.full.picture(self.full_index(h))
     }
 
+    fn player_name(&self, player: u8) -> String {
+        Notation::player_name(&self.full, player)
+    }
+
     /// The half index that stands for the start position (its twin).
-    pub fn start_index(&self) -> u64 {
-        self.source(self.full.start_index()).0
+    fn start_index(&self) -> Option<u64> {
+        Some(self.source(self.full.start_index()).0)
     }
 }
 
-/// A solved half table in memory, as [`Cc2pHalf::expand_rows`] reads it: the value and depth of
-/// every half state, packed in a u16 (value in the top two bits) while every depth fits in 14
-/// bits, else in two arrays. The expansion reads it at random, so it asks for huge pages (fewer
-/// TLB misses); the packing halves the cache misses and the memory (2 bytes per half state: one
-/// per full state, less than the table file being written).
-pub struct HalfTable {
-    store: Store,
-    capacity: usize,
-}
-
-enum Store {
-    Packed(Vec<u16>),
-    Wide(Vec<u8>, Vec<u16>),
-}
-
-const DEPTH_BITS: u32 = 14;
-
-impl HalfTable {
-    /// An empty table for `len` half states (appended in index order with [`HalfTable::append`]).
-    pub fn with_capacity(len: u64) -> HalfTable {
-        let capacity = len as usize;
-        HalfTable {
-            store: Store::Packed(huge_vec(capacity)),
-            capacity,
-        }
+impl Reduction for Cc2pHalf {
+    fn full_size(&self) -> u64 {
+        self.full.size()
     }
 
-    /// Append the next run of half states.
-    pub fn append(&mut self, values: &[u8], depth: &[u16]) {
-        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
-        if let Store::Packed(packed) = &self.store {
-            if depth.iter().any(|&d| d >> DEPTH_BITS != 0) {
-                let mut v = huge_vec(self.capacity);
-                let mut d = huge_vec(self.capacity);
-                v.extend(packed.iter().map(|&x| (x >> DEPTH_BITS) as u8));
-                d.extend(packed.iter().map(|&x| x & ((1 << DEPTH_BITS) - 1)));
-                self.store = Store::Wide(v, d);
-            }
-        }
-        match &mut self.store {
-            Store::Packed(packed) => packed.extend(
-                values
-                    .iter()
-                    .zip(depth)
-                    .map(|(&v, &d)| (v as u16) << DEPTH_BITS | d),
-            ),
-            Store::Wide(v, d) => {
-                v.extend_from_slice(values);
-                d.extend_from_slice(depth);
-            }
-        }
+    fn full_name(&self) -> String {
+        self.full.name()
     }
 
-    pub fn len(&self) -> u64 {
-        match &self.store {
-            Store::Packed(p) => p.len() as u64,
-            Store::Wide(v, _) => v.len() as u64,
-        }
+    fn expand_rows(&self, first: u64, solved: &SolvedTable, values: &mut [u8], depth: &mut [u16]) {
+        Cc2pHalf::expand_rows(self, first, solved, values, depth)
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// (value, depth) of half index `h`.
-    #[inline]
-    pub fn get(&self, h: u64) -> (u8, u16) {
-        match &self.store {
-            Store::Packed(p) => {
-                let x = p[h as usize];
-                ((x >> DEPTH_BITS) as u8, x & ((1 << DEPTH_BITS) - 1))
-            }
-            Store::Wide(v, d) => (v[h as usize], d[h as usize]),
-        }
-    }
-}
-
-/// An empty vector with room for `len` elements, on transparent huge pages where the system
-/// offers them on request (a hint: without them it works the same, with more TLB misses).
-fn huge_vec<T>(len: usize) -> Vec<T> {
-    let v: Vec<T> = Vec::with_capacity(len);
-    const HUGE: usize = 2 << 20;
-    let (start, bytes) = (v.as_ptr() as usize, len * std::mem::size_of::<T>());
-    let aligned = start.next_multiple_of(HUGE);
-    if bytes >= HUGE && start + bytes > aligned {
-        // SAFETY: advice on memory this vector owns; it changes no contents.
-        unsafe {
-            libc::madvise(
-                aligned as *mut libc::c_void,
-                start + bytes - aligned,
-                libc::MADV_HUGEPAGE,
-            );
-        }
-    }
-    v
 }
 
 impl Game for Cc2pHalf {
@@ -465,7 +400,7 @@ mod tests {
         let f = solve_in_memory(&full, &solo(), 2);
         let n = full.size() as usize;
         let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
-        let mut table = HalfTable::with_capacity(g.size());
+        let mut table = SolvedTable::with_capacity(g.size());
         let third = h.values.len() / 3;
         table.append(&h.values[..third], &h.depth[..third]);
         table.append(&h.values[third..], &h.depth[third..]);
@@ -522,7 +457,7 @@ mod tests {
             let (full_values, full_depth) = check::reference_solve(full, &solo());
             let n = full.size() as usize;
             let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
-            let mut table = HalfTable::with_capacity(g.size());
+            let mut table = SolvedTable::with_capacity(g.size());
             table.append(&values, &depth);
             g.expand_rows(0, &table, &mut v, &mut d);
             assert!(
@@ -558,7 +493,7 @@ mod bench {
         let n = g.size() as usize;
         let hv: Vec<u8> = (0..n).map(|i| (i * 7 % 4) as u8).collect();
         let hd: Vec<u16> = (0..n).map(|i| (i % 97) as u16).collect();
-        let mut table = HalfTable::with_capacity(g.size());
+        let mut table = SolvedTable::with_capacity(g.size());
         table.append(&hv, &hd);
         drop((hv, hd));
         let rows = 1usize << 25;

@@ -25,9 +25,6 @@ mod rank;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::game::{Game, Node};
 
 pub use geometry::cell_name_picture;
@@ -51,27 +48,6 @@ pub enum Cc3pError {
     #[error("bad position {text:?}: {problem}")]
     Position { text: String, problem: String },
 }
-
-/// A small, fast hasher for u64 keys (multiplicative; fine for BFS sets of indices).
-#[derive(Default)]
-struct IndexHasher(u64);
-
-impl Hasher for IndexHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        let h = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
-
-type IndexSet = HashSet<u64, BuildHasherDefault<IndexHasher>>;
 
 /// The game of one level, with all tables for ranking and move generation.
 pub struct Cc3p {
@@ -319,6 +295,21 @@ pub struct Cc3pCounts {
     pub illegal_states: u128,
 }
 
+/// The counts `kingmaker count` prints (level 3 too: no game is built).
+pub fn count_fields(level: u8) -> Result<serde_json::Map<String, serde_json::Value>, Cc3pError> {
+    let c = counts(level)?;
+    let mut out = serde_json::Map::new();
+    for (k, v) in [
+        ("placements", c.placements.to_string()),
+        ("states", c.states.to_string()),
+        ("illegal_placements", c.illegal_placements.to_string()),
+        ("illegal_states", c.illegal_states.to_string()),
+    ] {
+        out.insert(k.into(), v.into());
+    }
+    Ok(out)
+}
+
 /// Exact counts for any level 1..=3, computed combinatorially.
 ///
 /// Placements are `N_0(H)` (see `rank.rs`). A filled goal holds all k of its owner's pieces, which
@@ -345,26 +336,5 @@ pub fn counts(level: u8) -> Result<Cc3pCounts, Cc3pError> {
 /// Breadth-first search from the start position that does not expand terminal states: the number
 /// of new states at each depth 1..=depth.
 pub fn bfs_new_per_depth(game: &Cc3p, depth: u32) -> Vec<u64> {
-    let mut seen = IndexSet::default();
-    let start = game.start_index();
-    seen.insert(start);
-    let mut frontier = vec![start];
-    let mut children = Vec::new();
-    let mut result = Vec::with_capacity(depth as usize);
-    for _ in 0..depth {
-        let mut next = Vec::new();
-        for &s in &frontier {
-            children.clear();
-            // Terminal states have no successors, so they are not expanded.
-            game.successors_into(s, &mut children);
-            for &c in &children {
-                if seen.insert(c) {
-                    next.push(c);
-                }
-            }
-        }
-        result.push(next.len() as u64);
-        frontier = next;
-    }
-    result
+    crate::bfs::new_per_depth(game, game.start_index(), depth)
 }

@@ -4,8 +4,10 @@
 //! (increasing x). A position is `A:<cells>;B:<cells>;C:<cells>;<mover>`, e.g.
 //! `A:c6,c7,d6;B:c1,c2,d1;C:h1,h2,i1;A` (the start of level 2, also written `start`).
 
-use super::{Cc3p, Cc3pError, PLAYERS};
+use super::{cell_name_picture, Cc3p, Cc3pError, PLAYERS};
 use crate::game::{Game, Node};
+use crate::notation::Notation;
+use serde_json::{json, Map, Value};
 
 impl Cc3p {
     fn bad(&self, text: &str, problem: impl Into<String>) -> Cc3pError {
@@ -244,5 +246,115 @@ impl Cc3p {
                 .find(|&p| sets[p] & bit != 0)
                 .map_or(".".to_string(), |p| PLAYERS[p].to_string())
         })
+    }
+}
+
+impl Notation for Cc3p {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Cc3p::parse_position(self, text)?)
+    }
+    fn format_position(&self, index: u64) -> String {
+        Cc3p::format_position(self, index)
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        Cc3p::moves(self, index)
+    }
+    fn picture(&self, index: u64) -> String {
+        Cc3p::picture(self, index)
+    }
+    fn player_name(&self, player: u8) -> String {
+        PLAYERS[player as usize].to_string()
+    }
+    fn start_index(&self) -> Option<u64> {
+        Some(Cc3p::start_index(self))
+    }
+    fn board_drawing(&self) -> Value {
+        star_drawing(self.level())
+    }
+    /// Each player's pieces, read off the canonical notation (`A:c6,c7;B:...;C:...;A`).
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        let mut pieces = Map::new();
+        for field in Cc3p::format_position(self, index).split(';') {
+            if let Some((who, cells)) = field.split_once(':') {
+                let cells: Vec<&str> = cells.split(',').filter(|c| !c.is_empty()).collect();
+                pieces.insert(who.to_string(), json!(cells));
+            }
+        }
+        let mut out = Map::new();
+        out.insert("pieces".into(), Value::Object(pieces));
+        out
+    }
+}
+
+/// The star's cells for drawing: name, position (in half-cell steps across, rows down) and what
+/// the cell is (hexagon, or a player's start or goal point), read off the notation's own picture
+/// of cell names so the page and the notation cannot disagree.
+pub fn star_drawing(level: u8) -> Value {
+    let n = level as i64;
+    let mut cells = Vec::new();
+    for (row, line) in cell_name_picture(level).lines().enumerate() {
+        let mut col = 0usize;
+        for token in line.split(' ') {
+            if !token.is_empty() {
+                // Two characters per half-cell step.
+                let half = (col / 2) as i64;
+                let z = row as i64 - 2 * n;
+                let x = (half - 3 * n - z) / 2;
+                let y = -x - z;
+                let region = if x > n {
+                    "start:A"
+                } else if x < -n {
+                    "goal:A"
+                } else if y > n {
+                    "start:B"
+                } else if y < -n {
+                    "goal:B"
+                } else if z > n {
+                    "start:C"
+                } else if z < -n {
+                    "goal:C"
+                } else {
+                    "hex"
+                };
+                cells.push(json!({"name": token, "row": row, "half": half, "region": region}));
+            }
+            col += token.len() + 1;
+        }
+    }
+    json!({"kind": "star", "level": level, "cells": cells})
+}
+
+#[cfg(test)]
+mod drawing_tests {
+    use super::*;
+
+    #[test]
+    fn star_cells_match_the_notation() {
+        for level in [1u8, 2] {
+            let g = Cc3p::new(level).unwrap();
+            let board = star_drawing(level);
+            let cells = board["cells"].as_array().unwrap();
+            assert_eq!(cells.len(), [13, 37][level as usize - 1]);
+            // The start position's pieces stand on their owners' start points.
+            let start = Cc3p::format_position(&g, Cc3p::start_index(&g));
+            for field in start.split(';') {
+                if let Some((who, names)) = field.split_once(':') {
+                    for name in names.split(',') {
+                        let cell = cells.iter().find(|c| c["name"] == name).unwrap();
+                        assert_eq!(cell["region"], format!("start:{who}"), "{name}");
+                    }
+                }
+            }
+            let k = [1, 3][level as usize - 1];
+            for p in ["A", "B", "C"] {
+                assert_eq!(
+                    cells
+                        .iter()
+                        .filter(|c| c["region"] == format!("goal:{p}"))
+                        .count(),
+                    k
+                );
+            }
+        }
     }
 }

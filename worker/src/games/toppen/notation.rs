@@ -15,6 +15,8 @@ use super::catalogue::MAX_V;
 use super::index::State;
 use super::polyomino::{adjacency, connected, parse_cells, spec_of, Cell, TILES};
 use super::{Toppen, ToppenError};
+use crate::notation::Notation;
+use serde_json::{json, Map, Value};
 
 fn side_letter(p: u8) -> char {
     if p == 0 {
@@ -243,5 +245,96 @@ impl Toppen {
             out.push_str(&format!("{} to move\n", side_letter(s.mover)));
         }
         out
+    }
+}
+
+impl Notation for Toppen {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Toppen::parse_position(self, text)?)
+    }
+    fn format_position(&self, index: u64) -> String {
+        Toppen::format_position(self, index)
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        Toppen::moves(self, index)
+    }
+    fn picture(&self, index: u64) -> String {
+        Toppen::picture(self, index)
+    }
+    fn picture_names_the_mover(&self) -> bool {
+        true
+    }
+    fn player_name(&self, player: u8) -> String {
+        ["A", "B"][player as usize].to_string()
+    }
+    /// Every terrain and colouring is a start; none is the start.
+    fn start_index(&self) -> Option<u64> {
+        None
+    }
+    /// The classic ring.
+    fn example_index(&self) -> Option<u64> {
+        Toppen::parse_position(self, "####/#..#/####:AABBABABAB:A").ok()
+    }
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        let mut out = Map::new();
+        out.insert(
+            "grid".into(),
+            grid_drawing(&Toppen::format_position(self, index)),
+        );
+        out
+    }
+}
+
+/// A position's drawing as the page needs it, read off its canonical notation `SPEC:STACKS:SIDE`
+/// (docs/toppen-notation.md): each `#` of the SPEC is a cell (column letter, row number), holding
+/// the next stack (bottom to top) of STACKS in reading order.
+pub fn grid_drawing(text: &str) -> Value {
+    let mut parts = text.split(':');
+    let (Some(spec), Some(stacks)) = (parts.next(), parts.next()) else {
+        return Value::Null;
+    };
+    let stacks: Vec<&str> = if stacks.contains(',') {
+        stacks.split(',').collect()
+    } else {
+        stacks.split("").filter(|s| !s.is_empty()).collect()
+    };
+    let mut cells = Vec::new();
+    let mut k = 0;
+    for (row, line) in spec.split('/').enumerate() {
+        for (col, ch) in line.chars().enumerate() {
+            if ch == '#' {
+                let stack = stacks.get(k).copied().unwrap_or("").trim_matches('-');
+                let name = format!("{}{}", (b'a' + col as u8) as char, row + 1);
+                cells.push(json!({"name": name, "row": row, "col": col, "stack": stack}));
+                k += 1;
+            }
+        }
+    }
+    json!({"kind": "grid", "cells": cells})
+}
+
+#[cfg(test)]
+mod drawing_tests {
+    use super::*;
+
+    #[test]
+    fn grids() {
+        let g = grid_drawing("####/#..#/####:AA,-,B,B,A,B,A,B,A,B:B");
+        let cells = g["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 10);
+        assert_eq!(
+            cells[0],
+            json!({"name": "a1", "row": 0, "col": 0, "stack": "AA"})
+        );
+        assert_eq!(cells[1]["stack"], "");
+        assert_eq!(
+            cells[4],
+            json!({"name": "a2", "row": 1, "col": 0, "stack": "A"})
+        );
+        assert_eq!(cells[5]["name"], "d2");
+        let g = grid_drawing("##:AAAABBBBB,A:A");
+        assert_eq!(g["cells"][0]["stack"], "AAAABBBBB");
+        let g = grid_drawing("####/#..#/####:AABBABABAB:A");
+        assert_eq!(g["cells"][2]["stack"], "B");
     }
 }

@@ -11,7 +11,6 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::layer::{LayerFile, ValuesPlane};
 use kingmaker_worker::games::toppen::{census, Terrain, Toppen};
-use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -56,7 +55,7 @@ pub fn run(args: CensusArgs) -> Result<()> {
         );
     }
     let game = info.spec.build()?;
-    let AnyGame::Toppen(game) = game else {
+    let Some(game) = game.as_any().downcast_ref::<Toppen>() else {
         bail!(
             "`census` is for TOPPEN runs; {} holds {} (build one with `kingmaker build toppen`)",
             args.dir.display(),
@@ -77,13 +76,13 @@ pub fn run(args: CensusArgs) -> Result<()> {
     if let Some(spec) = &args.terrain {
         let terrain = Toppen::parse_terrain(spec)?;
         let list = if args.colourings {
-            Some(colourings(&game, &table, &terrain)?)
+            Some(colourings(game, &table, &terrain)?)
         } else {
             None
         };
-        let row = census_row(&game, values, terrain);
+        let row = census_row(game, values, terrain);
         if args.json {
-            let mut out = row_json(&game, &row);
+            let mut out = row_json(game, &row);
             if let Some(list) = &list {
                 out["colourings"] = list
                     .iter()
@@ -94,7 +93,7 @@ pub fn run(args: CensusArgs) -> Result<()> {
             }
             println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
-            print!("{}", row_text(&game, &row));
+            print!("{}", row_text(game, &row));
             for (position, result, depth) in list.iter().flatten() {
                 match depth {
                     Some(d) => println!("{position}  {result} wins (depth {d})"),
@@ -106,18 +105,18 @@ pub fn run(args: CensusArgs) -> Result<()> {
     }
     let rows: Vec<Row> = Toppen::all_decominoes()
         .into_iter()
-        .map(|t| census_row(&game, values, t))
+        .map(|t| census_row(game, values, t))
         .collect();
     if let Some(path) = &args.csv {
         write_csv(path, &rows)?;
     }
-    let overview = Overview::new(&game, &rows);
+    let overview = Overview::new(game, &rows);
     if let Some(path) = &args.report {
         let landmarks: Vec<(&str, Row)> = LANDMARKS
             .iter()
             .map(|&(name, spec)| {
                 let terrain = Toppen::parse_terrain(spec).expect("a valid terrain");
-                (name, census_row(&game, values, terrain))
+                (name, census_row(game, values, terrain))
             })
             .collect();
         std::fs::write(path, report_markdown(&overview, &landmarks))

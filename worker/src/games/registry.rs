@@ -1,13 +1,20 @@
-//! Which game a run builds: a serialisable description (`GameSpec`) that coordinator and workers
-//! exchange, and `AnyGame`, the one type the kernel is instantiated for.
+//! The game registry: every game the tool knows, in one place. `GameSpec` is the serialisable
+//! description of a run's game that coordinator and workers exchange (`run.json`); `AnyGame` is
+//! the one type the kernel is instantiated for, and it forwards the game traits ([`Game`],
+//! [`Notation`]) to the game's own code. Nothing outside `games/` names a game: a new game is a
+//! folder under `games/` and its entries here.
 
 use crate::game::{Game, Node};
 use crate::games::cc2p::half::Cc2pHalf;
-use crate::games::cc2p::{Cc2p, TipRule};
-use crate::games::cc3p::Cc3p;
+use crate::games::cc2p::{self, Cc2p, TipRule};
+use crate::games::cc3p::{self, Cc3p};
 use crate::games::toppen::{Toppen, ToppenOptions};
 use crate::kernel::Layer;
+use crate::notation::Notation;
+use crate::reduction::Reduction;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::any::Any;
 
 /// A game family and its parameters, as written to `run.json` and sent to workers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +95,37 @@ impl GameSpec {
         }
     }
 
+    /// The size of the game's index space and how many states are illegal, without solving, as
+    /// `kingmaker count` prints it (numbers as strings: JSON readers lose digits past 2^53).
+    pub fn count(&self) -> anyhow::Result<Value> {
+        let mut out = serde_json::to_value(self)?;
+        let extra = match *self {
+            GameSpec::Cc3p { level } => cc3p::count_fields(level)?,
+            GameSpec::Cc2p {
+                board,
+                pieces,
+                shortcut_tip_rule,
+            } => cc2p::count_fields(board, pieces, shortcut_tip_rule)?,
+            _ => enumerated_count(&self.build()?),
+        };
+        for (k, v) in extra {
+            out[k] = v;
+        }
+        Ok(out)
+    }
+
+    /// The game's parameters as `summary.json` lists them (cc2p's board written `MxM`).
+    pub fn params(&self) -> Map<String, Value> {
+        let Ok(Value::Object(mut params)) = serde_json::to_value(self) else {
+            unreachable!("a spec serialises to an object")
+        };
+        params.remove("game");
+        if let GameSpec::Cc2p { board, .. } = self {
+            params.insert("board".into(), json!(format!("{board}x{board}")));
+        }
+        params
+    }
+
     /// Every layer this game's build solves, in order.
     pub fn layers(&self) -> Vec<Layer> {
         match self {
@@ -115,6 +153,19 @@ pub enum AnyGame {
     Toppen(Toppen),
     Cc2p(Cc2p),
     Cc2pHalf(Cc2pHalf),
+}
+
+/// States and illegal states by classifying every index (for games without a formula).
+fn enumerated_count(game: &AnyGame) -> Map<String, Value> {
+    use rayon::prelude::*;
+    let illegal = (0..game.size())
+        .into_par_iter()
+        .filter(|&i| game.node(i) == Node::Illegal)
+        .count();
+    let mut out = Map::new();
+    out.insert("states".into(), json!(game.size().to_string()));
+    out.insert("illegal_states".into(), json!(illegal.to_string()));
+    out
 }
 
 fn cc2p(board: u8, pieces: u8, shortcut_tip_rule: bool) -> anyhow::Result<Cc2p> {
@@ -171,40 +222,52 @@ impl Game for AnyGame {
     }
 }
 
-/// The human side of every game: its position notation, move texts and pictures.
+impl Notation for AnyGame {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        each_game!(self, g => Notation::parse_position(g, text))
+    }
+    fn format_position(&self, index: u64) -> String {
+        each_game!(self, g => Notation::format_position(g, index))
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        each_game!(self, g => Notation::moves(g, index))
+    }
+    fn picture(&self, index: u64) -> String {
+        each_game!(self, g => Notation::picture(g, index))
+    }
+    fn picture_names_the_mover(&self) -> bool {
+        each_game!(self, g => g.picture_names_the_mover())
+    }
+    fn player_name(&self, player: u8) -> String {
+        each_game!(self, g => Notation::player_name(g, player))
+    }
+    fn start_index(&self) -> Option<u64> {
+        each_game!(self, g => Notation::start_index(g))
+    }
+    fn example_index(&self) -> Option<u64> {
+        each_game!(self, g => g.example_index())
+    }
+    fn board_drawing(&self) -> Value {
+        each_game!(self, g => g.board_drawing())
+    }
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        each_game!(self, g => g.position_drawing(index))
+    }
+}
+
 impl AnyGame {
-    /// Parse a position in the game's notation (see the README and docs/*-notation.md).
-    pub fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
-        Ok(each_game!(self, g => g.parse_position(text)?))
-    }
-    /// The canonical text of a position; `parse_position` gives the index back.
-    pub fn format_position(&self, index: u64) -> String {
-        each_game!(self, g => g.format_position(index))
-    }
-    /// Every legal move: its text and the index it leads to.
-    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
-        each_game!(self, g => g.moves(index))
-    }
-    /// An ASCII picture of the position.
-    pub fn picture(&self, index: u64) -> String {
-        each_game!(self, g => g.picture(index))
-    }
-    /// The start position, for games that have one.
-    pub fn start_index(&self) -> Option<u64> {
+    /// The full game's table is expanded from this one's, for a game solved in place of a larger
+    /// one ([`GameSpec::reduced`]).
+    pub fn reduction(&self) -> Option<&dyn Reduction> {
         match self {
-            AnyGame::Cc3p(g) => Some(g.start_index()),
-            AnyGame::Cc2p(g) => Some(g.start_index()),
-            AnyGame::Cc2pHalf(g) => Some(g.start_index()),
-            AnyGame::Toppen(_) => None,
+            AnyGame::Cc2pHalf(g) => Some(g),
+            _ => None,
         }
     }
-    /// Player names as shown to users.
-    pub fn player_name(&self, player: u8) -> String {
-        match self {
-            AnyGame::Cc3p(_) => ["A", "B", "C"][player as usize].to_string(),
-            AnyGame::Toppen(_) => ["A", "B"][player as usize].to_string(),
-            AnyGame::Cc2p(_) | AnyGame::Cc2pHalf(_) => format!("player {player}"),
-        }
+
+    /// The game itself, for a per-game view that knows its type (`downcast_ref::<Cc3p>()`).
+    pub fn as_any(&self) -> &dyn Any {
+        each_game!(self, g => g as &dyn Any)
     }
 }
 
@@ -218,7 +281,7 @@ mod tests {
     fn any_game_forwards_the_fast_paths() {
         let game = GameSpec::Cc3p { level: 1 }.build().unwrap();
         assert!(game.each_non_live(&mut |_, _| {}));
-        let start = game.start_index().unwrap();
+        let start = Notation::start_index(&game).unwrap();
         let mut children = Vec::new();
         game.successors(start, &mut children);
         assert_eq!(game.successor_count(start), children.len());

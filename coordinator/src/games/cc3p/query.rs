@@ -1,0 +1,88 @@
+//! `kingmaker query` on a cc3p build: the class, the three solo answers, the pairouts, the six
+//! enables and the kingmakers of a position and of every move.
+
+use super::answers::{try_answers, Answers, Cc3pTables, PLAYERS};
+use anyhow::Result;
+use kingmaker_tablefmt::Lookup;
+use kingmaker_worker::games::cc3p::Cc3p;
+use kingmaker_worker::{Game, Node};
+use serde_json::json;
+
+pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool) -> Result<()> {
+    let here = try_answers(g, tables, index)?;
+    let moves: Vec<(String, u64, Answers)> = g
+        .moves(index)
+        .into_iter()
+        .map(|(text, child)| Ok((text, child, try_answers(g, tables, child)?)))
+        .collect::<Result<_>>()?;
+    if json {
+        let out = json!({
+            "position": g.format_position(index),
+            "index": index,
+            "node": node_text(g.node(index)),
+            "answers": here,
+            "moves": moves.iter().map(|(text, child, a)| json!({
+                "move": text, "position": g.format_position(*child), "index": child, "answers": a
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("position {}  (index {index})", g.format_position(index));
+    println!("{}", g.picture(index));
+    println!("{}", node_text(g.node(index)));
+    print_answers(&here, "");
+    if moves.is_empty() {
+        println!("no moves");
+    }
+    for (text, child, a) in &moves {
+        println!("move {text:<16} -> {}", g.format_position(*child));
+        print_answers(a, "    ");
+    }
+    Ok(())
+}
+
+fn node_text(node: Node) -> String {
+    match node {
+        Node::Illegal => "illegal: two or more goals are filled".into(),
+        Node::Terminal { winner } => format!("terminal: {} has won", PLAYERS[winner as usize]),
+        Node::Live { mover } => format!("{} to move", PLAYERS[mover as usize]),
+    }
+}
+
+/// Class, the three solo answers, the three pairouts, the six enables, each with its depth.
+fn print_answers(a: &Answers, indent: &str) {
+    let solo: Vec<String> = (0..3)
+        .map(|p| format!("{}={}{}", PLAYERS[p], a.solo[p].value, a.solo[p].depth))
+        .collect();
+    let pairout: Vec<String> = (0..3)
+        .map(|p| {
+            let yes = if a.solo[p].value == 'L' { "yes" } else { "no" };
+            format!("{}={yes}", PLAYERS[p])
+        })
+        .collect();
+    let mut enable = Vec::new();
+    for (p, row) in a.enable.iter().enumerate() {
+        for q in (0..3).filter(|&q| q != p) {
+            enable.push(format!(
+                "{}>{}={}{}",
+                PLAYERS[p], PLAYERS[q], row[q].value, row[q].depth
+            ));
+        }
+    }
+    let kingmakers: Vec<String> = (0..3)
+        .flat_map(|p| (0..3).map(move |q| (p, q)))
+        .filter(|&(p, q)| a.kingmaker_for(p, q))
+        .map(|(p, q)| format!("{} for {}", PLAYERS[p], PLAYERS[q]))
+        .collect();
+    println!("{indent}class {}", a.class.name());
+    println!(
+        "{indent}solo    {}   (W = forces a win, L = forced out, D = holds a draw; digits = depth)",
+        solo.join("  ")
+    );
+    println!("{indent}pairout {}", pairout.join("  "));
+    println!("{indent}enable  {}", enable.join("  "));
+    if !kingmakers.is_empty() {
+        println!("{indent}kingmaker {}", kingmakers.join(", "));
+    }
+}

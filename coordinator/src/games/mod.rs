@@ -1,0 +1,29 @@
+//! The coordinator's game registry: the game choices of the command line ([`GameChoice`]) and
+//! the per-game views ([`view_of`]). Generic code asks a game for its [`GameView`] and never
+//! names a game; a game with nothing of its own to show shares the two-player view.
+
+pub mod cc3p;
+mod choice;
+mod toppen;
+pub use toppen::census;
+mod two_player;
+pub mod view;
+
+pub use choice::GameChoice;
+use kingmaker_worker::spec::AnyGame;
+use std::sync::Arc;
+pub use view::{GameView, Labels};
+
+/// A game's own view, if `game` is that game.
+type ViewOf = fn(&Arc<AnyGame>) -> Option<Box<dyn GameView>>;
+
+/// Games with a view of their own, each asked in turn whether `game` is theirs.
+const VIEWS: &[ViewOf] = &[cc3p::Cc3pView::of];
+
+/// How the coordinator shows `game`.
+pub fn view_of(game: &Arc<AnyGame>) -> Box<dyn GameView> {
+    VIEWS
+        .iter()
+        .find_map(|view| view(game))
+        .unwrap_or_else(|| Box::new(two_player::TwoPlayerView::new(game.clone())))
+}

@@ -1,0 +1,185 @@
+//! The view every two-player game shares: one layer, `solo` = "player 0 (the first colour) wins",
+//! shown as W / L / D with its depth, and the principal line of best play.
+
+use super::view::{GameView, Labels};
+use crate::explore::ApiError;
+use crate::line::{principal_line, value_letter, Ending};
+use crate::tables::Tables;
+use anyhow::Result;
+use kingmaker_tablefmt::{FormatError, Lookup};
+use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::{Game, Node, Notation};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Longest principal line shown (a decided line is as long as its depth; a drawn one stops when
+/// a position repeats).
+const MAX_LINE: usize = 300;
+
+pub struct TwoPlayerView {
+    game: Arc<AnyGame>,
+}
+
+impl TwoPlayerView {
+    pub fn new(game: Arc<AnyGame>) -> TwoPlayerView {
+        TwoPlayerView { game }
+    }
+}
+
+fn letter(v: u8) -> &'static str {
+    match v {
+        WIN => "W",
+        LOSS => "L",
+        DRAW => "D",
+        _ => "-",
+    }
+}
+
+impl GameView for TwoPlayerView {
+    fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
+        let game = &*self.game;
+        let table = tables.layer("solo")?;
+        let moves = game.moves(index);
+        // Every label this query shows, read once (a release read can fail: a damaged block).
+        let mut labels = std::collections::HashMap::new();
+        for i in std::iter::once(index).chain(moves.iter().map(|m| m.1)) {
+            labels.insert(i, table.lookup(i)?);
+        }
+        let label = |i: u64| {
+            let (v, d) = labels[&i];
+            (letter(v), d)
+        };
+        let node = |i: u64| match game.node(i) {
+            Node::Illegal => "illegal".to_string(),
+            Node::Terminal { winner } => {
+                format!("terminal: {} has won", game.player_name(winner))
+            }
+            Node::Live { mover } => format!("{} to move", game.player_name(mover)),
+        };
+        if json {
+            let (v, d) = label(index);
+            let out = json!({
+                "position": game.format_position(index),
+                "index": index,
+                "node": node(index),
+                "value": v,
+                "depth": d,
+                "moves": moves.iter().map(|(text, child)| {
+                    let (v, d) = label(*child);
+                    json!({"move": text, "position": game.format_position(*child), "index": child, "value": v, "depth": d})
+                }).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            return Ok(());
+        }
+        // A draw has no depth worth showing.
+        let value_text = |i: u64| match label(i) {
+            ("D", _) => "D".to_string(),
+            (v, d) => format!("{v}{d}"),
+        };
+        println!("position {}  (index {index})", game.format_position(index));
+        println!("{}", game.picture(index).trim_end());
+        if !game.picture_names_the_mover() {
+            println!("{}", node(index));
+        }
+        println!(
+            "value {}   W = {} wins, L = {} wins, D = draw; digits = depth (plies to the end with best play)",
+            value_text(index),
+            game.player_name(0),
+            game.player_name(1)
+        );
+        if moves.is_empty() {
+            println!("no moves");
+        }
+        for (text, child) in &moves {
+            println!(
+                "move {text:<12} -> {:<5} {}",
+                value_text(*child),
+                game.format_position(*child)
+            );
+        }
+        Ok(())
+    }
+
+    fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
+        Ok(Box::new(TwoPlayerLabels {
+            game: self.game.clone(),
+            solo: tables.layer("solo")?,
+        }))
+    }
+
+    fn legend(&self) -> &'static str {
+        "W / L: the first / second player wins with best play, D: draw; the number is the depth (plies to the end)."
+    }
+}
+
+struct TwoPlayerLabels {
+    game: Arc<AnyGame>,
+    solo: Box<dyn Lookup>,
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("?")
+}
+
+impl Labels for TwoPlayerLabels {
+    fn of(&self, index: u64) -> Result<Value, FormatError> {
+        let (v, d) = self.solo.lookup(index)?;
+        let (a, b) = (self.game.player_name(0), self.game.player_name(1));
+        let (value, says) = match v {
+            WIN => ("W", format!("{a} wins")),
+            LOSS => ("L", format!("{b} wins")),
+            DRAW => ("D", "draw: neither side can force a win".to_string()),
+            _ => ("-", "illegal".to_string()),
+        };
+        Ok(json!({"kind": "two_player", "value": value, "depth": d, "says": says}))
+    }
+
+    fn changes(&self, before: &Value, after: &Value) -> Vec<String> {
+        if before["value"] == after["value"] {
+            return Vec::new();
+        }
+        vec![format!(
+            "{} → {}",
+            text(&before["says"]),
+            text(&after["says"])
+        )]
+    }
+
+    /// The shortest win against the longest resistance, or for a drawn position the moves that
+    /// keep the draw until they repeat (the draw cycle).
+    fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
+        let game = &*self.game;
+        if matches!(game.node(index), Node::Illegal) {
+            return Some(Ok(Value::Null));
+        }
+        let line = match principal_line(
+            game,
+            index,
+            |i| self.solo.lookup(i).unwrap_or((u8::MAX, 0)),
+            MAX_LINE,
+        ) {
+            Ok(line) => line,
+            Err(e) => return Some(Err(ApiError::Internal(e.to_string()))),
+        };
+        let plies: Vec<Value> = line
+            .plies
+            .iter()
+            .map(|p| {
+                json!({
+                    "move": p.mv, "position": game.format_position(p.index),
+                    "value": value_letter(p.value).to_string(), "depth": p.depth,
+                })
+            })
+            .collect();
+        let ending = match line.ending {
+            Ending::GameOver { winner } => {
+                json!({"kind": "game_over", "winner": game.player_name(winner)})
+            }
+            Ending::Cycle { from } => json!({"kind": "cycle", "from": from}),
+            Ending::Cut => json!({"kind": "cut"}),
+        };
+        Some(Ok(json!({"plies": plies, "ending": ending})))
+    }
+}

@@ -1,0 +1,40 @@
+//! What the coordinator needs from a game besides the kernel's [`Game`](crate::Game): reading and
+//! writing positions, listing moves with their texts, pictures, the start, player names, and the
+//! drawing data of the explorer page. Each game implements it in its own `notation.rs`; generic
+//! commands (`query`, `line`, `serve`, the summary) use nothing else.
+
+use serde_json::{Map, Value};
+
+pub trait Notation {
+    /// Parse a position in the game's notation (docs/*-notation.md).
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64>;
+    /// The canonical text of a position; `parse_position` gives the index back.
+    fn format_position(&self, index: u64) -> String;
+    /// Every legal move: its text and the index it leads to.
+    fn moves(&self, index: u64) -> Vec<(String, u64)>;
+    /// An ASCII picture of the position.
+    fn picture(&self, index: u64) -> String;
+    /// Whether [`Notation::picture`] already says whose turn it is (or who has won).
+    fn picture_names_the_mover(&self) -> bool {
+        false
+    }
+    /// Player names as shown to users.
+    fn player_name(&self, player: u8) -> String;
+    /// The start position, for games that have one.
+    fn start_index(&self) -> Option<u64>;
+    /// A position to show first in the explorer: the start, or for games without one an
+    /// instructive example.
+    fn example_index(&self) -> Option<u64> {
+        self.start_index()
+    }
+    /// The board as the explorer page draws it (`{"kind": ...}`), if the page knows how;
+    /// `Value::Null` leaves it to the ASCII picture.
+    fn board_drawing(&self) -> Value {
+        Value::Null
+    }
+    /// What the page draws on the board for one position (e.g. `pieces`, `grid`); merged into
+    /// the position's JSON.
+    fn position_drawing(&self, _index: u64) -> Map<String, Value> {
+        Map::new()
+    }
+}

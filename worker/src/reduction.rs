@@ -1,0 +1,111 @@
+//! A game the kernel solves in place of a larger one (a symmetry quotient, such as cc2p's
+//! colour-swap half), and the solved table it is expanded from. The coordinator gathers the
+//! reduced table into a [`SolvedTable`] and writes the full game's table in index order from it
+//! with [`Reduction::expand_rows`]: byte-identical to the table of a full solve.
+
+/// A game solved in place of a larger one.
+pub trait Reduction {
+    /// The number of states of the full game.
+    fn full_size(&self) -> u64;
+    /// The full game's name.
+    fn full_name(&self) -> String;
+    /// Rows `first .. first + values.len()` of the full game's table from the solved reduced
+    /// table (whole rows as the game needs them: see the game's documentation).
+    fn expand_rows(&self, first: u64, solved: &SolvedTable, values: &mut [u8], depth: &mut [u16]);
+}
+
+/// A solved table in memory, as [`Reduction::expand_rows`] reads it: the value and depth of every
+/// state, packed in a u16 (value in the top two bits) while every depth fits in 14 bits, else in
+/// two arrays. The expansion reads it at random, so it asks for huge pages (fewer TLB misses); the
+/// packing halves the cache misses and the memory.
+pub struct SolvedTable {
+    store: Store,
+    capacity: usize,
+}
+
+enum Store {
+    Packed(Vec<u16>),
+    Wide(Vec<u8>, Vec<u16>),
+}
+
+const DEPTH_BITS: u32 = 14;
+
+impl SolvedTable {
+    /// An empty table for `len` states (appended in index order with [`SolvedTable::append`]).
+    pub fn with_capacity(len: u64) -> SolvedTable {
+        let capacity = len as usize;
+        SolvedTable {
+            store: Store::Packed(huge_vec(capacity)),
+            capacity,
+        }
+    }
+
+    /// Append the next run of states.
+    pub fn append(&mut self, values: &[u8], depth: &[u16]) {
+        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
+        if let Store::Packed(packed) = &self.store {
+            if depth.iter().any(|&d| d >> DEPTH_BITS != 0) {
+                let mut v = huge_vec(self.capacity);
+                let mut d = huge_vec(self.capacity);
+                v.extend(packed.iter().map(|&x| (x >> DEPTH_BITS) as u8));
+                d.extend(packed.iter().map(|&x| x & ((1 << DEPTH_BITS) - 1)));
+                self.store = Store::Wide(v, d);
+            }
+        }
+        match &mut self.store {
+            Store::Packed(packed) => packed.extend(
+                values
+                    .iter()
+                    .zip(depth)
+                    .map(|(&v, &d)| (v as u16) << DEPTH_BITS | d),
+            ),
+            Store::Wide(v, d) => {
+                v.extend_from_slice(values);
+                d.extend_from_slice(depth);
+            }
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        match &self.store {
+            Store::Packed(p) => p.len() as u64,
+            Store::Wide(v, _) => v.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (value, depth) of state `i`.
+    #[inline]
+    pub fn get(&self, i: u64) -> (u8, u16) {
+        match &self.store {
+            Store::Packed(p) => {
+                let x = p[i as usize];
+                ((x >> DEPTH_BITS) as u8, x & ((1 << DEPTH_BITS) - 1))
+            }
+            Store::Wide(v, d) => (v[i as usize], d[i as usize]),
+        }
+    }
+}
+
+/// An empty vector with room for `len` elements, on transparent huge pages where the system
+/// offers them on request (a hint: without them it works the same, with more TLB misses).
+fn huge_vec<T>(len: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(len);
+    const HUGE: usize = 2 << 20;
+    let (start, bytes) = (v.as_ptr() as usize, len * std::mem::size_of::<T>());
+    let aligned = start.next_multiple_of(HUGE);
+    if bytes >= HUGE && start + bytes > aligned {
+        // SAFETY: advice on memory this vector owns; it changes no contents.
+        unsafe {
+            libc::madvise(
+                aligned as *mut libc::c_void,
+                start + bytes - aligned,
+                libc::MADV_HUGEPAGE,
+            );
+        }
+    }
+    v
+}
