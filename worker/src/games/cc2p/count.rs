@@ -1,31 +1,8 @@
-//! cc2p as the coordinator sees it: the notation through the game traits, and the counts of
-//! `kingmaker count`.
+//! The counts `kingmaker count cc2p` prints, without solving.
 
 use super::{Cc2p, Cc2pError, TipRule};
 use crate::game::Game;
-use crate::notation::Notation;
 use serde_json::{json, Map, Value};
-
-impl Notation for Cc2p {
-    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
-        Ok(Cc2p::parse_position(self, text)?)
-    }
-    fn format_position(&self, index: u64) -> String {
-        Cc2p::format_position(self, index)
-    }
-    fn moves(&self, index: u64) -> Vec<(String, u64)> {
-        Cc2p::moves(self, index)
-    }
-    fn picture(&self, index: u64) -> String {
-        Cc2p::picture(self, index)
-    }
-    fn player_name(&self, player: u8) -> String {
-        format!("player {player}")
-    }
-    fn start_index(&self) -> Option<u64> {
-        Some(Cc2p::start_index(self))
-    }
-}
 
 /// The counts `kingmaker count cc2p` prints: combinatorial ([`Cc2p::illegal_count`]), as 6×6 / 6
 /// has 2.3 trillion states; the illegal states under both tip-rule conventions.

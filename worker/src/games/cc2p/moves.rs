@@ -1,0 +1,137 @@
+//! Successors and predecessors (the kernel's hot path): a piece's destinations are its empty
+//! neighbours plus the jump-connected landings with the piece lifted, which is symmetric, so the
+//! same search from a piece's current cell gives the cells it may have come from. Children are
+//! ranked from the parent's unranking (`Expanded`), without re-ranking both players.
+
+use super::{bit, bits, Cc2p, Expanded, MAX_CELLS};
+
+impl Cc2p {
+    /// Every move of player `y`'s pieces in the placement `e` (piece c → t), whatever the side
+    /// to move: calls `emit` with the placement rank (index without the mover bit) of each
+    /// resulting placement `o` that `keep(o)` accepts. Returns whether y had any move at all.
+    #[inline(always)]
+    pub(super) fn each_move(
+        &self,
+        e: &Expanded,
+        y: usize,
+        keep: impl Fn(&[u128; 2]) -> bool,
+        mut emit: impl FnMut(u64),
+    ) -> bool {
+        let k = self.k as usize;
+        let all = e.pos.o[0] | e.pos.o[1];
+        let mut any = false;
+        for j in 0..k {
+            let c = if y == 0 { e.a[j] } else { e.b[j] } as usize;
+            let d = self.dests(c, all & !bit(c));
+            any |= d != 0;
+            for t in bits(d) {
+                let mut o = e.pos.o;
+                o[y] ^= bit(c) | bit(t);
+                if !keep(&o) {
+                    continue;
+                }
+                let placement = if y == 0 {
+                    // Player 1's cells keep their order; each one's compressed position moves up
+                    // by one if c was below it and down by one if t is.
+                    let mut r1 = 0;
+                    for i in 0..k {
+                        let b = e.b[i] as usize;
+                        let q = e.q[i] as usize + (c < b) as usize - (t < b) as usize;
+                        r1 += self.choose[(i + 1) & 7][q & 127];
+                    }
+                    self.colex(o[0]) * self.sets1 + r1
+                } else {
+                    let below: usize = e.a[..k].iter().map(|&x| ((x as usize) < t) as usize).sum();
+                    let qmask = e.qmask ^ bit(e.q[j] as usize) ^ bit(t - below);
+                    e.r0 * self.sets1 + self.colex(qmask)
+                };
+                emit(placement);
+            }
+        }
+        any
+    }
+
+    /// Every cell a piece at `from` can move to (steps and jump chains), `all` being the occupied
+    /// cells with that piece lifted. Symmetric: `t ∈ dests(f)` iff `f ∈ dests(t)` for the same `all`.
+    #[inline]
+    pub(super) fn dests(&self, from: usize, all: u128) -> u128 {
+        let steps = self.cells[from].nb & !all;
+        if self.cells[from].nb & all == 0 {
+            return steps;
+        }
+        let mut seen = bit(from);
+        let mut stack = [0u8; MAX_CELLS];
+        stack[0] = from as u8;
+        let mut sp = 1;
+        while sp > 0 {
+            sp -= 1;
+            let cell = &self.cells[stack[sp] as usize];
+            for j in 0..cell.nj as usize {
+                let lb = cell.land[j];
+                if all & cell.over[j] != 0 && (all | seen) & lb == 0 {
+                    seen |= lb;
+                    stack[sp] = cell.jumps[j].1;
+                    sp += 1;
+                }
+            }
+        }
+        steps | (seen & !bit(from))
+    }
+
+    /// `dests` plus the breadth-first jump tree (`parent[t]` is the landing before `t`).
+    pub(super) fn dests_with_paths(&self, from: usize, all: u128) -> (u128, [u8; MAX_CELLS]) {
+        let steps = self.cells[from].nb & !all;
+        let mut parent = [u8::MAX; MAX_CELLS];
+        let mut seen = bit(from);
+        let mut queue = vec![from];
+        let mut head = 0;
+        while head < queue.len() {
+            let at = queue[head];
+            head += 1;
+            let cell = &self.cells[at];
+            for &(over, land) in &cell.jumps[..cell.nj as usize] {
+                let lb = bit(land as usize);
+                if all & bit(over as usize) != 0 && (all | seen) & lb == 0 {
+                    seen |= lb;
+                    parent[land as usize] = at as u8;
+                    queue.push(land as usize);
+                }
+            }
+        }
+        (steps | (seen & !bit(from)), parent)
+    }
+
+    /// The successors of an expanded state, as placements (the side to move after any move is
+    /// the other player): every legal move, or the pass of a player with no move at all.
+    #[inline(always)]
+    pub(super) fn each_successor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, y) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, y) || self.wins(o, 1 - y) {
+            return;
+        }
+        let any = self.each_move(e, y, |o| !self.illegal(o, 1 - y), &mut emit);
+        if !any && !self.illegal(o, 1 - y) {
+            emit(self.placement(e));
+        }
+    }
+
+    /// The predecessors of an expanded state, as placements (the other player was to move in
+    /// every one of them).
+    #[inline(always)]
+    pub(super) fn each_predecessor(&self, e: &Expanded, mut emit: impl FnMut(u64)) {
+        let (o, x) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, x) {
+            return;
+        }
+        // y just moved; a predecessor is (placement before y's move, y to move), and it must be
+        // live: not illegal, not already won by x. It has the legal move to this state, so it is
+        // not lost for lack of legal moves.
+        let y = 1 - x;
+        let any = self.each_move(e, y, |o| !self.illegal(o, y) && !self.wins(o, x), &mut emit);
+        // y passed: y had no move at all in this very placement. (x's win condition does not hold
+        // here, since this state is legal with x to move.)
+        if !any && !self.illegal(o, y) {
+            emit(self.placement(e));
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The position notation `0:<cells>;1:<cells>;<mover>` (docs/cc2p-notation.md), move texts and
+//! ASCII pictures of the diamond.
+
+use super::{bit, bits, Cc2p, Cc2pError, Pos};
+use crate::notation::Notation;
+
+impl Cc2p {
+    /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md), or
+    /// `start` for the start position.
+    pub fn parse_position(&self, text: &str) -> Result<u64, Cc2pError> {
+        if text.trim().eq_ignore_ascii_case("start") {
+            return Ok(self.start_index());
+        }
+        let bad = |reason: String| Cc2pError::BadPosition {
+            text: text.to_string(),
+            reason,
+        };
+        let fields: Vec<&str> = text.trim().split(';').map(str::trim).collect();
+        if fields.len() != 3 {
+            return Err(bad(format!(
+                "expected 3 fields separated by `;`, found {}",
+                fields.len()
+            )));
+        }
+        let mut o = [0u128; 2];
+        for (y, field) in fields[..2].iter().enumerate() {
+            let (label, list) = field
+                .split_once(':')
+                .ok_or_else(|| bad(format!("field {} must start with `{y}:`", y + 1)))?;
+            if label.trim() != y.to_string() {
+                return Err(bad(format!(
+                    "field {} must start with `{y}:`, found `{}:`",
+                    y + 1,
+                    label.trim()
+                )));
+            }
+            let list = list.trim();
+            let items: Vec<&str> = if list.is_empty() {
+                Vec::new()
+            } else {
+                list.split(',').map(str::trim).collect()
+            };
+            for item in items {
+                let c: usize = item
+                    .parse()
+                    .map_err(|_| bad(format!("`{item}` is not a cell number")))?;
+                if c >= self.n as usize {
+                    return Err(bad(format!(
+                        "cell {c} is off the board (cells are 0..={})",
+                        self.n - 1
+                    )));
+                }
+                if (o[0] | o[1]) & bit(c) != 0 {
+                    return Err(bad(format!("cell {c} is listed twice")));
+                }
+                o[y] |= bit(c);
+            }
+            if o[y].count_ones() != self.k as u32 {
+                return Err(bad(format!(
+                    "player {y} has {} pieces, this game has {} per player",
+                    o[y].count_ones(),
+                    self.k
+                )));
+            }
+        }
+        let mover = match fields[2] {
+            "0" => 0,
+            "1" => 1,
+            other => {
+                return Err(bad(format!(
+                    "the side to move must be 0 or 1, found `{other}`"
+                )))
+            }
+        };
+        Ok(self.rank(&Pos { o, mover }))
+    }
+
+    /// Write a position as `0:<cells>;1:<cells>;<mover>`, cells ascending.
+    pub fn format_position(&self, index: u64) -> String {
+        let p = self.unrank(index);
+        let list = |m: u128| bits(m).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        format!("0:{};1:{};{}", list(p.o[0]), list(p.o[1]), p.mover)
+    }
+
+    /// The legal moves of a live state with their children, one per distinct child: steps
+    /// `"0 12-5"`, jump chains `"0 12-26-40"` (a shortest chain), a pass `"1 pass"`. Empty for
+    /// illegal and terminal states.
+    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        let p = self.unrank(index);
+        let mut out = Vec::new();
+        if self.illegal(&p.o, p.mover) || self.wins(&p.o, 1 - p.mover) {
+            return out;
+        }
+        let y = p.mover;
+        let all = p.o[0] | p.o[1];
+        let mut any = false;
+        for c in bits(p.o[y]) {
+            let (dests, parent) = self.dests_with_paths(c, all & !bit(c));
+            any |= dests != 0;
+            for t in bits(dests) {
+                let mut o = p.o;
+                o[y] ^= bit(c) | bit(t);
+                if self.illegal(&o, 1 - y) {
+                    continue;
+                }
+                let mut path = vec![t];
+                if self.cells[c].nb & bit(t) == 0 {
+                    let mut at = t;
+                    while parent[at] as usize != c {
+                        at = parent[at] as usize;
+                        path.push(at);
+                    }
+                }
+                path.push(c);
+                path.reverse();
+                let text = path
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join("-");
+                out.push((format!("{y} {text}"), self.rank(&Pos { o, mover: 1 - y })));
+            }
+        }
+        if !any && !self.illegal(&p.o, 1 - y) {
+            out.push((format!("{y} pass"), index ^ 1));
+        }
+        out
+    }
+
+    /// An ASCII picture of the diamond: `0` and `1` for the players' pieces, `.` for empty cells,
+    /// and a last line naming the side to move.
+    pub fn picture(&self, index: u64) -> String {
+        let p = self.unrank(index);
+        self.draw(1, |c| {
+            if p.o[0] & bit(c) != 0 {
+                "0".to_string()
+            } else if p.o[1] & bit(c) != 0 {
+                "1".to_string()
+            } else {
+                ".".to_string()
+            }
+        }) + &format!("player {} to move\n", p.mover)
+    }
+
+    /// The cell numbering as an ASCII diamond (used for docs/cc2p-notation.md).
+    pub fn numbering_picture(&self) -> String {
+        self.draw(2, |c| format!("{c:>2}"))
+    }
+
+    /// Draw the diamond with `label(c)` (of `cw` characters) for each cell; one x unit is `cw`
+    /// columns, so neighbours in a row are `2·cw` columns apart.
+    fn draw(&self, cw: usize, label: impl Fn(usize) -> String) -> String {
+        let m = self.m as i32;
+        let mut lines: Vec<String> = vec![String::new(); 2 * self.m as usize - 1];
+        for (c, &(r, x)) in self.coords.iter().enumerate() {
+            let line = &mut lines[r as usize];
+            let col = (x as i32 + m - 1) as usize * cw;
+            while line.len() < col {
+                line.push(' ');
+            }
+            line.push_str(&label(c));
+        }
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+}
+
+impl Notation for Cc2p {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Cc2p::parse_position(self, text)?)
+    }
+    fn format_position(&self, index: u64) -> String {
+        Cc2p::format_position(self, index)
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        Cc2p::moves(self, index)
+    }
+    fn picture(&self, index: u64) -> String {
+        Cc2p::picture(self, index)
+    }
+    fn player_name(&self, player: u8) -> String {
+        format!("player {player}")
+    }
+    fn start_index(&self) -> Option<u64> {
+        Some(Cc2p::start_index(self))
+    }
+}

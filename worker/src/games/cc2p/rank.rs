@@ -1,0 +1,261 @@
+//! The dense index: `(rank0 · C(N−k, k) + rank1) · 2 + mover` (see the module documentation),
+//! colex ranking and unranking of cell sets, and the colour swap on ranks.
+//!
+//! Unranking a k-subset looks up where to start the search for each element in a table keyed by
+//! the rank's bucket (its value below 16, else its bit length and next three bits), so each
+//! element costs a step or two instead of a search from the top.
+
+use super::{bit, bits, Cc2p, Expanded, Pos, K_MAX, MAX_CELLS};
+
+/// Buckets of the unrank lookup: 0..16 exactly, then 8 per binary order of magnitude.
+pub(super) const BUCKETS: usize = 16 + 60 * 8;
+
+/// The bucket of a rank: its value below 16, else its bit length and next three bits.
+#[inline]
+pub(super) fn bucket(r: u64) -> usize {
+    if r < 16 {
+        r as usize
+    } else {
+        let b = 63 - r.leading_zeros() as usize;
+        16 + ((b - 4) << 3) + ((r >> (b - 3)) as usize & 7)
+    }
+}
+
+/// The smallest rank in a bucket.
+pub(super) fn bucket_floor(key: usize) -> u64 {
+    if key < 16 {
+        key as u64
+    } else {
+        let (b, top) = (4 + (key - 16) / 8, 8 + (key - 16) % 8);
+        (top as u64) << (b - 3)
+    }
+}
+
+/// `choose[i][a]` = C(a, i) for i < 8, a < 128, and `unrank_start[i][bucket(r)]`: the largest a
+/// with C(a, i) ≤ the smallest r of the bucket.
+#[allow(clippy::type_complexity)]
+pub(super) fn binomials() -> ([[u64; 128]; 8], [[u8; BUCKETS]; 8]) {
+    let mut choose = [[0u64; 128]; 8];
+    for a in 0..128 {
+        choose[0][a] = 1;
+        for i in 1..8 {
+            choose[i][a] = if a == 0 {
+                0
+            } else {
+                choose[i - 1][a - 1] + choose[i][a - 1]
+            };
+        }
+    }
+    let mut unrank_start = [[0u8; BUCKETS]; 8];
+    for (i, row) in unrank_start.iter_mut().enumerate().skip(1) {
+        for (key, slot) in row.iter_mut().enumerate() {
+            let least = bucket_floor(key);
+            *slot = (0..=MAX_CELLS)
+                .rev()
+                .find(|&a| choose[i][a] <= least)
+                .unwrap() as u8;
+        }
+    }
+    (choose, unrank_start)
+}
+
+impl Cc2p {
+    /// Colour swap: board flipped (cell c ↦ N−1−c), players exchanged, side to move exchanged.
+    /// An involution that commutes with moves and maps a win of one player to a win of the other.
+    pub fn swap_colours(&self, index: u64) -> u64 {
+        let p = self.unrank(index);
+        self.rank(&Pos {
+            o: [self.mirror(p.o[1]), self.mirror(p.o[0])],
+            mover: 1 - p.mover,
+        })
+    }
+
+    #[inline]
+    pub(super) fn mirror(&self, m: u128) -> u128 {
+        m.reverse_bits() >> (128 - self.n as u32)
+    }
+
+    /// Colex unrank of `r` (below C(n, k)) as a k-subset of `0..n`, ascending into `out[..k]`:
+    /// element i is the largest a with C(a, i) ≤ what is left of r.
+    #[inline]
+    pub(super) fn unrank_set(&self, mut r: u64, out: &mut [u8; K_MAX]) {
+        for i in (2..=self.k as usize).rev() {
+            let col = &self.choose[i & 7];
+            let mut a = self.unrank_start[i & 7][bucket(r)] as usize;
+            while col[(a + 1) & 127] <= r {
+                a += 1;
+            }
+            r -= col[a & 127];
+            out[i - 1] = a as u8;
+        }
+        out[0] = r as u8;
+    }
+
+    /// Unrank an index into both players' sorted cells (and player 1's compressed positions,
+    /// which the successor and predecessor ranking reuse).
+    #[inline]
+    pub(super) fn expand(&self, index: u64) -> Expanded {
+        debug_assert!(index < self.size, "index {index} out of range");
+        let k = self.k as usize;
+        let mover = (index & 1) as usize;
+        let r = index >> 1;
+        let (r0, r1) = (r / self.sets1, r % self.sets1);
+        debug_assert!(r0 < self.sets0);
+        let mut e = Expanded {
+            pos: Pos { o: [0, 0], mover },
+            a: [0; K_MAX],
+            b: [0; K_MAX],
+            q: [0; K_MAX],
+            qmask: 0,
+            r0,
+        };
+        self.unrank_set(r0, &mut e.a);
+        for &c in &e.a[..k] {
+            e.pos.o[0] |= bit(c as usize);
+        }
+        self.unrank_set(r1, &mut e.q);
+        for j in 0..k {
+            // The q-th free cell: skip over player 0's cells, ascending.
+            let q = e.q[j] as usize;
+            let mut c = q;
+            for &x in &e.a[..k] {
+                c += (x as usize <= c) as usize;
+            }
+            e.b[j] = c as u8;
+            e.pos.o[1] |= bit(c);
+            e.qmask |= bit(q);
+        }
+        e
+    }
+
+    #[inline]
+    pub(super) fn unrank(&self, index: u64) -> Pos {
+        self.expand(index).pos
+    }
+
+    /// Colex rank of a cell set: the sum of C(i-th lowest cell, i), i from 1.
+    #[inline]
+    pub(super) fn colex(&self, set: u128) -> u64 {
+        let mut r = 0;
+        for (i, c) in bits(set).enumerate() {
+            r += self.choose[(i + 1) & 7][c & 127];
+        }
+        r
+    }
+
+    #[inline]
+    pub(super) fn rank(&self, p: &Pos) -> u64 {
+        let k = self.k as usize;
+        let mut a = [u8::MAX; K_MAX];
+        for (i, c) in bits(p.o[0]).enumerate() {
+            a[i] = c as u8;
+        }
+        let mut r1 = 0;
+        for (i, c) in bits(p.o[1]).enumerate() {
+            let below: usize = a[..k].iter().map(|&x| ((x as usize) < c) as usize).sum();
+            r1 += self.choose[(i + 1) & 7][(c - below) & 127];
+        }
+        ((self.colex(p.o[0]) * self.sets1 + r1) << 1) | p.mover as u64
+    }
+
+    /// The placement rank (index without the mover bit) of an expanded state.
+    #[inline]
+    pub(super) fn placement(&self, e: &Expanded) -> u64 {
+        e.r0 * self.sets1 + self.colex(e.qmask)
+    }
+
+    /// The placement of the colour-swapped twin of every placement `first .. first + out.len()`
+    /// (`swap_colours(p << 1 | m) >> 1` for either mover m), in one sweep: player 1's compressed
+    /// cells are enumerated in colex order instead of unranked, and the free cells around player
+    /// 0's are looked up, so each costs a few table lookups (this is what expanding the half
+    /// table to the full one spends its arithmetic on).
+    pub(crate) fn twin_placements(&self, first: u64, out: &mut [u64]) {
+        let k = self.k as usize;
+        let n = self.n as usize;
+        let (mut r0, mut r1) = (first / self.sets1, first % self.sets1);
+        let mut done = 0;
+        while done < out.len() {
+            // Player 0's cells a (ascending) and the free cells around them.
+            let mut a = [0u8; K_MAX];
+            self.unrank_set(r0, &mut a);
+            let mask0: u128 = a[..k].iter().map(|&c| bit(c as usize)).sum();
+            let mut free = [0u8; MAX_CELLS];
+            for (j, c) in bits(!mask0 & (bit(n) - 1)).enumerate() {
+                free[j] = c as u8;
+            }
+            // The twin's player 1 is the mirror of player 0: cells n-1-a, ascending.
+            let mut ma = [0usize; K_MAX];
+            for j in 0..k {
+                ma[j] = n - 1 - a[k - 1 - j] as usize;
+            }
+            let mut q = [0u8; K_MAX];
+            self.unrank_set(r1, &mut q);
+            let run = ((self.sets1 - r1) as usize).min(out.len() - done);
+            for slot in &mut out[done..done + run] {
+                // Player 1's cells b, ascending; the twin's player 0 is their mirror.
+                let mut twin0 = 0u64;
+                let mut mask1 = 0u128;
+                for j in 0..k {
+                    let b = free[q[j] as usize] as usize;
+                    mask1 |= bit(b);
+                    twin0 += self.choose[(k - j) & 7][(n - 1 - b) & 127];
+                }
+                // Mirror cell n-1-a_j has as many twin player-0 cells below it as b above a_j.
+                let mut twin1 = 0u64;
+                for (j, &m) in ma[..k].iter().enumerate() {
+                    let above = (mask1 >> (n - m)).count_ones() as usize;
+                    twin1 += self.choose[(j + 1) & 7][(m - above) & 127];
+                }
+                *slot = twin0 * self.sets1 + twin1;
+                // The next k-subset of 0..n-k in colex order.
+                let mut i = 0;
+                while i + 1 < k && q[i] + 1 == q[i + 1] {
+                    q[i] = i as u8;
+                    i += 1;
+                }
+                q[i] += 1;
+            }
+            done += run;
+            r0 += 1;
+            r1 = 0;
+        }
+    }
+
+    /// The colour-swapped twin of `index`, expanded: the board flipped, the players exchanged,
+    /// the side to move exchanged (`swap_colours(index)`).
+    #[inline]
+    pub(super) fn expand_swapped(&self, index: u64) -> Expanded {
+        let e = self.expand(index);
+        let (k, n) = (self.k as usize, self.n as usize);
+        let mut s = Expanded {
+            pos: Pos {
+                o: [0, 0],
+                mover: 1 - e.pos.mover,
+            },
+            a: [0; K_MAX],
+            b: [0; K_MAX],
+            q: [0; K_MAX],
+            qmask: 0,
+            r0: 0,
+        };
+        // Player 0 of the twin: the mirror of player 1's cells, ascending.
+        for i in 0..k {
+            let c = n - 1 - e.b[k - 1 - i] as usize;
+            s.a[i] = c as u8;
+            s.pos.o[0] |= bit(c);
+            s.r0 += self.choose[(i + 1) & 7][c & 127];
+        }
+        // Player 1 of the twin: the mirror of player 0's cells; below mirror cell n-1-a lie the
+        // mirrors of the old player 1's cells above a.
+        for j in 0..k {
+            let a = e.a[k - 1 - j] as usize;
+            let c = n - 1 - a;
+            let q = c - (e.pos.o[1] >> (a + 1)).count_ones() as usize;
+            s.b[j] = c as u8;
+            s.q[j] = q as u8;
+            s.pos.o[1] |= bit(c);
+            s.qmask |= bit(q);
+        }
+        s
+    }
+}
