@@ -10,8 +10,9 @@ use anyhow::{bail, Context, Result};
 use kingmaker_proto::v1 as pb;
 use kingmaker_proto::PROTOCOL_VERSION;
 use kingmaker_tablefmt::layer::unpack_values;
-use kingmaker_worker::kernel::driver::assign_shards;
-use kingmaker_worker::kernel::{KernelError, Layer, ShardPlan, WaveStats, WorkerHandle};
+use kingmaker_worker::kernel::{
+    assign_shards, KernelError, Layer, ShardPlan, WaveStats, WorkerHandle,
+};
 use kingmaker_worker::service::auth::AddToken;
 use kingmaker_worker::service::client::{connect, Client};
 use kingmaker_worker::service::router::describe_status;

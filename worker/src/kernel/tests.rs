@@ -2,7 +2,9 @@
 //! several in-process workers and shard sizes.
 
 use super::check::reference_solve;
-use super::driver::{drive_layer, gather, local_workers, solve_in_memory};
+use super::driver::drive_layer;
+use super::local::{local_workers, solve_in_memory};
+use super::owners::gather;
 use super::shard::BLOCK_STATES;
 use super::{CellStorage, Layer, ShardPlan};
 use crate::game::{Game, Node};
