@@ -11,7 +11,7 @@ use kingmaker_proto::v1 as pb;
 use kingmaker_proto::PROTOCOL_VERSION;
 use kingmaker_tablefmt::layer::unpack_values;
 use kingmaker_worker::kernel::{
-    assign_shards, KernelError, Layer, ShardPlan, WaveStats, WorkerHandle,
+    assign_shards, ClosedWave, KernelError, Layer, ShardPlan, WaveStats, WorkerHandle,
 };
 use kingmaker_worker::service::auth::AddToken;
 use kingmaker_worker::service::client::{connect, Client};
@@ -561,7 +561,7 @@ impl WorkerHandle for RemoteWorker {
         .map(|_| ())
     }
 
-    fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
+    fn close_wave(&self, wave: u32) -> Result<ClosedWave, KernelError> {
         let request = pb::StepRequest {
             wave,
             ..self.step()
@@ -570,15 +570,15 @@ impl WorkerHandle for RemoteWorker {
             c.close_wave(request).await
         })?;
         let s = reply.stats.unwrap_or_default();
-        crate::progress::add_wire_bytes(s.bytes_sent);
-        Ok((
-            reply.decided,
-            WaveStats {
+        Ok(ClosedWave {
+            decided: reply.decided,
+            stats: WaveStats {
                 expanded: s.expanded,
                 applied: s.applied,
                 sent: s.sent,
             },
-        ))
+            wire_bytes: Some(s.bytes_sent),
+        })
     }
 
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {

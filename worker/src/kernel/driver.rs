@@ -14,7 +14,7 @@ pub trait WorkerHandle: Send + Sync {
     fn name(&self) -> String;
     fn init_pass(&self) -> Result<(), KernelError>;
     fn run_wave(&self, wave: u32) -> Result<(), KernelError>;
-    fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError>;
+    fn close_wave(&self, wave: u32) -> Result<ClosedWave, KernelError>;
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError>;
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError>;
     /// Save this worker's arrays after wave `wave` closed (see [`super::checkpoint`]).
@@ -31,6 +31,17 @@ pub trait WorkerHandle: Send + Sync {
             self.name()
         )))
     }
+}
+
+/// What one worker reports when it closes a wave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClosedWave {
+    /// States of its shards decided in the wave.
+    pub decided: u64,
+    pub stats: WaveStats,
+    /// Bytes of update messages it sent to other workers in the wave; None when its transport
+    /// has no wire (in-process workers).
+    pub wire_bytes: Option<u64>,
 }
 
 /// What the caller of [`drive_layer`] sees and decides between waves.
@@ -73,6 +84,9 @@ pub struct WaveSummary {
     pub decided: u64,
     pub decided_total: u64,
     pub stats: WaveStats,
+    /// Bytes of update messages the workers sent each other in the wave; None when none of them
+    /// has a wire (in-process workers).
+    pub wire_bytes: Option<u64>,
     pub seconds: f64,
 }
 
@@ -131,12 +145,16 @@ pub fn drive_layer(
             on_all(workers, |w| w.run_wave(wave))?;
         }
         let closed = on_all(workers, |w| w.close_wave(wave))?;
-        let decided: u64 = closed.iter().map(|c| c.0).sum();
+        let decided: u64 = closed.iter().map(|c| c.decided).sum();
         let stats = closed.iter().fold(WaveStats::default(), |a, c| WaveStats {
-            expanded: a.expanded + c.1.expanded,
-            applied: a.applied + c.1.applied,
-            sent: a.sent + c.1.sent,
+            expanded: a.expanded + c.stats.expanded,
+            applied: a.applied + c.stats.applied,
+            sent: a.sent + c.stats.sent,
         });
+        let wire_bytes = closed
+            .iter()
+            .filter_map(|c| c.wire_bytes)
+            .reduce(|a, b| a + b);
         total += decided;
         let summary = WaveSummary {
             layer: layer.name.clone(),
@@ -144,6 +162,7 @@ pub fn drive_layer(
             decided,
             decided_total: total,
             stats,
+            wire_bytes,
             seconds: t.elapsed().as_secs_f64(),
         };
         observer.wave(&summary);

@@ -4,8 +4,8 @@
 //! in-memory solve of small tables run on it.
 
 use super::checkpoint::CheckpointStore;
-use super::driver::{drive_layer, WaveSummary, WorkerHandle};
-use super::engine::{Router, WaveStats, WorkerEngine};
+use super::driver::{drive_layer, ClosedWave, WaveSummary, WorkerHandle};
+use super::engine::{Router, WorkerEngine};
 use super::memory::CellStorage;
 use super::owners::{assign_shards, gather};
 use super::shard::ShardPlan;
@@ -31,8 +31,13 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
     fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
         self.engine.run_wave(wave)
     }
-    fn close_wave(&self, wave: u32) -> Result<(u64, WaveStats), KernelError> {
-        self.engine.close_wave(wave)
+    fn close_wave(&self, wave: u32) -> Result<ClosedWave, KernelError> {
+        let (decided, stats) = self.engine.close_wave(wave)?;
+        Ok(ClosedWave {
+            decided,
+            stats,
+            wire_bytes: None,
+        })
     }
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
         self.engine

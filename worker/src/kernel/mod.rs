@@ -31,7 +31,7 @@ pub mod owners;
 pub mod shard;
 
 pub use driver::{
-    drive_layer, LayerObserver, LayerOutcome, ResumePoint, WaveSummary, WorkerHandle,
+    drive_layer, ClosedWave, LayerObserver, LayerOutcome, ResumePoint, WaveSummary, WorkerHandle,
 };
 pub use engine::{Router, WaveStats, WorkerEngine};
 pub use local::{local_workers, solve_in_memory, Solved};
