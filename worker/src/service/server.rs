@@ -7,7 +7,7 @@
 //! wait for each other forever.
 
 use super::auth::AddToken;
-use super::client::lazy_client;
+use super::connect::lazy_client;
 use super::metrics::{Metric, Registry};
 use super::router::{GrpcRouter, RouterMetrics};
 use super::wire::{decode_updates, pack_bytes};
@@ -176,16 +176,6 @@ pub struct WorkerService {
 
 type ChunkStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
 
-/// A kernel error as a status. A damaged or missing checkpoint chunk (a format error) is
-/// DATA_LOSS, so the coordinator knows it may fall back to an older checkpoint; the message names
-/// the chunk.
-fn kernel_status(err: KernelError) -> Status {
-    match err {
-        KernelError::Format(e) => Status::data_loss(e.to_string()),
-        err => Status::internal(err.to_string()),
-    }
-}
-
 /// Run ids and layer names become directory names: keep them to a safe alphabet.
 fn check_name(what: &str, name: &str) -> Result<(), Status> {
     let ok = !name.is_empty()
@@ -298,7 +288,7 @@ impl WorkerService {
             .await
             .map_err(|e| Status::internal(format!("kernel step panicked: {e}")))?;
         result.map_err(|e| {
-            let status = kernel_status(e);
+            let status = Status::from(e);
             active.abandon(&format!("a kernel step failed: {}", status.message()));
             status
         })
@@ -464,7 +454,7 @@ impl WorkerService {
         })
         .await
         .map_err(|e| Status::internal(format!("opening shards panicked: {e}")))?
-        .map_err(kernel_status)?;
+        .map_err(Status::from)?;
         let shards = engine.owned_shards().len();
         let lease = Duration::from_millis(u64::from(req.lease_ms.max(1000)));
         let active = Arc::new(Active {
@@ -570,7 +560,7 @@ impl Worker for WorkerService {
         let restored = tokio::task::spawn_blocking(move || a.checkpoints.load(&a.engine, wave))
             .await
             .map_err(|e| Status::internal(format!("restoring panicked: {e}")))?
-            .map_err(kernel_status);
+            .map_err(Status::from);
         if let Err(status) = &restored {
             tracing::error!(
                 "run {}: layer {}: cannot restore the checkpoint after wave {wave}: {}",
@@ -708,7 +698,7 @@ impl Worker for WorkerService {
             });
             rx.await
                 .map_err(|_| Status::internal("applying updates panicked"))?
-                .map_err(kernel_status)?;
+                .map_err(Status::from)?;
             applied += n;
             self.inner.metrics.updates_received.add(n);
         }
