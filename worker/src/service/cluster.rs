@@ -180,15 +180,8 @@ impl Cluster {
                         protocol_version: PROTOCOL_VERSION,
                         run_id: self.run_id.clone(),
                         game_spec_json: spec_json.clone(),
-                        layer: Some(pb::LayerSpec {
-                            name: layer.name.clone(),
-                            coalition: layer.coalition.into(),
-                            objective: layer.objective.into(),
-                        }),
-                        plan: Some(pb::ShardPlan {
-                            size: plan.size,
-                            shard_size: plan.shard_size,
-                        }),
+                        layer: Some(layer.into()),
+                        plan: Some((*plan).into()),
                         owners: owners.clone(),
                         me: w.me as u32,
                         peers: peers.clone(),

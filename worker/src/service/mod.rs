@@ -11,6 +11,7 @@
 pub mod auth;
 mod cluster;
 mod connect;
+mod convert;
 mod heartbeat;
 pub mod metrics;
 mod remote_worker;

@@ -5,10 +5,9 @@
 use super::connect::Client;
 use super::heartbeat::{aborted, Abort};
 use super::status::call_failed;
-use super::wire::unpack_bytes;
-use crate::kernel::{ClosedWave, KernelError, ShardPlan, WaveStats, WorkerHandle};
+use super::wire::{decode_depth, decode_values, depth_len, unpack_bytes, values_len};
+use crate::kernel::{ClosedWave, KernelError, ShardPlan, WorkerHandle};
 use kingmaker_proto::v1 as pb;
-use kingmaker_tablefmt::layer::unpack_values;
 use tokio::sync::watch;
 use tonic::Status;
 
@@ -57,6 +56,12 @@ impl RemoteWorker {
         }
     }
 
+    /// States in `shard`.
+    fn states(&self, shard: usize) -> usize {
+        let range = self.plan.range(shard);
+        (range.end - range.start) as usize
+    }
+
     /// The chunks of ShardValues or ShardDepth, reassembled.
     fn fetch(&self, what: &str, shard: usize, depth: bool) -> Result<Vec<u8>, KernelError> {
         let request = pb::ShardRequest {
@@ -84,13 +89,11 @@ impl RemoteWorker {
                 (worker, message) = aborted(&mut abort) => Err(KernelError::Worker { worker, message }),
             }
         })?;
-        let range = self.plan.range(shard);
-        let states = (range.end - range.start) as usize;
-        // Values come packed four to a byte, depths as two bytes each.
+        let states = self.states(shard);
         let want = if depth {
-            2 * states
+            depth_len(states)
         } else {
-            states.div_ceil(4)
+            values_len(states)
         };
         if bytes.len() != want {
             return Err(KernelError::Worker {
@@ -138,30 +141,17 @@ impl WorkerHandle for RemoteWorker {
         let reply = self.call(&format!("closing wave {wave}"), |mut c| async move {
             c.close_wave(request).await
         })?;
-        let s = reply.stats.unwrap_or_default();
-        Ok(ClosedWave {
-            decided: reply.decided,
-            stats: WaveStats {
-                expanded: s.expanded,
-                applied: s.applied,
-                sent: s.sent,
-            },
-            wire_bytes: Some(s.bytes_sent),
-        })
+        Ok(reply.into())
     }
 
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
         let packed = self.fetch("values", shard, false)?;
-        let range = self.plan.range(shard);
-        Ok(unpack_values(&packed, (range.end - range.start) as usize))
+        Ok(decode_values(&packed, self.states(shard)))
     }
 
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         let bytes = self.fetch("depths", shard, true)?;
-        Ok(bytes
-            .chunks_exact(2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .collect())
+        Ok(decode_depth(&bytes))
     }
 
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {

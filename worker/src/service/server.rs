@@ -10,15 +10,14 @@ use super::auth::AddToken;
 use super::connect::lazy_client;
 use super::metrics::{Metric, Registry};
 use super::router::{GrpcRouter, RouterMetrics};
-use super::wire::{decode_updates, pack_bytes};
+use super::wire::{decode_updates, encode_depth, encode_values};
 use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::memory::{physical_memory, CellStorage};
-use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
+use crate::kernel::{ClosedWave, KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::lock::DirLock;
 use crate::spec::{AnyGame, GameSpec};
 use crate::Game;
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
-use kingmaker_tablefmt::layer::pack_values;
 use prost::Message;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -334,10 +333,10 @@ impl WorkerService {
             .layer
             .ok_or_else(|| Status::invalid_argument("no layer given"))?;
         check_name("layer name", &spec.name)?;
-        let plan = req
-            .plan
-            .ok_or_else(|| Status::invalid_argument("no shard plan given"))?;
-        let plan = ShardPlan::new(plan.size, plan.shard_size);
+        let plan = ShardPlan::from(
+            req.plan
+                .ok_or_else(|| Status::invalid_argument("no shard plan given"))?,
+        );
         if req.owners.len() != plan.shards() {
             return Err(Status::invalid_argument(format!(
                 "{} shard owners for {} shards",
@@ -351,7 +350,7 @@ impl WorkerService {
                 "worker numbers must be below {workers}"
             )));
         }
-        let layer = Layer::new(&spec.name, spec.coalition as u8, spec.objective as u8);
+        let layer = Layer::from(&spec);
         // Building a game may take seconds (catalogues, ranking tables): not on a network thread.
         let (me_service, spec_json) = (self.clone(), req.game_spec_json.clone());
         let game = tokio::task::spawn_blocking(move || me_service.game(&spec_json))
@@ -638,20 +637,16 @@ impl Worker for WorkerService {
             .blocking(&active, move |a| a.engine.close_wave(wave))
             .await?;
         active.open_wave.store(wave + 1, Relaxed);
-        let bytes_sent = active.router.take_bytes();
+        let closed = ClosedWave {
+            decided,
+            stats,
+            wire_bytes: Some(active.router.take_bytes()),
+        };
         let m = &self.inner.metrics;
         m.decided.add(decided);
         m.expanded.add(stats.expanded);
         m.waves.add(1);
-        Ok(Response::new(pb::CloseWaveReply {
-            decided,
-            stats: Some(pb::WaveStats {
-                expanded: stats.expanded,
-                applied: stats.applied,
-                sent: stats.sent,
-                bytes_sent,
-            }),
-        }))
+        Ok(Response::new(closed.into()))
     }
 
     async fn updates(
@@ -717,10 +712,7 @@ impl Worker for WorkerService {
         let chunks = self
             .blocking(&active, move |a| {
                 let values = a.engine.shard_values(shard).owned(shard)?;
-                // Four states per byte on the wire: a finished value is 2 bits.
-                let mut packed = Vec::with_capacity(values.len().div_ceil(4));
-                pack_values(&values, &mut packed);
-                Ok(pack_bytes(&packed))
+                Ok(encode_values(&values))
             })
             .await?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
@@ -740,8 +732,7 @@ impl Worker for WorkerService {
         let chunks = self
             .blocking(&active, move |a| {
                 let depth = a.engine.shard_depth(shard).owned(shard)?;
-                let bytes: Vec<u8> = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
-                Ok(pack_bytes(&bytes))
+                Ok(encode_depth(&depth))
             })
             .await?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
