@@ -4,7 +4,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kingmaker_worker::kernel::WaveSummary;
 use kingmaker_worker::service::metrics::Registry;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
 /// Log to stderr; `RUST_LOG` overrides the default level (info).
@@ -16,17 +15,6 @@ pub fn init_logging() {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
-}
-
-/// Bytes of update messages remote workers reported since the last wave line (see
-/// [`add_wire_bytes`]); only builds with `--workers` set [`WIRE_USED`].
-static WIRE_BYTES: AtomicU64 = AtomicU64::new(0);
-static WIRE_USED: AtomicBool = AtomicBool::new(false);
-
-/// Remote workers report the bytes they sent in each wave; the next wave line shows the sum.
-pub fn add_wire_bytes(bytes: u64) {
-    WIRE_USED.store(true, Relaxed);
-    WIRE_BYTES.fetch_add(bytes, Relaxed);
 }
 
 /// The coordinator's metrics (served by `--metrics ADDR`).
@@ -58,11 +46,11 @@ impl LayerProgress {
     }
 
     pub fn wave(&self, w: &WaveSummary) {
-        let wire = WIRE_BYTES.swap(0, Relaxed);
-        let on_wire = if WIRE_USED.load(Relaxed) {
-            format!(", {wire} bytes on the wire")
-        } else {
-            String::new()
+        // Remote workers report the bytes they sent (builds with `--workers`); in-process ones
+        // have no wire.
+        let on_wire = match w.wire_bytes {
+            Some(wire) => format!(", {wire} bytes on the wire"),
+            None => String::new(),
         };
         let line = format!(
             "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}{on_wire}, {:.2}s",
@@ -92,7 +80,7 @@ impl LayerProgress {
             "kingmaker_wire_bytes_total",
             "Bytes of updates exchanged between remote workers.",
         )
-        .add(wire);
+        .add(w.wire_bytes.unwrap_or(0));
         match &self.bar {
             Some(bar) => {
                 bar.set_position(w.decided_total);

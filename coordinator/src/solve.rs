@@ -7,10 +7,9 @@ use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
-use kingmaker_worker::kernel::driver::{gather, local_workers};
 use kingmaker_worker::kernel::{
-    drive_layer, CellStorage, KernelError, Layer, LayerObserver, ResumePoint, ShardPlan,
-    WaveSummary, WorkerHandle,
+    drive_layer, gather, local_workers, CellStorage, KernelError, Layer, LayerObserver,
+    ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
 use kingmaker_worker::reduction::SolvedTable;
 use kingmaker_worker::spec::AnyGame;

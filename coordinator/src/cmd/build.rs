@@ -135,7 +135,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
             token,
             timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
         };
-        Some(Cluster::connect(&remote, &spec, None)?)
+        Some(crate::remote::connect(&remote, &spec, None)?)
     };
     let game = Arc::new(spec.build()?);
     let out = args

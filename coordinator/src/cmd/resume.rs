@@ -3,7 +3,7 @@
 
 use super::build::{check_options, select_layers, solve_run_with};
 use crate::lock::lock_run;
-use crate::remote::{Cluster, RemoteOptions};
+use crate::remote::RemoteOptions;
 use crate::rundir::RunDir;
 use crate::solve::SolveOptions;
 use anyhow::{bail, Context, Result};
@@ -196,7 +196,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
                 timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
             };
             tracing::info!("resuming run {} on workers {}", d.run_id, addrs.join(","));
-            let cluster = Cluster::connect(&remote, &info.spec, Some(&d.run_id))?;
+            let cluster = crate::remote::connect(&remote, &info.spec, Some(&d.run_id))?;
             if addrs != d.workers {
                 // Moved workers: remember where they are now.
                 let mut moved = info.clone();

@@ -18,21 +18,25 @@
 //!
 //! The kernel is split along the lines a distributed build needs: [`engine::WorkerEngine`] owns some
 //! shards of the index space and does the work; a [`engine::Router`] carries predecessor updates to
-//! the owners of other shards; [`driver`] is the barrier that runs waves over any set of workers,
-//! in-process or remote. The embedded default is the same code with in-process workers.
+//! the owners of other shards; [`driver`] is the barrier that runs waves over any set of workers;
+//! [`owners`] says which worker owns which shard. The workers are in-process ([`local`], the
+//! embedded default) or remote (the gRPC transport in `crate::service`): the same code either way.
 
 pub mod checkpoint;
 pub mod driver;
 pub mod engine;
+pub mod local;
 pub mod memory;
+pub mod owners;
 pub mod shard;
 
 pub use driver::{
-    drive_layer, solve_in_memory, LayerObserver, LayerOutcome, ResumePoint, Solved, WaveSummary,
-    WorkerHandle,
+    drive_layer, ClosedWave, LayerObserver, LayerOutcome, ResumePoint, WaveSummary, WorkerHandle,
 };
 pub use engine::{Router, WaveStats, WorkerEngine};
+pub use local::{local_workers, solve_in_memory, Solved};
 pub use memory::CellStorage;
+pub use owners::{assign_shards, gather};
 pub use shard::ShardPlan;
 
 /// Final value bytes, as written to tables and hashed into digests.

@@ -2,7 +2,9 @@
 //! several in-process workers and shard sizes.
 
 use super::check::reference_solve;
-use super::driver::{drive_layer, gather, local_workers, solve_in_memory};
+use super::driver::drive_layer;
+use super::local::{local_workers, solve_in_memory};
+use super::owners::gather;
 use super::shard::BLOCK_STATES;
 use super::{CellStorage, Layer, ShardPlan};
 use crate::game::{Game, Node};
@@ -305,4 +307,67 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     assert_eq!(v, values, "values after falling back to wave 1");
     assert_eq!(d, depth, "depths after falling back to wave 1");
+}
+
+/// A worker that reports `bytes` sent on a wire in every wave, as a remote worker does.
+struct OnAWire {
+    inner: Arc<dyn super::WorkerHandle>,
+    bytes: u64,
+}
+
+impl super::WorkerHandle for OnAWire {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn init_pass(&self) -> Result<(), super::KernelError> {
+        self.inner.init_pass()
+    }
+    fn run_wave(&self, wave: u32) -> Result<(), super::KernelError> {
+        self.inner.run_wave(wave)
+    }
+    fn close_wave(&self, wave: u32) -> Result<super::ClosedWave, super::KernelError> {
+        Ok(super::ClosedWave {
+            wire_bytes: Some(self.bytes),
+            ..self.inner.close_wave(wave)?
+        })
+    }
+    fn shard_values(&self, shard: usize) -> Result<Vec<u8>, super::KernelError> {
+        self.inner.shard_values(shard)
+    }
+    fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, super::KernelError> {
+        self.inner.shard_depth(shard)
+    }
+}
+
+/// The wave summary carries the bytes the workers sent on their wires (summed), and none for
+/// in-process workers.
+#[test]
+fn wave_summaries_sum_the_wire_bytes_of_the_workers() {
+    let game = Arc::new(RandomGame::new(13, 3000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 256);
+    let open = || local_workers(game.clone(), &layer, plan, 2, None, CellStorage::Memory).unwrap();
+    let mut wire = Vec::new();
+    drive_layer(&layer, &open(), None, &mut |s: &super::WaveSummary| {
+        wire.push(s.wire_bytes)
+    })
+    .unwrap();
+    assert!(
+        wire.len() > 1 && wire.iter().all(Option::is_none),
+        "{wire:?}"
+    );
+    let remote: Vec<Arc<dyn super::WorkerHandle>> = open()
+        .into_iter()
+        .zip([5, 7])
+        .map(|(inner, bytes)| Arc::new(OnAWire { inner, bytes }) as _)
+        .collect();
+    wire.clear();
+    drive_layer(&layer, &remote, None, &mut |s: &super::WaveSummary| {
+        wire.push(s.wire_bytes)
+    })
+    .unwrap();
+    assert!(
+        wire.len() > 1 && wire.iter().all(|&w| w == Some(12)),
+        "{wire:?}"
+    );
 }

@@ -1,14 +1,27 @@
-//! The gRPC worker service (`kingmaker-worker`): the same wave kernel as the embedded build, with
-//! its shards in files under the worker's data directory and predecessor updates for other
-//! workers' shards carried over gRPC ([`router::GrpcRouter`]). The protocol is
-//! `proto/proto/kingmaker.proto`; the coordinator's side is `coordinator/src/remote.rs`.
+//! The gRPC transport, both ends of `proto/proto/kingmaker.proto`:
+//! - the worker's end (`kingmaker-worker`, [`serve`]): the same wave kernel as the embedded build,
+//!   with its shards in files under the worker's data directory ([`server`]) and predecessor
+//!   updates for other workers' shards streamed to their owners (`router`);
+//! - the coordinator's end ([`Cluster`]): the workers of one run, connected, checked and
+//!   heartbeated, handing the barrier one [`RemoteWorker`] per process.
+//!
+//! The rest is shared: tokens ([`auth`]), channels (`connect`), the encodings on the wire
+//! (`wire`), protobuf ↔ kernel conversions (`convert`), statuses (`status`) and metrics.
 
 pub mod auth;
-pub mod client;
+mod cluster;
+mod connect;
+mod convert;
+mod heartbeat;
 pub mod metrics;
-pub mod router;
+mod remote_worker;
+mod router;
 pub mod server;
-pub mod wire;
+mod status;
+mod wire;
+
+pub use cluster::{Cluster, RemoteOptions};
+pub use remote_worker::RemoteWorker;
 
 use auth::CheckToken;
 use kingmaker_proto::WorkerServer;

@@ -1,8 +1,9 @@
 //! The gRPC transport of predecessor updates: a [`Router`] that streams each batch to the worker
 //! owning it and returns once that worker has applied it.
 
-use super::client::Client;
+use super::connect::Client;
 use super::metrics::Metric;
+use super::status::describe_status;
 use super::wire::{encode_updates, CHUNK_UPDATES};
 use crate::kernel::{KernelError, Router};
 use prost::Message;
@@ -117,20 +118,4 @@ impl Router for GrpcRouter {
             }),
         }
     }
-}
-
-/// A status in words: its code and message (and, for transport errors, their cause).
-pub fn describe_status(status: &tonic::Status) -> String {
-    use std::error::Error;
-    let mut text = format!("{:?}: {}", status.code(), status.message());
-    let mut source = status.source();
-    while let Some(s) = source {
-        // Transport errors repeat their cause at every level: keep each piece once.
-        let piece = s.to_string();
-        if !text.contains(&piece) {
-            text = format!("{text}: {piece}");
-        }
-        source = s.source();
-    }
-    text
 }

@@ -4,9 +4,11 @@
 //!   the LEB128 varints of the differences between consecutive values (the first from 0), and that
 //!   is compressed with zstd when it saves at least an eighth. Differences wrap, so an unsorted
 //!   batch still round-trips (it just encodes worse).
-//! - Shard values and depths travel as raw byte chunks, zstd-compressed when that pays.
+//! - Shard values and depths travel as byte chunks, zstd-compressed when that pays: values four to
+//!   a byte (a finished value is 2 bits), depths two little-endian bytes each.
 
 use kingmaker_proto::v1::{DataChunk, Encoding, UpdateChunk};
+use kingmaker_tablefmt::layer::{pack_values, unpack_values};
 
 /// Updates per [`UpdateChunk`]: at most 320 KiB of varints per message.
 pub const CHUNK_UPDATES: usize = 1 << 15;
@@ -151,6 +153,42 @@ pub fn unpack_bytes(chunk: DataChunk) -> Result<Vec<u8>, WireError> {
     }
 }
 
+/// The chunks of a shard's values, four to a byte.
+pub fn encode_values(values: &[u8]) -> Vec<DataChunk> {
+    let mut packed = Vec::with_capacity(values_len(values.len()));
+    pack_values(values, &mut packed);
+    pack_bytes(&packed)
+}
+
+/// The chunks of a shard's depths, two little-endian bytes each.
+pub fn encode_depth(depth: &[u16]) -> Vec<DataChunk> {
+    let bytes: Vec<u8> = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
+    pack_bytes(&bytes)
+}
+
+/// Bytes of the values of `states` states, once their chunks are reassembled.
+pub fn values_len(states: usize) -> usize {
+    states.div_ceil(4)
+}
+
+/// Bytes of the depths of `states` states, once their chunks are reassembled.
+pub fn depth_len(states: usize) -> usize {
+    2 * states
+}
+
+/// The values of `states` states from their reassembled bytes ([`values_len`] of them).
+pub fn decode_values(bytes: &[u8], states: usize) -> Vec<u8> {
+    unpack_values(bytes, states)
+}
+
+/// The depths from their reassembled bytes.
+pub fn decode_depth(bytes: &[u8]) -> Vec<u16> {
+    bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +211,27 @@ mod tests {
                 back.extend(unpack_bytes(chunk).unwrap());
             }
             prop_assert_eq!(back, raw);
+        }
+    }
+
+    /// Reassemble chunks as the coordinator does.
+    fn reassemble(chunks: Vec<DataChunk>) -> Vec<u8> {
+        chunks
+            .into_iter()
+            .flat_map(|c| unpack_bytes(c).unwrap())
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn shard_arrays_round_trip(values in proptest::collection::vec(0u8..4, 0..5000), seed in any::<u16>()) {
+            let bytes = reassemble(encode_values(&values));
+            prop_assert_eq!(bytes.len(), values_len(values.len()));
+            prop_assert_eq!(decode_values(&bytes, values.len()), values.clone());
+            let depth: Vec<u16> = (0..values.len() as u16).map(|i| i.wrapping_mul(seed)).collect();
+            let bytes = reassemble(encode_depth(&depth));
+            prop_assert_eq!(bytes.len(), depth_len(depth.len()));
+            prop_assert_eq!(decode_depth(&bytes), depth);
         }
     }
 

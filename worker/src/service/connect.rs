@@ -1,4 +1,5 @@
-//! Connecting to a worker: the coordinator and the workers' peers use the same client.
+//! Channels to a worker: the coordinator and a worker's peers reach it through the same client
+//! (the run's token on every call, keepalives that notice a vanished peer).
 
 use super::auth::AddToken;
 use kingmaker_proto::WorkerClient;

@@ -1,0 +1,172 @@
+//! The in-process transport: workers that are [`WorkerEngine`]s in this process, handed to the
+//! barrier ([`super::driver`]) as [`WorkerHandle`]s, with predecessor updates for another worker's
+//! shards applied by calling its engine directly ([`InProcessRouter`]). The embedded build and the
+//! in-memory solve of small tables run on it.
+
+use super::checkpoint::CheckpointStore;
+use super::driver::{drive_layer, ClosedWave, WaveSummary, WorkerHandle};
+use super::engine::{Router, WorkerEngine};
+use super::memory::CellStorage;
+use super::owners::{assign_shards, gather};
+use super::shard::ShardPlan;
+use super::{KernelError, Layer};
+use crate::game::Game;
+use std::sync::{Arc, OnceLock};
+
+/// An in-process worker: a [`WorkerEngine`] behind the [`WorkerHandle`] interface.
+pub struct LocalWorker<G: Game> {
+    pub engine: WorkerEngine<G>,
+    name: String,
+    /// Where checkpoints go (None: in-memory worker, no checkpoints).
+    checkpoints: Option<CheckpointStore>,
+}
+
+impl<G: Game> WorkerHandle for LocalWorker<G> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn init_pass(&self) -> Result<(), KernelError> {
+        self.engine.init_pass()
+    }
+    fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
+        self.engine.run_wave(wave)
+    }
+    fn close_wave(&self, wave: u32) -> Result<ClosedWave, KernelError> {
+        let (decided, stats) = self.engine.close_wave(wave)?;
+        Ok(ClosedWave {
+            decided,
+            stats,
+            wire_bytes: None,
+        })
+    }
+    fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
+        self.engine
+            .shard_values(shard)
+            .ok_or_else(|| self.not_mine(shard))
+    }
+    fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
+        self.engine
+            .shard_depth(shard)?
+            .ok_or_else(|| self.not_mine(shard))
+    }
+    fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
+        self.store()?.save(&self.engine, wave)
+    }
+    fn restore(&self, wave: u32) -> Result<(), KernelError> {
+        self.store()?.load(&self.engine, wave)
+    }
+}
+
+impl<G: Game> LocalWorker<G> {
+    fn store(&self) -> Result<&CheckpointStore, KernelError> {
+        self.checkpoints.as_ref().ok_or_else(|| {
+            KernelError::Checkpoint(format!("{} keeps its arrays in memory", self.name))
+        })
+    }
+
+    fn not_mine(&self, shard: usize) -> KernelError {
+        KernelError::Worker {
+            worker: self.name.clone(),
+            message: format!("does not own shard {shard}"),
+        }
+    }
+}
+
+/// The in-process transport: a batch for worker `w` is applied by calling its engine directly.
+pub struct InProcessRouter<G: Game> {
+    peers: OnceLock<Vec<Arc<LocalWorker<G>>>>,
+}
+
+impl<G: Game> Default for InProcessRouter<G> {
+    fn default() -> Self {
+        InProcessRouter {
+            peers: OnceLock::new(),
+        }
+    }
+}
+
+impl<G: Game> Router for InProcessRouter<G> {
+    fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError> {
+        let peers = self
+            .peers
+            .get()
+            .expect("in-process router used before its peers were set");
+        peers[worker].engine.receive(updates)
+    }
+}
+
+/// `count` in-process workers over one layer, wired to each other with the in-process router.
+/// Wave logs and checkpoints live in `dir/worker-N/` when a directory is given, and the cells too
+/// if `storage` says so; without a directory everything is in memory.
+pub fn local_workers<G: Game + 'static>(
+    game: Arc<G>,
+    layer: &Layer,
+    plan: ShardPlan,
+    count: usize,
+    dir: Option<&std::path::Path>,
+    storage: CellStorage,
+) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
+    let owners = assign_shards(&plan, count);
+    let router = Arc::new(InProcessRouter::<G>::default());
+    let mut locals = Vec::new();
+    for me in 0..count {
+        let sub = dir.map(|d| d.join(format!("worker-{me}")));
+        if let Some(sub) = &sub {
+            std::fs::create_dir_all(sub).map_err(|source| KernelError::Io {
+                path: sub.display().to_string(),
+                source,
+            })?;
+        }
+        let engine = WorkerEngine::new(
+            game.clone(),
+            layer.clone(),
+            plan,
+            owners.clone(),
+            me,
+            sub.as_deref(),
+            storage,
+            router.clone() as Arc<dyn Router>,
+        )?;
+        locals.push(Arc::new(LocalWorker {
+            engine,
+            name: format!("in-process worker {me}"),
+            checkpoints: sub
+                .as_ref()
+                .map(|d| CheckpointStore::new(d.join("checkpoint"))),
+        }));
+    }
+    let _ = router.peers.set(locals.clone());
+    Ok(locals.into_iter().map(|w| w as _).collect())
+}
+
+/// A solved layer held in memory.
+pub struct Solved {
+    pub values: Vec<u8>,
+    pub depth: Vec<u16>,
+    pub waves: u32,
+}
+
+/// Solve one layer entirely in memory with one in-process worker (tests, small tables).
+pub fn solve_in_memory<G: Game + 'static>(game: &Arc<G>, layer: &Layer, threads: usize) -> Solved {
+    let run = || -> Result<Solved, KernelError> {
+        let plan = ShardPlan::new(game.size(), 1 << 22);
+        let workers = local_workers(game.clone(), layer, plan, 1, None, CellStorage::Memory)?;
+        let outcome = drive_layer(layer, &workers, None, &mut |_: &WaveSummary| {})?;
+        let mut solved = Solved {
+            values: Vec::new(),
+            depth: Vec::new(),
+            waves: outcome.waves,
+        };
+        gather(&plan, &workers, |_, v, d| {
+            solved.values.extend(v);
+            solved.depth.extend(d);
+            Ok::<(), KernelError>(())
+        })?;
+        Ok(solved)
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .expect("thread pool");
+    pool.install(run).expect("in-memory solve failed")
+}

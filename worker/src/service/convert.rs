@@ -1,0 +1,104 @@
+//! Protobuf ↔ kernel: every conversion between the protocol's messages and the kernel's types,
+//! used by both ends (the worker's server and the coordinator's cluster and remote workers).
+//! Shard arrays and update batches have encodings of their own, in `wire`.
+
+use crate::kernel::{ClosedWave, Layer, ShardPlan, WaveStats};
+use kingmaker_proto::v1 as pb;
+
+impl From<&Layer> for pb::LayerSpec {
+    fn from(layer: &Layer) -> pb::LayerSpec {
+        pb::LayerSpec {
+            name: layer.name.clone(),
+            coalition: layer.coalition.into(),
+            objective: layer.objective.into(),
+        }
+    }
+}
+
+/// The player sets are bit masks of at most eight players: bits above the eighth are dropped.
+impl From<&pb::LayerSpec> for Layer {
+    fn from(spec: &pb::LayerSpec) -> Layer {
+        Layer::new(&spec.name, spec.coalition as u8, spec.objective as u8)
+    }
+}
+
+impl From<ShardPlan> for pb::ShardPlan {
+    fn from(plan: ShardPlan) -> pb::ShardPlan {
+        pb::ShardPlan {
+            size: plan.size,
+            shard_size: plan.shard_size,
+        }
+    }
+}
+
+/// Through [`ShardPlan::new`], which rounds and bounds the shard size.
+impl From<pb::ShardPlan> for ShardPlan {
+    fn from(plan: pb::ShardPlan) -> ShardPlan {
+        ShardPlan::new(plan.size, plan.shard_size)
+    }
+}
+
+/// A worker without a wire (never the case on this transport) reports 0 bytes sent.
+impl From<ClosedWave> for pb::CloseWaveReply {
+    fn from(closed: ClosedWave) -> pb::CloseWaveReply {
+        let ClosedWave {
+            decided,
+            stats,
+            wire_bytes,
+        } = closed;
+        pb::CloseWaveReply {
+            decided,
+            stats: Some(pb::WaveStats {
+                expanded: stats.expanded,
+                applied: stats.applied,
+                sent: stats.sent,
+                bytes_sent: wire_bytes.unwrap_or(0),
+            }),
+        }
+    }
+}
+
+/// A remote worker always has a wire: missing stats count as zeros, bytes included.
+impl From<pb::CloseWaveReply> for ClosedWave {
+    fn from(reply: pb::CloseWaveReply) -> ClosedWave {
+        let s = reply.stats.unwrap_or_default();
+        ClosedWave {
+            decided: reply.decided,
+            stats: WaveStats {
+                expanded: s.expanded,
+                applied: s.applied,
+                sent: s.sent,
+            },
+            wire_bytes: Some(s.bytes_sent),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_types_round_trip() {
+        let layer = Layer::new("enable_ab", 0b011, 0b010);
+        assert_eq!(Layer::from(&pb::LayerSpec::from(&layer)), layer);
+        let plan = ShardPlan::new(1_000_003, 4096);
+        assert_eq!(ShardPlan::from(pb::ShardPlan::from(plan)), plan);
+        let closed = ClosedWave {
+            decided: 17,
+            stats: WaveStats {
+                expanded: 5,
+                applied: 40,
+                sent: 12,
+            },
+            wire_bytes: Some(300),
+        };
+        assert_eq!(ClosedWave::from(pb::CloseWaveReply::from(closed)), closed);
+        let empty = ClosedWave::from(pb::CloseWaveReply {
+            decided: 3,
+            stats: None,
+        });
+        assert_eq!(empty.stats, WaveStats::default());
+        assert_eq!(empty.wire_bytes, Some(0));
+    }
+}
