@@ -268,6 +268,99 @@ pub fn artifacts_dir() -> PathBuf {
     dir
 }
 
+/// A child process killed when the test ends, however it ends.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `kingmaker serve DIR --listen 127.0.0.1:0`, killed on drop; its base URL.
+pub fn start_serve(dir: &std::path::Path) -> (Killed, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(bin("kingmaker"))
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("starting kingmaker serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.split_whitespace().last().unwrap_or("").to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "serve said {line:?}");
+    (Killed(child), url)
+}
+
+/// A headless Chromium driven through chromedriver (both started here, stopped on drop):
+/// `session(tmp, "1280,900")` gives the running driver and a connected WebDriver client.
+pub async fn browser_session(
+    tmp: &std::path::Path,
+    window_size: &str,
+) -> (Killed, fantoccini::Client) {
+    use std::time::{Duration, Instant};
+    let (chromium, driver) = browser_programs();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Killed(
+        std::process::Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting chromedriver"),
+    );
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let profile = tmp.join("chromium-profile");
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), "chrome".into());
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--disable-dev-shm-usage", format!("--window-size={window_size}"),
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let client = fantoccini::ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a chromedriver session");
+    (child, client)
+}
+
+/// Wait (up to 15 s) for an element matching `css`.
+pub async fn wait_for(client: &fantoccini::Client, css: &str) -> fantoccini::elements::Element {
+    client
+        .wait()
+        .at_most(std::time::Duration::from_secs(15))
+        .for_element(fantoccini::Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

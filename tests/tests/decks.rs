@@ -5,10 +5,7 @@
 use kingmaker_e2e::{kingmaker, kingmaker_ok};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -133,19 +130,8 @@ fn order_8_goes_through_gf8_and_orders_without_planes_are_explained() {
 
 // ---- the page in a real browser ----
 
-/// A child process killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
-    let (chromium, driver) = kingmaker_e2e::browser_programs();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("deck");
     let out = kingmaker(&["deck", "--order", "3", "--svg", s(&dir)]);
@@ -177,29 +163,6 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         s[0].to_string()
     };
 
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _driver = Killed(
-        Command::new(&driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting chromedriver"),
-    );
-    let driver_url = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not start"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let profile = tmp.path().join("chromium-profile");
     let page = format!("file://{}", dir.join("index.html").display());
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -207,57 +170,59 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        use fantoccini::{ClientBuilder, Locator};
-        let mut caps = serde_json::Map::new();
-        caps.insert("browserName".into(), "chrome".into());
-        caps.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": chromium,
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run",
-                    "--disable-dev-shm-usage", "--window-size=1280,1000",
-                    format!("--user-data-dir={}", profile.display()),
-                ],
-            }),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&driver_url)
-            .await
-            .expect("a chromedriver session");
+        use fantoccini::Locator;
+        let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,1000").await;
         let wait = |css: String| {
             let client = client.clone();
-            async move {
-                client
-                    .wait()
-                    .at_most(Duration::from_secs(15))
-                    .for_element(Locator::Css(&css))
-                    .await
-                    .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
-            }
+            async move { kingmaker_e2e::wait_for(&client, &css).await }
         };
         // The pair view of two cards: each shows the one shared picture highlighted, halo visible.
         let check_pair = |a: usize, b: usize| {
             let client = client.clone();
             let expected = shared(a, b);
             async move {
-                let highlighted = client.find_all(Locator::Css("#pair g.pic.shared")).await.unwrap();
-                assert_eq!(highlighted.len(), 2, "one highlighted picture on each card of {a}, {b}");
+                let highlighted = client
+                    .find_all(Locator::Css("#pair g.pic.shared"))
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    highlighted.len(),
+                    2,
+                    "one highlighted picture on each card of {a}, {b}"
+                );
                 for g in &highlighted {
-                    assert_eq!(g.attr("data-picture").await.unwrap().as_deref(), Some(expected.as_str()));
+                    assert_eq!(
+                        g.attr("data-picture").await.unwrap().as_deref(),
+                        Some(expected.as_str())
+                    );
                     let halo = g.find(Locator::Css("circle.halo")).await.unwrap();
                     assert_eq!(halo.css_value("visibility").await.unwrap(), "visible");
                 }
-                let hidden = client.find(Locator::Css("#pair g.pic:not(.shared) circle.halo")).await.unwrap();
+                let hidden = client
+                    .find(Locator::Css("#pair g.pic:not(.shared) circle.halo"))
+                    .await
+                    .unwrap();
                 assert_eq!(hidden.css_value("visibility").await.unwrap(), "hidden");
-                let pair = client.find_all(Locator::Css("#pair svg.card")).await.unwrap();
+                let pair = client
+                    .find_all(Locator::Css("#pair svg.card"))
+                    .await
+                    .unwrap();
                 assert_eq!(pair.len(), 2);
-                assert_eq!(pair[0].attr("data-card").await.unwrap(), Some(a.to_string()));
-                assert_eq!(pair[1].attr("data-card").await.unwrap(), Some(b.to_string()));
-                let answer = client.find(Locator::Id("answer")).await.unwrap().text().await.unwrap();
+                assert_eq!(
+                    pair[0].attr("data-card").await.unwrap(),
+                    Some(a.to_string())
+                );
+                assert_eq!(
+                    pair[1].attr("data-card").await.unwrap(),
+                    Some(b.to_string())
+                );
+                let answer = client
+                    .find(Locator::Id("answer"))
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap();
                 assert!(answer.contains(&format!("picture {expected}:")), "{answer}");
             }
         };
@@ -265,13 +230,23 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         client.goto(&format!("{page}?a=3&b=7")).await.unwrap();
         wait("body[data-a=\"3\"][data-b=\"7\"]".into()).await;
         // Every card is drawn, with its four pictures, and is really laid out.
-        let drawn = client.find_all(Locator::Css("#deck svg.card")).await.unwrap();
+        let drawn = client
+            .find_all(Locator::Css("#deck svg.card"))
+            .await
+            .unwrap();
         assert_eq!(drawn.len(), 13);
         for (c, svg) in drawn.iter().enumerate() {
             let pics = svg.find_all(Locator::Css("g.pic")).await.unwrap();
             let mut ids = HashSet::new();
             for g in &pics {
-                ids.insert(g.attr("data-picture").await.unwrap().unwrap().parse::<u32>().unwrap());
+                ids.insert(
+                    g.attr("data-picture")
+                        .await
+                        .unwrap()
+                        .unwrap()
+                        .parse::<u32>()
+                        .unwrap(),
+                );
             }
             assert_eq!(ids, cards[c].iter().copied().collect(), "card {c}");
             let (_, _, w, h) = svg.rectangle().await.unwrap();
@@ -286,7 +261,13 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         let b = client.find(Locator::Id("b")).await.unwrap();
         b.clear().await.unwrap();
         b.send_keys("12").await.unwrap();
-        client.find(Locator::Id("show")).await.unwrap().click().await.unwrap();
+        client
+            .find(Locator::Id("show"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         wait("body[data-a=\"0\"][data-b=\"12\"]".into()).await;
         check_pair(0, 12).await;
 
@@ -302,7 +283,13 @@ fn the_deck_page_in_headless_chromium_shows_the_cards_and_the_shared_picture() {
         check_pair(12, 5).await;
 
         // Another pair, at random: still exactly one shared picture, highlighted on both cards.
-        client.find(Locator::Id("another")).await.unwrap().click().await.unwrap();
+        client
+            .find(Locator::Id("another"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         let body = wait("body[data-a][data-b]".into()).await;
         let a: usize = body.attr("data-a").await.unwrap().unwrap().parse().unwrap();
         let b: usize = body.attr("data-b").await.unwrap().unwrap().parse().unwrap();

@@ -3,7 +3,7 @@
 //! from a local HTTP server (complete, interrupted and resumed, corrupted), and the explorer page
 //! in a real headless Chromium.
 
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok};
+use kingmaker_e2e::{kingmaker, kingmaker_ok, start_serve};
 use kingmaker_tablefmt::release::LayerFile;
 use kingmaker_tablefmt::table::open_table;
 use kingmaker_tablefmt::Lookup;
@@ -12,9 +12,8 @@ use std::collections::{HashSet, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LAYERS: [&str; 3] = ["solo", "enable_ab", "enable_ac"];
 
@@ -551,33 +550,6 @@ fn fetch_complete_resumed_and_corrupted() {
 
 // ---- serve ----
 
-/// A child process killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `kingmaker serve DIR --listen 127.0.0.1:0`; its base URL.
-fn start_serve(dir: &Path) -> (Killed, String) {
-    let mut child = Command::new(bin("kingmaker"))
-        .args(["serve", s(dir), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting kingmaker serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.split_whitespace().last().unwrap_or("").to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "serve said {line:?}");
-    (Killed(child), url)
-}
-
 fn get(url: &str) -> (u16, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -742,34 +714,9 @@ fn toppen_packs_verifies_queries_and_serves_its_draw_cycles() {
 
 #[test]
 fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
-    let (chromium, driver) = kingmaker_e2e::browser_programs();
     let tmp = tempfile::tempdir().unwrap();
     let (run, rel) = build_and_pack(tmp.path());
     let (_server, url) = start_serve(&rel);
-
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _driver = Killed(
-        Command::new(&driver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting chromedriver"),
-    );
-    let driver_url = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not start"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let profile = tmp.path().join("chromium-profile");
     let query = |p: &str| -> Value {
         serde_json::from_str(&kingmaker_ok(&["query", s(&run), p, "--json"])).unwrap()
     };
@@ -779,37 +726,11 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        use fantoccini::{ClientBuilder, Locator};
-        let mut caps = serde_json::Map::new();
-        caps.insert("browserName".into(), "chrome".into());
-        caps.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": chromium,
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run",
-                    "--disable-dev-shm-usage", "--window-size=1280,900",
-                    format!("--user-data-dir={}", profile.display()),
-                ],
-            }),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&driver_url)
-            .await
-            .expect("a chromedriver session");
+        use fantoccini::Locator;
+        let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,900").await;
         let wait = |css: String| {
             let client = client.clone();
-            async move {
-                client
-                    .wait()
-                    .at_most(Duration::from_secs(15))
-                    .for_element(Locator::Css(&css))
-                    .await
-                    .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
-            }
+            async move { kingmaker_e2e::wait_for(&client, &css).await }
         };
         // The labels shown for a position are those of `kingmaker query`.
         let check_labels = |position: String| {
@@ -818,7 +739,9 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
             async move {
                 for (p, name) in ["A", "B", "C"].iter().enumerate() {
                     let cell = client
-                        .find(Locator::Css(&format!("#labels tr[data-player=\"{name}\"] td.solo")))
+                        .find(Locator::Css(&format!(
+                            "#labels tr[data-player=\"{name}\"] td.solo"
+                        )))
                         .await
                         .unwrap();
                     assert_eq!(
@@ -828,9 +751,19 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
                     );
                 }
                 let badge = client.find(Locator::Css("#labels .badge")).await.unwrap();
-                assert_eq!(badge.attr("data-class").await.unwrap().as_deref(), q["answers"]["class"].as_str());
-                let moves = client.find_all(Locator::Css("#moves li.move")).await.unwrap();
-                assert_eq!(moves.len(), q["moves"].as_array().unwrap().len(), "moves listed at {position}");
+                assert_eq!(
+                    badge.attr("data-class").await.unwrap().as_deref(),
+                    q["answers"]["class"].as_str()
+                );
+                let moves = client
+                    .find_all(Locator::Css("#moves li.move"))
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    moves.len(),
+                    q["moves"].as_array().unwrap().len(),
+                    "moves listed at {position}"
+                );
             }
         };
 
@@ -842,10 +775,22 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
         // Click the first move in the list.
         let first = wait("#moves li.move".into()).await;
         let child = first.attr("data-position").await.unwrap().unwrap();
-        first.find(Locator::Css("button.play")).await.unwrap().click().await.unwrap();
+        first
+            .find(Locator::Css("button.play"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         wait(format!("body[data-position=\"{child}\"]")).await;
         check_labels(child.clone()).await;
-        let shown = client.find(Locator::Id("position")).await.unwrap().prop("value").await.unwrap();
+        let shown = client
+            .find(Locator::Id("position"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap();
         assert_eq!(shown.as_deref(), Some(child.as_str()));
 
         // Click a piece of the side to move, then a highlighted cell.
@@ -876,20 +821,39 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
         let input = client.find(Locator::Id("position")).await.unwrap();
         input.clear().await.unwrap();
         input.send_keys("A:q9;B:b1;C:e1;A").await.unwrap();
-        client.find(Locator::Id("go")).await.unwrap().click().await.unwrap();
+        client
+            .find(Locator::Id("go"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         let error = wait("#error:not([hidden])".into()).await;
         let text = error.text().await.unwrap();
         assert!(text.contains("unknown cell"), "{text}");
         // Back to a good one through the box.
         input.clear().await.unwrap();
         input.send_keys(&start).await.unwrap();
-        client.find(Locator::Id("go")).await.unwrap().click().await.unwrap();
+        client
+            .find(Locator::Id("go"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         wait(format!("body[data-position=\"{start}\"]")).await;
         wait("#error[hidden]".into()).await;
         // Back to the child for the screenshot, with a piece selected.
-        client.goto(&format!("{url}#p={}", child.replace(';', "%3B"))).await.unwrap();
+        client
+            .goto(&format!("{url}#p={}", child.replace(';', "%3B")))
+            .await
+            .unwrap();
         wait(format!("body[data-position=\"{child}\"]")).await;
-        wait("circle.piece.movable".into()).await.click().await.unwrap();
+        wait("circle.piece.movable".into())
+            .await
+            .click()
+            .await
+            .unwrap();
         wait("circle.cell.target".into()).await;
 
         let png = client.screenshot().await.unwrap();

@@ -1,0 +1,193 @@
+//! The explorer page of the two-player games in headless Chromium: a TOPPEN run (grid drawing,
+//! draw cycles) and a cc2p run (ASCII picture, principal line). What the page shows is checked
+//! against `kingmaker query --json` on the same run.
+
+use fantoccini::{Client, Locator};
+use kingmaker_e2e::{kingmaker_ok, start_serve, wait_for};
+use serde_json::Value;
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn query(run: &Path, position: &str) -> Value {
+    serde_json::from_str(&kingmaker_ok(&["query", s(run), position, "--json"])).unwrap()
+}
+
+/// The page shows `position` with the labels and moves `query` gives, and a principal line that
+/// fits the value: depth + 1 plies for a decided position, a repeating cycle for a draw.
+async fn check_position(client: &Client, run: &Path, position: &str) {
+    let q = query(run, position);
+    let position = q["position"].as_str().unwrap();
+    wait_for(client, &format!("body[data-position=\"{position}\"]")).await;
+    let label = client.find(Locator::Css("#labels p.two")).await.unwrap();
+    assert_eq!(
+        label.attr("data-value").await.unwrap().as_deref(),
+        q["value"].as_str(),
+        "the label at {position}"
+    );
+    let moves = client
+        .find_all(Locator::Css("#moves li.move"))
+        .await
+        .unwrap();
+    assert_eq!(
+        moves.len(),
+        q["moves"].as_array().unwrap().len(),
+        "moves listed at {position}"
+    );
+    for (shown, m) in moves.iter().zip(q["moves"].as_array().unwrap()) {
+        assert_eq!(
+            shown.attr("data-position").await.unwrap().as_deref(),
+            m["position"].as_str(),
+            "a move at {position}"
+        );
+    }
+    let plies = client
+        .find_all(Locator::Css("ol.line li.ply"))
+        .await
+        .unwrap();
+    let title = client.find(Locator::Css("h3.line-title")).await.unwrap();
+    let title = title.text().await.unwrap();
+    match q["value"].as_str().unwrap() {
+        "W" | "L" => {
+            assert_eq!(
+                plies.len() as u64,
+                q["depth"].as_u64().unwrap() + 1,
+                "a decided line is depth + 1 plies at {position}"
+            );
+            assert!(title.starts_with("Principal line"), "{title}");
+        }
+        "D" => {
+            assert!(title.starts_with("Draw cycle"), "{title}");
+            let cycle = client
+                .find_all(Locator::Css("ol.line li.ply.cycle"))
+                .await
+                .unwrap();
+            assert!(
+                !cycle.is_empty(),
+                "a drawn line ends in a cycle at {position}"
+            );
+        }
+        other => panic!("value {other} at {position}"),
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_toppen_page_draws_the_grid_and_plays_by_click() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("toppen");
+    kingmaker_ok(&["build", "toppen", "--out", s(&run)]);
+    let (_server, url) = start_serve(&run);
+    runtime().block_on(async {
+        let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,900").await;
+        client.goto(&url).await.unwrap();
+        // TOPPEN has no single start: the page opens on the classic ring.
+        let ring = "####/#..#/####:AABBABABAB:A";
+        check_position(&client, &run, ring).await;
+        let squares = client
+            .find_all(Locator::Css("#board rect.square"))
+            .await
+            .unwrap();
+        assert_eq!(squares.len(), 10, "a decomino: ten cells drawn");
+
+        // Select a movable stack, then click a highlighted target square.
+        let from = wait_for(&client, "rect.square.movable").await;
+        let from_cell = from.attr("data-cell").await.unwrap().unwrap();
+        from.click().await.unwrap();
+        let target = wait_for(&client, "rect.square.target").await;
+        let to_cell = target.attr("data-cell").await.unwrap().unwrap();
+        let q = query(&run, ring);
+        let expected = q["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| {
+                let text = m["move"].as_str().unwrap();
+                let cells: Vec<&str> = text.rsplit(' ').next().unwrap().split('-').collect();
+                cells.first() == Some(&from_cell.as_str())
+                    && cells.last() == Some(&to_cell.as_str())
+            })
+            .unwrap_or_else(|| panic!("no move {from_cell}->{to_cell} at the ring"))["position"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        target.click().await.unwrap();
+        check_position(&client, &run, &expected).await;
+
+        let png = client.screenshot().await.unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        std::fs::write(
+            kingmaker_e2e::artifacts_dir().join("serve-toppen.png"),
+            &png,
+        )
+        .unwrap();
+        client.close().await.unwrap();
+    });
+}
+
+#[test]
+fn the_cc2p_page_shows_the_picture_the_line_and_plays_moves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("cc2p");
+    kingmaker_ok(&[
+        "build",
+        "cc2p",
+        "--board",
+        "4x4",
+        "--pieces",
+        "2",
+        "--out",
+        s(&run),
+    ]);
+    let (_server, url) = start_serve(&run);
+    runtime().block_on(async {
+        let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,900").await;
+        client.goto(&url).await.unwrap();
+        let start = query(&run, "start")["position"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        check_position(&client, &run, &start).await;
+        let picture = client.find(Locator::Css("#board pre")).await.unwrap();
+        assert!(
+            !picture.text().await.unwrap().trim().is_empty(),
+            "the ASCII picture"
+        );
+
+        // Play the first listed move by its button, then the first move of the line.
+        let first = wait_for(&client, "#moves li.move").await;
+        let child = first.attr("data-position").await.unwrap().unwrap();
+        first
+            .find(Locator::Css("button.play"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        check_position(&client, &run, &child).await;
+        let plies = client
+            .find_all(Locator::Css("ol.line li.ply"))
+            .await
+            .unwrap();
+        if plies.len() > 1 {
+            let next = plies[1].attr("data-position").await.unwrap().unwrap();
+            plies[1]
+                .find(Locator::Css("button"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            check_position(&client, &run, &next).await;
+        }
+        client.close().await.unwrap();
+    });
+}
