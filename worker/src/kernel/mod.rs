@@ -35,11 +35,9 @@ pub use engine::{Router, WaveStats, WorkerEngine};
 pub use memory::CellStorage;
 pub use shard::ShardPlan;
 
-/// Final value bytes, as written to tables and hashed into digests.
-pub const ILLEGAL: u8 = 0;
-pub const WIN: u8 = 1;
-pub const LOSS: u8 = 2;
-pub const DRAW: u8 = 3;
+/// Final values: [`Value`] and its codes, as written to tables and hashed into digests. Defined
+/// in tablefmt (the formats own them); the `u8` codes serve the hot paths.
+pub use kingmaker_tablefmt::value::{Value, DRAW, ILLEGAL, LOSS, WIN};
 
 /// One forcing layer: the coalition's players want a terminal state whose winner is in `objective`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
