@@ -5,6 +5,7 @@ pub mod layer;
 pub mod release;
 pub mod table;
 pub mod value;
+pub mod wave_log;
 
 pub use value::Value;
 
