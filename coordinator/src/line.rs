@@ -14,7 +14,7 @@
 //! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
 //! the game's move order, so the line is deterministic.
 
-use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::kernel::{Value, DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Node;
 use std::collections::HashMap;
@@ -80,12 +80,7 @@ pub enum LineError {
 
 /// The letter of a value: `W`, `L`, `D`, or `-` for anything else.
 pub fn value_letter(value: u8) -> char {
-    match value {
-        WIN => 'W',
-        LOSS => 'L',
-        DRAW => 'D',
-        _ => '-',
-    }
+    Value::letter_of(value)
 }
 
 /// Finds the principal line from `start`. `value_of` reads `(value, depth)` from the table;

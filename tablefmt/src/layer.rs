@@ -21,6 +21,7 @@ pub mod depth;
 pub(crate) mod tests;
 
 use crate::table::ValueCounts;
+use crate::value::MAX_CODE;
 use crate::{FormatError, Lookup};
 use depth::{DepthCode, DEPTH_CODE_LEN};
 use rayon::prelude::*;
@@ -401,7 +402,7 @@ impl Block {
                 payload.len()
             ));
         }
-        if width == WIDTH_PLANES && payload[1..1 + n].iter().any(|&v| v > 3) {
+        if width == WIDTH_PLANES && payload[1..1 + n].iter().any(|&v| v > MAX_CODE) {
             return Err("a value byte above 3".into());
         }
         Ok(Block {
@@ -427,7 +428,7 @@ impl Block {
         self.width != WIDTH_VALUES
     }
 
-    /// Value of the block's `j`-th state (0 illegal, 1 W, 2 L, 3 D).
+    /// Value code of the block's `j`-th state ([`crate::Value`]: 0 illegal, 1 W, 2 L, 3 D).
     #[inline]
     pub fn value(&self, j: usize) -> u8 {
         if self.width == WIDTH_VALUES {
@@ -578,9 +579,9 @@ impl LayerWriter {
                 self.header.states
             )));
         }
-        if let Some(v) = values.iter().find(|&&v| v > 3) {
+        if let Some(v) = values.iter().find(|&&v| v > MAX_CODE) {
             return Err(FormatError::Corrupt(format!(
-                "{}: value byte {v} (values are 0..=3)",
+                "{}: value byte {v} (values are 0..={MAX_CODE})",
                 self.path.display()
             )));
         }
@@ -871,7 +872,7 @@ impl LayerFile {
         Ok(block.get(j))
     }
 
-    /// The value of one state (0 illegal, 1 W, 2 L, 3 D).
+    /// The value code of one state ([`crate::Value`]: 0 illegal, 1 W, 2 L, 3 D).
     pub fn value(&self, index: u64) -> Result<u8, FormatError> {
         let (block, j) = self.locate(index)?;
         Ok(block.value(j))

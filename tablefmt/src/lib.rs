@@ -4,6 +4,10 @@ pub mod checkpoint;
 pub mod layer;
 pub mod release;
 pub mod table;
+pub mod value;
+pub mod wave_log;
+
+pub use value::Value;
 
 use std::path::Path;
 
@@ -33,7 +37,7 @@ impl FormatError {
 pub trait Lookup: Send + Sync {
     /// Number of states (the layer's index space is `0..states`).
     fn states(&self) -> u64;
-    /// (value, depth) of one state: value 0 illegal, 1 W, 2 L, 3 D.
+    /// (value, depth) of one state: the value as its code ([`Value`]: 0 illegal, 1 W, 2 L, 3 D).
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError>;
 }
 

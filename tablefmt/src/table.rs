@@ -2,10 +2,11 @@
 //! values and depths of every state, written as the workers' shards are gathered, in index order.
 //! It is the same format a release ships, so every reader reads one format; `pack` recompresses
 //! it harder and adds the values-only file. The layer's digest is the sha256 of its values, one
-//! byte per state (0 illegal, 1 W, 2 L, 3 D) in index order, whatever the file's encoding.
+//! byte per state (its code, [`crate::Value`]: 0 illegal, 1 W, 2 L, 3 D) in index order, whatever the file's encoding.
 
 use crate::layer::depth::DepthCode;
 use crate::layer::{LayerFile, LayerWriter, DEFAULT_BLOCK_STATES, ENCODING_PACKED, LAYER_EXT};
+use crate::value::{DRAW, ILLEGAL, LOSS, MAX_CODE, WIN};
 use crate::FormatError;
 use std::path::{Path, PathBuf};
 
@@ -26,12 +27,12 @@ impl ValueCounts {
     pub fn add(&mut self, values: &[u8]) {
         let mut by = [0u64; 4];
         for &v in values {
-            by[(v & 3) as usize] += 1;
+            by[(v & MAX_CODE) as usize] += 1;
         }
-        self.illegal += by[0];
-        self.win += by[1];
-        self.loss += by[2];
-        self.draw += by[3];
+        self.illegal += by[ILLEGAL as usize];
+        self.win += by[WIN as usize];
+        self.loss += by[LOSS as usize];
+        self.draw += by[DRAW as usize];
     }
 }
 

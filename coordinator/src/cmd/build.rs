@@ -9,6 +9,7 @@ use crate::solve::{
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_tablefmt::Value;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::options;
@@ -301,9 +302,9 @@ pub fn print_summary(s: &serde_json::Value) {
         }
     }
     if let Some(v) = s["start"]["value"].as_str() {
-        let meaning = match v {
-            "W" => "a first-player win",
-            "L" => "a second-player win",
+        let meaning = match v.parse().ok().and_then(Value::from_letter) {
+            Some(Value::Win) => "a first-player win",
+            Some(Value::Loss) => "a second-player win",
             _ => "a draw",
         };
         println!(

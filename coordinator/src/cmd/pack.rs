@@ -13,6 +13,7 @@ use kingmaker_tablefmt::release::{
     layer_file_name, values_file_name, write_layer, write_values, PackOptions,
     DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
 };
+use kingmaker_tablefmt::value::MAX_CODE;
 use kingmaker_worker::Game;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -273,7 +274,7 @@ impl ValueStats {
     fn add(&mut self, first: u64, values: &[u8]) {
         let mut row = (first % 6) as usize;
         for &v in values {
-            self.counts[row][(v & 3) as usize] += 1;
+            self.counts[row][(v & MAX_CODE) as usize] += 1;
             row = if row == 5 { 0 } else { row + 1 };
         }
     }

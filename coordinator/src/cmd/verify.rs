@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::verify::verify_release;
 use kingmaker_tablefmt::release::LayerFile;
+use kingmaker_tablefmt::Value;
 use kingmaker_worker::kernel::check::expected;
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::AnyGame;
@@ -245,10 +246,9 @@ fn position(game: &AnyGame, index: u64) -> String {
 }
 
 fn label((v, d): (u8, u16)) -> String {
-    match v {
-        1 => format!("W{d}"),
-        2 => format!("L{d}"),
-        3 => "D".into(),
+    match Value::from_code(v) {
+        Some(decided @ (Value::Win | Value::Loss)) => format!("{}{d}", decided.letter()),
+        Some(Value::Draw) => Value::Draw.letter().into(),
         _ => "illegal".into(),
     }
 }

@@ -7,6 +7,7 @@ use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST
 use super::{file_sha256, LayerFile};
 use crate::layer::{ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
+use crate::value::{DRAW, ILLEGAL};
 use crate::FormatError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -188,11 +189,11 @@ fn check_layer_file(
                     if d > h.max_depth {
                         return Err(format!("{name}: block {i}: depth {d} above the header's max depth {}", h.max_depth));
                     }
-                    if d != 0 && (v == 0 || v == 3) {
+                    if d != 0 && (v == ILLEGAL || v == DRAW) {
                         return Err(format!(
                             "{name}: block {i}: state {} is {} with depth {d} (only W and L have depths)",
                             block.first + j as u64,
-                            if v == 0 { "illegal" } else { "a draw" }
+                            if v == ILLEGAL { "illegal" } else { "a draw" }
                         ));
                     }
                     values.push(v);

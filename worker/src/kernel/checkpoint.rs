@@ -8,8 +8,8 @@
 //! writes its manifest `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest
 //! checkpoints are kept, so a corrupt newest one can fall back to the one before.
 
+use super::cells::ShardArrays;
 use super::engine::WorkerEngine;
-use super::shard::ShardArrays;
 use super::KernelError;
 use crate::game::Game;
 use kingmaker_tablefmt::checkpoint::{crc32, read_chunk, write_chunk, ChunkRef};

@@ -1,11 +1,12 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
-use super::memory::CellStorage;
-use super::shard::{
-    cell_is_win, ShardArrays, ShardPlan, BLOCK_FRESH, BLOCK_FRONTIER, CELL_ILLEGAL, CELL_LOSS_CUR,
+use super::cells::{
+    cell_is_win, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, CELL_ILLEGAL, CELL_LOSS_CUR,
     CELL_LOSS_NEW, CELL_LOSS_OLD, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW,
     CELL_WIN_OLD,
 };
+use super::memory::CellStorage;
+use super::shard::ShardPlan;
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;

@@ -5,7 +5,7 @@
 //! legal state ends up W (the coalition forces it), L (the others force the opposite) or D (neither:
 //! play can go on forever), with the wave (depth) at which it was decided.
 //!
-//! The algorithm (one byte per state while solving, depths in per-shard wave logs; see [`shard`]):
+//! The algorithm (one byte per state while solving, depths in per-shard wave logs; see [`cells`]):
 //! 1. Initial pass: terminal states get W or L at wave 0 and form the first frontier; every other
 //!    legal state gets a counter = its number of successors (a pass counts as one). The counter is
 //!    set lazily, when the first unfavourable child reaches the state: states no update reaches
@@ -22,82 +22,33 @@
 //! [`owners`] says which worker owns which shard. The workers are in-process ([`local`], the
 //! embedded default) or remote (the gRPC transport in `crate::service`): the same code either way.
 
+pub mod cells;
+pub mod check;
 pub mod checkpoint;
 pub mod driver;
 pub mod engine;
+mod error;
+mod layer;
 pub mod local;
 pub mod memory;
 pub mod owners;
 pub mod shard;
+pub mod wave_log;
 
 pub use driver::{
     drive_layer, ClosedWave, LayerObserver, LayerOutcome, ResumePoint, WaveSummary, WorkerHandle,
 };
 pub use engine::{Router, WaveStats, WorkerEngine};
+pub use error::KernelError;
+pub use layer::Layer;
 pub use local::{local_workers, solve_in_memory, Solved};
 pub use memory::CellStorage;
 pub use owners::{assign_shards, gather};
 pub use shard::ShardPlan;
 
-/// Final value bytes, as written to tables and hashed into digests.
-pub const ILLEGAL: u8 = 0;
-pub const WIN: u8 = 1;
-pub const LOSS: u8 = 2;
-pub const DRAW: u8 = 3;
-
-/// One forcing layer: the coalition's players want a terminal state whose winner is in `objective`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Layer {
-    /// Name used for files and summaries (`solo`, `enable_ab`, ...).
-    pub name: String,
-    /// Bit `p` set: player `p` plays for the coalition.
-    pub coalition: u8,
-    /// Bit `p` set: a win by player `p` counts as W.
-    pub objective: u8,
-}
-
-impl Layer {
-    pub fn new(name: &str, coalition: u8, objective: u8) -> Layer {
-        Layer {
-            name: name.to_string(),
-            coalition,
-            objective,
-        }
-    }
-    pub fn in_coalition(&self, player: u8) -> bool {
-        self.coalition & (1 << player) != 0
-    }
-    pub fn wins(&self, winner: u8) -> bool {
-        self.objective & (1 << winner) != 0
-    }
-}
-
-/// Errors of the kernel. Each says what went wrong and where.
-#[derive(Debug, thiserror::Error)]
-pub enum KernelError {
-    #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
-    CounterOverflow { index: u64, count: usize, max: u8 },
-    #[error("shard array {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("worker {worker}: {message}")]
-    Worker { worker: String, message: String },
-    #[error("checkpoint: {0}")]
-    Checkpoint(String),
-    /// Anything that went wrong while the workers restored a checkpoint (a missing or damaged
-    /// manifest, chunk or wave log, a worker that lost its files): the caller falls back to an
-    /// earlier checkpoint or the start of the layer.
-    #[error("restoring the checkpoint after wave {wave}: {source}")]
-    Restore { wave: u32, source: Box<KernelError> },
-    #[error(transparent)]
-    Format(#[from] kingmaker_tablefmt::FormatError),
-    #[error("layer {layer} did not settle after {waves} waves (the depth field holds {max})")]
-    TooManyWaves { layer: String, waves: u32, max: u32 },
-}
-
-pub mod check;
+/// Final values: [`Value`] and its codes, as written to tables and hashed into digests. Defined
+/// in tablefmt (the formats own them); the `u8` codes serve the hot paths.
+pub use kingmaker_tablefmt::value::{Value, DRAW, ILLEGAL, LOSS, WIN};
 
 #[cfg(test)]
 mod tests;

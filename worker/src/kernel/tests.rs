@@ -1,11 +1,11 @@
 //! The kernel against the reference solver, on random game graphs with cycles, several players,
 //! several in-process workers and shard sizes.
 
+use super::cells::BLOCK_STATES;
 use super::check::reference_solve;
 use super::driver::drive_layer;
 use super::local::{local_workers, solve_in_memory};
 use super::owners::gather;
-use super::shard::BLOCK_STATES;
 use super::{CellStorage, Layer, ShardPlan};
 use crate::game::{Game, Node};
 use rand::{rngs::StdRng, Rng, SeedableRng};

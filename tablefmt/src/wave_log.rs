@@ -1,0 +1,136 @@
+//! Wave logs (`shard-NNNNN.waves` in a worker's directory for the layer, version 1): which states
+//! of one shard each closed wave decided, from which the depths of the finished table are rebuilt.
+//!
+//! A wave log is a sequence of frames, back to back, with no file header:
+//!
+//! ```text
+//! offset 0   wave      u32 LE   the wave that closed
+//! offset 4   length    u32 LE   bytes of payload
+//! offset 8   crc32     u32 LE   of the payload (0 for an empty one)
+//! offset 12  payload            zstd frame (level 1) of the shard's bitmap, or nothing
+//! ```
+//!
+//! The bitmap has one bit per state of the shard, ⌈states / 64⌉ u64 LE words, state `i` in bit
+//! `i % 64` of word `i / 64`, set when wave `wave` decided the state. A wave that decided none of
+//! the shard's states has an empty payload (most shards in the last waves of a large layer). A log
+//! is append-only: a frame is never changed once written, and a checkpoint records the log's
+//! length and crc32, so resuming cuts the log back to exactly what the checkpoint saw.
+//!
+//! This module is the byte format; the kernel (`worker/src/kernel/wave_log.rs`) keeps the logs
+//! (a file, or memory for a build without a data directory). docs/format.md describes it with the
+//! other files of a run.
+
+/// Version of the wave-log layout described above (the file carries no header: a change means
+/// new file names).
+pub const WAVE_LOG_VERSION: u32 = 1;
+/// Bytes of a frame header: wave, payload length, payload crc32.
+pub const FRAME_HEADER: usize = 12;
+/// zstd level of the bitmaps: fast, the log is written while the workers wait.
+pub const ZSTD_LEVEL: i32 = 1;
+
+/// The frame of one closed wave: `bitmap` holds the shard's states decided in `wave`.
+pub fn encode_frame(wave: u32, bitmap: &[u64]) -> std::io::Result<Vec<u8>> {
+    let payload = if bitmap.iter().all(|&w| w == 0) {
+        Vec::new()
+    } else {
+        let bytes: Vec<u8> = bitmap.iter().flat_map(|w| w.to_le_bytes()).collect();
+        zstd::bulk::compress(&bytes, ZSTD_LEVEL)?
+    };
+    let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
+    frame.extend_from_slice(&wave.to_le_bytes());
+    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    frame.extend_from_slice(&payload);
+    Ok(frame)
+}
+
+/// Every frame of a log, in order: (wave, bitmap of `words` words), each frame's crc32 checked.
+/// The error says what is wrong (the caller names the log).
+pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>, String> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes.len() - at < FRAME_HEADER {
+            return Err("truncated frame header".into());
+        }
+        let word =
+            |i: usize| u32::from_le_bytes(bytes[at + i..at + i + 4].try_into().expect("4 bytes"));
+        let (wave, len, crc) = (word(0), word(4) as usize, word(8));
+        let payload = bytes
+            .get(at + FRAME_HEADER..at + FRAME_HEADER + len)
+            .ok_or("truncated frame")?;
+        if crc32fast::hash(payload) != crc {
+            return Err(format!("frame of wave {wave} fails its crc32"));
+        }
+        let raw = if payload.is_empty() {
+            vec![0u8; words * 8]
+        } else {
+            zstd::bulk::decompress(payload, words * 8).map_err(|e| format!("zstd: {e}"))?
+        };
+        let bitmap = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        out.push((wave, bitmap));
+        at += FRAME_HEADER + len;
+    }
+    Ok(out)
+}
+
+/// Length and crc32 of a log as it stands: what a checkpoint records.
+pub fn fingerprint(bytes: &[u8]) -> (u64, u32) {
+    (bytes.len() as u64, crc32fast::hash(bytes))
+}
+
+/// Whether `bytes` begin with the log a checkpoint recorded as `(len, crc)`.
+pub fn starts_with(bytes: &[u8], len: u64, crc: u32) -> bool {
+    bytes.len() as u64 >= len && crc32fast::hash(&bytes[..len as usize]) == crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_damage_is_named() {
+        let words = 5;
+        let mut bitmap = vec![0u64; words];
+        bitmap[1] = 0b1011;
+        bitmap[4] = 1 << 63;
+        let mut log = encode_frame(0, &bitmap).unwrap();
+        let empty = encode_frame(1, &[0; 5]).unwrap();
+        assert_eq!(
+            empty.len(),
+            FRAME_HEADER,
+            "a wave deciding nothing has no payload"
+        );
+        assert_eq!(&empty[..4], &1u32.to_le_bytes());
+        log.extend_from_slice(&empty);
+        let frames = decode_frames(&log, words).unwrap();
+        assert_eq!(frames, vec![(0, bitmap.clone()), (1, vec![0; 5])]);
+
+        let (len, crc) = fingerprint(&log);
+        assert!(starts_with(&log, len, crc));
+        let cut = len - FRAME_HEADER as u64;
+        assert!(starts_with(
+            &log,
+            cut,
+            crc32fast::hash(&log[..cut as usize])
+        ));
+        assert!(!starts_with(&log[..cut as usize], len, crc));
+
+        let mut bad = log.clone();
+        bad[FRAME_HEADER + 1] ^= 1;
+        assert!(decode_frames(&bad, words)
+            .unwrap_err()
+            .contains("wave 0 fails its crc32"));
+        assert_eq!(
+            decode_frames(&log[..log.len() - 3], words).unwrap_err(),
+            "truncated frame header"
+        );
+        assert_eq!(
+            decode_frames(&log[..FRAME_HEADER + 2], words).unwrap_err(),
+            "truncated frame"
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! The cells of a shard: what a worker keeps per state while a layer is being solved.
+//!
+//! While a layer is being solved a state costs **one byte**, its *cell*: undecided (successors
+//! not counted yet, or a counter of successors not yet known to be bad for the mover), or decided
+//! W or L in one of three generations — decided in an earlier wave (*old*), in the previous wave
+//! (*current*: the frontier being expanded) or in this wave (*new*) — or illegal. The frontier is
+//! thus part of the cells and needs no bitmap.
+//!
+//! The depth of a state is the wave that decided it. It is not kept per state while solving:
+//! when a wave closes, the set of states it decided is appended to the shard's *wave log* (one
+//! zstd-compressed bitmap per wave, see [`WaveLog`]; its format is `tablefmt::wave_log`), and
+//! depths are rebuilt from the log when the finished table is gathered.
+//!
+//! Cells are a memory map, either of a file in the worker's data directory (so the operating
+//! system may page it out: the kernel never assumes the arrays fit in RAM) or anonymous memory
+//! with transparent huge pages when they fit the worker's memory budget ([`CellStorage`]). An
+//! anonymous map is never written back behind the kernel's back (a shared file map is, page by
+//! page, all the time) and huge pages spare the TLB the misses of random updates; nothing is lost
+//! by it, since a checkpoint holds every cell.
+//!
+//! Each block of [`BLOCK_STATES`] cells has a flag byte saying whether it holds frontier cells
+//! (decided in the previous wave) or fresh ones (decided in this wave), so that expanding a
+//! frontier and closing a wave only visit the blocks that have something to do.
+
+use super::memory::CellStorage;
+use super::shard::ShardPlan;
+use super::wave_log::WaveLog;
+use super::KernelError;
+use memmap2::MmapMut;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+/// Cell values. Anything at or below `CELL_MAX_COUNTER` is an undecided state: either
+/// `CELL_UNCOUNTED` (no child decided yet, successors not counted) or the number of successors
+/// not yet known to be bad for the mover.
+pub const CELL_UNCOUNTED: u8 = 0;
+pub const CELL_MAX_COUNTER: u8 = 248;
+/// Decided before the previous wave.
+pub const CELL_WIN_OLD: u8 = 249;
+pub const CELL_LOSS_OLD: u8 = 250;
+/// Decided in the previous wave: the frontier the running wave expands.
+pub const CELL_WIN_CUR: u8 = 251;
+pub const CELL_LOSS_CUR: u8 = 252;
+/// Decided in the running wave.
+pub const CELL_WIN_NEW: u8 = 253;
+pub const CELL_LOSS_NEW: u8 = 254;
+pub const CELL_ILLEGAL: u8 = 255;
+
+/// Is this cell a decided W (any generation)?
+pub fn cell_is_win(cell: u8) -> bool {
+    matches!(cell, CELL_WIN_OLD | CELL_WIN_CUR | CELL_WIN_NEW)
+}
+
+/// States per block: the unit of parallel work and of the frontier flags.
+pub const BLOCK_STATES: usize = 1 << 18;
+/// Block flag: the block holds cells decided in the previous wave (the frontier).
+pub const BLOCK_FRONTIER: u8 = 1;
+/// Block flag: the block holds cells decided in the running wave.
+pub const BLOCK_FRESH: u8 = 2;
+
+/// A memory map of `len` bytes: of the file `path` when given, anonymous otherwise.
+fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
+    let len = len.max(8);
+    match path {
+        None => {
+            let map =
+                MmapMut::map_anon(len).map_err(|e| KernelError::io(Path::new("<anonymous>"), e))?;
+            // Random updates over gigabytes: huge pages cut the TLB misses. Only advice.
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            Ok(map)
+        }
+        Some(p) => {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(p)
+                .map_err(|e| KernelError::io(p, e))?;
+            file.set_len(len as u64)
+                .map_err(|e| KernelError::io(p, e))?;
+            reserve(&file, len).map_err(|e| KernelError::io(p, e))?;
+            // SAFETY: the file is private to this worker's data directory for the run.
+            unsafe { MmapMut::map_mut(&file) }.map_err(|e| KernelError::io(p, e))
+        }
+    }
+}
+
+/// Reserve the file's blocks now, so a full disk is an error here and not a SIGBUS later, when a
+/// page of the mapping is first written.
+fn reserve(file: &File, len: usize) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) } {
+        0 => Ok(()),
+        // Filesystems without fallocate: fall back to the sparse file.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        err => Err(std::io::Error::from_raw_os_error(err)),
+    }
+}
+
+/// The arrays of one shard.
+pub struct ShardArrays {
+    pub id: usize,
+    pub start: u64,
+    pub len: u64,
+    cells: MmapMut,
+    /// [`BLOCK_FRONTIER`] / [`BLOCK_FRESH`] per block of [`BLOCK_STATES`] cells.
+    blocks: Vec<AtomicU8>,
+    pub waves: WaveLog,
+}
+
+impl ShardArrays {
+    /// Create (or reopen) the arrays of shard `id`. Without a directory everything is in memory;
+    /// with one, the wave log is a file there and so are the cells if `storage` says so.
+    pub fn open(
+        plan: &ShardPlan,
+        id: usize,
+        dir: Option<&Path>,
+        storage: CellStorage,
+    ) -> Result<Self, KernelError> {
+        let range = plan.range(id);
+        let len = range.end - range.start;
+        let file = |kind: &str| -> Option<PathBuf> {
+            dir.map(|d| d.join(format!("shard-{id:05}.{kind}")))
+        };
+        let cells_file = match storage {
+            CellStorage::File => file("cells"),
+            CellStorage::Memory => None,
+        };
+        Ok(ShardArrays {
+            id,
+            start: range.start,
+            len,
+            cells: map(cells_file.as_deref(), len as usize)?,
+            blocks: (0..(len as usize).div_ceil(BLOCK_STATES))
+                .map(|_| AtomicU8::new(0))
+                .collect(),
+            waves: WaveLog::open(file("waves").as_deref())?,
+        })
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// The cell range (shard-local) of block `b`.
+    pub fn block_range(&self, b: usize) -> std::ops::Range<usize> {
+        b * BLOCK_STATES..((b + 1) * BLOCK_STATES).min(self.len as usize)
+    }
+
+    /// The flags of block `b`.
+    pub fn block_flags(&self, b: usize) -> u8 {
+        self.blocks[b].load(Relaxed)
+    }
+
+    pub fn set_block_flags(&self, b: usize, flags: u8) {
+        self.blocks[b].store(flags, Relaxed);
+    }
+
+    /// Cell `i` (shard-local) was just decided in the running wave.
+    #[inline]
+    pub fn mark_fresh(&self, i: usize) {
+        let flags = &self.blocks[i / BLOCK_STATES];
+        // Read first: the flag is set once per block and wave, not once per decision.
+        if flags.load(Relaxed) & BLOCK_FRESH == 0 {
+            flags.fetch_or(BLOCK_FRESH, Relaxed);
+        }
+    }
+
+    /// Recompute every block's flags from the cells (after a checkpoint was loaded into them).
+    pub fn rebuild_block_flags(&self) {
+        let cells = self.cells();
+        for b in 0..self.blocks() {
+            let mut flags = 0;
+            for cell in &cells[self.block_range(b)] {
+                flags |= match cell.load(Relaxed) {
+                    CELL_WIN_CUR | CELL_LOSS_CUR => BLOCK_FRONTIER,
+                    CELL_WIN_NEW | CELL_LOSS_NEW => BLOCK_FRESH,
+                    _ => 0,
+                };
+            }
+            self.set_block_flags(b, flags);
+        }
+    }
+
+    pub fn cells(&self) -> &[AtomicU8] {
+        // SAFETY: AtomicU8 has the layout of u8; the map lives as long as `self`.
+        unsafe {
+            std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize)
+        }
+    }
+
+    /// Ask the processor to fetch cell `i` into the cache (a hint; no effect elsewhere).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults; `i` is within the map anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i) as *const i8);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
+    /// The raw bytes of the cells.
+    ///
+    /// # Safety
+    /// Only at a barrier: no thread may be updating the cells while the slice is alive.
+    pub unsafe fn raw(&self) -> &[u8] {
+        std::slice::from_raw_parts(self.cells.as_ptr(), self.len as usize)
+    }
+
+    /// The raw bytes of the cells, for restoring a checkpoint.
+    ///
+    /// # Safety
+    /// Only at a barrier, and callers must write disjoint ranges.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn raw_mut(&self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut u8, self.len as usize)
+    }
+
+    /// Write the cells' dirty pages and the wave log to disk.
+    pub fn flush(&self) -> Result<(), KernelError> {
+        self.cells
+            .flush()
+            .map_err(|e| KernelError::io(Path::new(&format!("shard {} cells", self.id)), e))?;
+        self.waves.sync()
+    }
+}

@@ -1,0 +1,136 @@
+//! A shard's wave log, kept where the worker keeps its arrays: a file `shard-NNNNN.waves` in the
+//! worker's directory, or memory for a build without one. The bytes are the format of
+//! `kingmaker_tablefmt::wave_log` (docs/format.md, "Wave logs"): one frame per closed wave with
+//! the zstd-compressed bitmap of the states it decided and a crc32.
+
+use super::KernelError;
+use kingmaker_tablefmt::wave_log::{decode_frames, encode_frame, fingerprint, starts_with};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The states each closed wave decided in one shard: an append-only sequence of frames (see
+/// `kingmaker_tablefmt::wave_log`). A frame is never changed once written; resuming from a
+/// checkpoint cuts the log back to the checkpoint's length.
+pub struct WaveLog {
+    path: Option<PathBuf>,
+    store: Mutex<LogStore>,
+}
+
+enum LogStore {
+    File(File),
+    Memory(Vec<u8>),
+}
+
+impl WaveLog {
+    pub(super) fn open(path: Option<&Path>) -> Result<WaveLog, KernelError> {
+        let store = match path {
+            None => LogStore::Memory(Vec::new()),
+            Some(p) => LogStore::File(
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(p)
+                    .map_err(|e| KernelError::io(p, e))?,
+            ),
+        };
+        Ok(WaveLog {
+            path: path.map(Path::to_path_buf),
+            store: Mutex::new(store),
+        })
+    }
+
+    fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or("<in-memory wave log>".into(), |p| p.display().to_string())
+    }
+
+    fn err(&self, source: std::io::Error) -> KernelError {
+        KernelError::Io {
+            path: self.name(),
+            source,
+        }
+    }
+
+    /// Append the bitmap of the states decided in `wave`; returns the log's new length.
+    pub fn append(&self, wave: u32, bitmap: &[u64]) -> Result<u64, KernelError> {
+        let frame = encode_frame(wave, bitmap).map_err(|e| self.err(e))?;
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => {
+                v.extend_from_slice(&frame);
+                Ok(v.len() as u64)
+            }
+            LogStore::File(f) => {
+                let end = f.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
+                f.write_all(&frame).map_err(|e| self.err(e))?;
+                Ok(end + frame.len() as u64)
+            }
+        }
+    }
+
+    /// The whole log as bytes.
+    fn bytes(&self) -> Result<Vec<u8>, KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => Ok(v.clone()),
+            LogStore::File(f) => {
+                let mut out = Vec::new();
+                f.seek(SeekFrom::Start(0)).map_err(|e| self.err(e))?;
+                f.read_to_end(&mut out).map_err(|e| self.err(e))?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Length and crc32 of the log as it stands (recorded by checkpoints).
+    pub fn fingerprint(&self) -> Result<(u64, u32), KernelError> {
+        Ok(fingerprint(&self.bytes()?))
+    }
+
+    /// Cut the log back to `len` bytes after checking that its first `len` bytes have `crc`.
+    pub fn rewind(&self, len: u64, crc: u32) -> Result<(), KernelError> {
+        let bytes = self.bytes()?;
+        if !starts_with(&bytes, len, crc) {
+            return Err(KernelError::Checkpoint(format!(
+                "wave log {} does not match the checkpoint ({} bytes on disk, {len} expected, or altered)",
+                self.name(),
+                bytes.len()
+            )));
+        }
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => v.truncate(len as usize),
+            LogStore::File(f) => f.set_len(len).map_err(|e| self.err(e))?,
+        }
+        Ok(())
+    }
+
+    /// Start afresh (a new layer on these arrays).
+    pub fn clear(&self) -> Result<(), KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => v.clear(),
+            LogStore::File(f) => f.set_len(0).map_err(|e| self.err(e))?,
+        }
+        Ok(())
+    }
+
+    /// Every frame: (wave, bitmap words), checking each frame's crc.
+    pub fn frames(&self, words: usize) -> Result<Vec<(u32, Vec<u64>)>, KernelError> {
+        let bytes = self.bytes()?;
+        decode_frames(&bytes, words)
+            .map_err(|what| KernelError::Checkpoint(format!("wave log {}: {what}", self.name())))
+    }
+
+    pub fn sync(&self) -> Result<(), KernelError> {
+        match &*self.store.lock().expect("wave log") {
+            LogStore::Memory(_) => Ok(()),
+            LogStore::File(f) => f.sync_data().map_err(|e| self.err(e)),
+        }
+    }
+}
