@@ -10,15 +10,15 @@ impl From<&Layer> for pb::LayerSpec {
         pb::LayerSpec {
             name: layer.name.clone(),
             coalition: layer.coalition.into(),
-            objective: layer.objective.into(),
+            objective: layer.objective,
         }
     }
 }
 
-/// The player sets are bit masks of at most eight players: bits above the eighth are dropped.
+/// The coalition is a bit mask of at most eight players: bits above the eighth are dropped.
 impl From<&pb::LayerSpec> for Layer {
     fn from(spec: &pb::LayerSpec) -> Layer {
-        Layer::new(&spec.name, spec.coalition as u8, spec.objective as u8)
+        Layer::new(&spec.name, spec.coalition as u8, spec.objective)
     }
 }
 

@@ -11,14 +11,14 @@
 //! - [`notation`]: the position and move notation of docs/go.md.
 //!
 //! **Scores as forcing layers.** The kernel solves win/loss/draw layers; a score is solved as one
-//! layer per threshold `k`. The game `Go::new(surface, rows, cols, k)` is the layer "Black ends the
-//! game with score ≥ k", score = Black's area − White's area: its terminal states (two passes in a
-//! row) report winner 0 (Black) when the final score is ≥ k and winner 1 (White) otherwise. Solve
-//! each with the layer `solo` (coalition Black, objective Black: `Layer::new("solo", 1, 1)`): W at
-//! a state means Black can force a final score ≥ k, L that White can force a score < k, D that
-//! neither can (play may go on forever: there is no superko). Scores lie in `[−n, n]` for a board
-//! of `n` points, so the thresholds `−n + 1 ..= n` ([`Go::thresholds`]) are the meaningful ones.
-//! Every threshold has the same index space and the same moves; only terminal winners differ.
+//! layer per threshold `k`, "Black ends the game with score ≥ k" (score = Black's area − White's
+//! area). A terminal state (two passes in a row) reports its final score as its outcome,
+//! `score + n` for a board of `n` points ([`Go::outcome`]), and the layer of threshold `k`
+//! ([`Go::threshold_layer`]: coalition Black) counts the outcomes of scores ≥ k as won. W at a
+//! state means Black can force a final score ≥ k, L that White can force a score < k, D that
+//! neither can (play may go on forever: there is no superko). Scores lie in `[−n, n]`, so the
+//! thresholds `−n + 1 ..= n` ([`Go::thresholds`]) are the meaningful ones; one game serves them
+//! all.
 //!
 //! Players: 0 = Black (moves first), 1 = White.
 
@@ -31,6 +31,7 @@ pub mod score;
 pub mod surface;
 
 use crate::game::{Game, Node};
+use crate::kernel::Layer;
 use std::ops::RangeInclusive;
 
 pub use board::Board;
@@ -50,33 +51,29 @@ pub enum GoError {
     BadPosition { text: String, why: String },
 }
 
-/// One forcing layer of Go on one surface and board size: "Black ends with score ≥ threshold".
+/// Go on one surface and board size.
 #[derive(Clone, Debug)]
 pub struct Go {
     geom: Geometry,
     space: IndexSpace,
-    threshold: i32,
 }
 
+/// Outcomes are below 64 (a layer's objective is a 64-bit set): `score + n ≤ 2n < 64`.
+pub const MAX_POINTS: usize = 31;
+
 impl Go {
-    /// The game on `surface`, `rows × cols` (1 ≤ rows ≤ cols, at most 36 points), for the layer
-    /// "Black's final score ≥ `threshold`", which must lie in [`Go::thresholds`].
-    pub fn new(surface: Surface, rows: usize, cols: usize, threshold: i32) -> Result<Go, GoError> {
-        let geom = Geometry::new(surface, rows, cols)?;
-        let range = Self::thresholds(rows * cols);
-        if !range.contains(&threshold) {
-            return Err(GoError::BadThreshold(format!(
-                "{threshold} on a board of {} points: use {}..={} (score = Black's area − \
-                 White's, in [−n, n])",
-                rows * cols,
-                range.start(),
-                range.end()
+    /// The game on `surface`, `rows × cols` (1 ≤ rows ≤ cols, at most [`MAX_POINTS`] points).
+    pub fn new(surface: Surface, rows: usize, cols: usize) -> Result<Go, GoError> {
+        if rows * cols > MAX_POINTS {
+            return Err(GoError::BadBoard(format!(
+                "{rows}x{cols} has {} points; at most {MAX_POINTS} are supported",
+                rows * cols
             )));
         }
+        let geom = Geometry::new(surface, rows, cols)?;
         Ok(Go {
             space: IndexSpace::new(geom.n),
             geom,
-            threshold,
         })
     }
 
@@ -86,13 +83,50 @@ impl Go {
         -(n as i32) + 1..=n as i32
     }
 
-    /// The same game for another threshold.
-    pub fn with_threshold(&self, threshold: i32) -> Result<Go, GoError> {
-        Go::new(self.geom.surface, self.geom.rows, self.geom.cols, threshold)
+    /// The outcome a terminal state with final score `score` reports: `score + n`.
+    pub fn outcome(&self, score: i32) -> u8 {
+        (score + self.geom.n as i32) as u8
     }
 
-    pub fn threshold(&self) -> i32 {
-        self.threshold
+    /// The final score of outcome `outcome`.
+    pub fn outcome_score(&self, outcome: u8) -> i32 {
+        outcome as i32 - self.geom.n as i32
+    }
+
+    /// The name of the layer of threshold `k`: `score_ge_3`, `score_ge_m2` (file names).
+    pub fn layer_name(k: i32) -> String {
+        if k < 0 {
+            format!("score_ge_m{}", -k)
+        } else {
+            format!("score_ge_{k}")
+        }
+    }
+
+    /// The threshold of a layer named by [`Go::layer_name`].
+    pub fn layer_threshold(name: &str) -> Option<i32> {
+        let k = name.strip_prefix("score_ge_")?;
+        let k = match k.strip_prefix('m') {
+            Some(m) => -m.parse::<i32>().ok()?,
+            None => k.parse().ok()?,
+        };
+        (Self::layer_name(k) == name).then_some(k)
+    }
+
+    /// The forcing layer "Black ends the game with score ≥ `k`", `k` in [`Go::thresholds`].
+    pub fn threshold_layer(&self, k: i32) -> Result<Layer, GoError> {
+        let range = Self::thresholds(self.geom.n);
+        if !range.contains(&k) {
+            return Err(GoError::BadThreshold(format!(
+                "{k} on a board of {} points: use {}..={} (score = Black's area − White's, in \
+                 [−n, n])",
+                self.geom.n,
+                range.start(),
+                range.end()
+            )));
+        }
+        // Outcomes of scores k..=n: bits outcome(k)..=2n.
+        let won = (u64::MAX >> (63 - 2 * self.geom.n)) & (u64::MAX << self.outcome(k));
+        Ok(Layer::new(&Self::layer_name(k), 0b01, won))
     }
 
     pub fn surface(&self) -> Surface {
@@ -146,11 +180,10 @@ impl Go {
 impl Game for Go {
     fn name(&self) -> String {
         format!(
-            "go-{}-{}x{}-k{:+}",
+            "go-{}-{}x{}",
             self.geom.surface.name(),
             self.geom.rows,
-            self.geom.cols,
-            self.threshold
+            self.geom.cols
         )
     }
 
@@ -167,9 +200,8 @@ impl Game for Go {
         if !legal::is_legal(&self.geom, &s) {
             Node::Illegal
         } else if s.flag == Flag::End {
-            let black_wins = score::score(&self.geom, &s.board) >= self.threshold;
             Node::Terminal {
-                winner: if black_wins { 0 } else { 1 },
+                winner: self.outcome(score::score(&self.geom, &s.board)),
             }
         } else {
             Node::Live { mover: s.side }

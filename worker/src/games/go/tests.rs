@@ -2,14 +2,14 @@
 //! notation, and solved tiny boards against an independent solver.
 
 use super::*;
-use crate::kernel::{solve_in_memory, Layer, DRAW, ILLEGAL, LOSS, WIN};
+use crate::kernel::{solve_in_memory, DRAW, ILLEGAL, LOSS, WIN};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 fn go(surface: Surface, rows: usize, cols: usize) -> Go {
-    Go::new(surface, rows, cols, 1).unwrap()
+    Go::new(surface, rows, cols).unwrap()
 }
 
 fn succ(g: &Go, i: u64) -> Vec<u64> {
@@ -357,8 +357,10 @@ fn index_round_trips() {
         let i = rng.gen_range(0..g.size());
         assert_eq!(g.index(&g.state(i)), i);
     }
-    let g = go(Surface::Plane, 6, 6);
-    assert_eq!(g.index(&g.state(g.size() - 1)), g.size() - 1);
+    // The index space reaches 36 points (the game, whose outcomes must stay below 64, 31).
+    let space = IndexSpace::new(36);
+    assert_eq!(space.encode(&space.decode(space.size() - 1)), space.size() - 1);
+    assert!(Go::new(Surface::Plane, 6, 6).is_err());
 }
 
 #[test]
@@ -380,23 +382,31 @@ fn legality_and_terminals() {
     assert_eq!(g.format_position(start), "..:B");
     assert_eq!(g.node(start), Node::Live { mover: 0 });
     let end = g.parse_position("X.:B:end").unwrap();
-    assert_eq!(g.node(end), Node::Terminal { winner: 0 }); // +2 >= 1
+    assert_eq!(g.node(end), Node::Terminal { winner: g.outcome(2) }); // Black's two points
     assert!(succ(&g, end).is_empty());
     assert_eq!(pred(&g, end), vec![g.parse_position("X.:W:pass").unwrap()]);
-    let g0 = g.with_threshold(3).unwrap_err();
+    let g0 = g.threshold_layer(3).unwrap_err();
     assert!(g0.to_string().contains("-1..=2"), "{g0}");
     assert_eq!(Go::thresholds(4), -3..=4);
-    assert_eq!(
-        g.with_threshold(2).unwrap().node(end),
-        Node::Terminal { winner: 0 }
-    );
+    let Node::Terminal { winner: won } = g.node(end) else {
+        unreachable!()
+    };
+    assert!(g.threshold_layer(2).unwrap().wins(won));
+    assert!(g.threshold_layer(1).unwrap().wins(won));
     let e0 = g.parse_position("..:W:end").unwrap();
-    assert_eq!(
-        g.with_threshold(0).unwrap().node(e0),
-        Node::Terminal { winner: 0 }
-    );
-    assert_eq!(g.node(e0), Node::Terminal { winner: 1 });
-    assert_eq!(g.name(), "go-plane-1x2-k+1");
+    let Node::Terminal { winner: zero } = g.node(e0) else {
+        unreachable!()
+    };
+    assert_eq!(g.outcome_score(zero), 0);
+    assert!(g.threshold_layer(0).unwrap().wins(zero));
+    assert!(!g.threshold_layer(1).unwrap().wins(zero));
+    assert_eq!(g.name(), "go-plane-1x2");
+    for k in Go::thresholds(2) {
+        let layer = g.threshold_layer(k).unwrap();
+        assert_eq!(Go::layer_threshold(&layer.name), Some(k), "{}", layer.name);
+    }
+    assert_eq!(Go::layer_threshold("score_ge_03"), None);
+    assert_eq!(Go::layer_threshold("score_ge_m0"), None);
     // Illegal indices have no moves either way.
     let bad = g.index(&State {
         board: Board { black: 1, white: 2 },
@@ -702,8 +712,8 @@ fn notation_errors() {
 // ---------------------------------------------------------------- solving
 
 /// Forcing values of every state of a game, by a plain fixpoint over `successors` and `node` only
-/// (no predecessors): W = Black forces a Black-won terminal, L = White forces a White-won one.
-fn forward_solve(g: &Go) -> Vec<u8> {
+/// (no predecessors): W = Black forces a final score ≥ k, L = White forces one below.
+fn forward_solve(g: &Go, k: i32) -> Vec<u8> {
     let n = g.size() as usize;
     let nodes: Vec<Node> = (0..n as u64).map(|i| g.node(i)).collect();
     let kids: Vec<Vec<u64>> = (0..n as u64).map(|i| succ(g, i)).collect();
@@ -711,7 +721,7 @@ fn forward_solve(g: &Go) -> Vec<u8> {
         .iter()
         .map(|node| match node {
             Node::Illegal => ILLEGAL,
-            Node::Terminal { winner: 0 } => WIN,
+            Node::Terminal { winner } if g.outcome_score(*winner) >= k => WIN,
             Node::Terminal { .. } => LOSS,
             Node::Live { .. } => DRAW,
         })
@@ -745,10 +755,10 @@ fn forward_solve(g: &Go) -> Vec<u8> {
 fn kernel_matches_forward_solver_on_tiny_boards() {
     for s in Surface::ALL {
         for (r, c) in [(1, 1), (1, 2), (1, 3), (2, 2), (1, 4), (2, 3)] {
+            let g = Arc::new(Go::new(s, r, c).unwrap());
             for k in Go::thresholds(r * c) {
-                let g = Arc::new(Go::new(s, r, c, k).unwrap());
-                let solved = solve_in_memory(&g, &Layer::new("solo", 1, 1), 2);
-                assert_eq!(solved.values, forward_solve(&g), "{}", g.name());
+                let solved = solve_in_memory(&g, &g.threshold_layer(k).unwrap(), 2);
+                assert_eq!(solved.values, forward_solve(&g, k), "{} k={k}", g.name());
             }
         }
     }
@@ -1036,15 +1046,15 @@ fn tiny_planes_against_an_independent_solver() {
         let (rules, states, values) = plain_solve(r, c);
         let n = r * c;
         let mut start_values = HashMap::new();
+        let g = Arc::new(Go::new(Surface::Plane, r, c).unwrap());
         for k in Go::thresholds(n) {
-            let g = Arc::new(Go::new(Surface::Plane, r, c, k).unwrap());
-            let solved = solve_in_memory(&g, &Layer::new("solo", 1, 1), 2);
+            let solved = solve_in_memory(&g, &g.threshold_layer(k).unwrap(), 2);
             for (s, &want) in states.iter().zip(&values[&k]) {
                 let i = g.parse_position(&rules.text(s)).unwrap();
                 assert_eq!(
                     solved.values[i as usize],
                     want,
-                    "{} at {}",
+                    "{} k={k} at {}",
                     g.name(),
                     rules.text(s)
                 );
