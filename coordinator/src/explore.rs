@@ -102,7 +102,7 @@ impl Explorer {
         }
         let index = self
             .game
-            .parse_position(text)
+            .parse_or_start(text)
             .map_err(|e| ApiError::BadRequest(format!("{e:#}")))?;
         let here = self.labels(index)?;
         let mut moves = Vec::new();
@@ -146,8 +146,8 @@ fn node_json(game: &AnyGame, index: u64) -> Value {
     match game.node(index) {
         Node::Illegal => json!({"kind": "illegal", "text": "illegal: cannot arise in play"}),
         Node::Terminal { winner } => {
-            let w = game.player_name(winner);
-            json!({"kind": "terminal", "winner": w, "text": format!("game over: {w} has won")})
+            let (w, text) = (game.player_name(winner), game.outcome_text(winner));
+            json!({"kind": "terminal", "winner": w, "text": format!("game over: {text}")})
         }
         Node::Live { mover } => {
             let m = game.player_name(mover);

@@ -14,6 +14,8 @@ use kingmaker_worker::kernel::{
 use kingmaker_worker::reduction::SolvedTable;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
+use kingmaker_worker::Notation;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,6 +36,42 @@ pub struct SolveOptions {
 
 /// Opens the workers of one layer (in-process or remote).
 pub type WorkerFactory<'a> = dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> + 'a;
+
+/// Asked when every scheduled layer is solved: the next layer of an adaptive schedule, if any.
+pub type NextLayer<'a> = dyn Fn(&RunState) -> Result<Option<Layer>> + 'a;
+
+/// The layers a game adds as their answers at the start come in ([`GameSpec::next_layer`]: Go's
+/// search for the optimal score), each appended to `run.json` before it is solved so that
+/// `resume` solves it too. `game` is the run's game (its start, its tables).
+pub fn adaptive_schedule<'a>(
+    run: &'a RunDir,
+    info: &RunInfo,
+    game: &'a AnyGame,
+) -> impl Fn(&RunState) -> Result<Option<Layer>> + 'a {
+    let info = RefCell::new(info.clone());
+    move |state| {
+        let Some(start) = game.start_index() else {
+            return Ok(None);
+        };
+        let mut answers = Vec::new();
+        for layer in &info.borrow().layers {
+            if state.finished(&layer.name).is_some() {
+                answers.push((layer.name.clone(), run.table(&layer.name)?.get(start)?.0));
+            }
+        }
+        let next = info.borrow().spec.next_layer(&answers);
+        if let Some(layer) = &next {
+            let mut info = info.borrow_mut();
+            info.layers.push(layer.clone());
+            run.write_info(&info)?;
+            tracing::info!(
+                "next layer: {}, chosen from the start's values so far",
+                layer.name
+            );
+        }
+        Ok(next)
+    }
+}
 
 /// How a call to [`solve_layers`] ended.
 pub enum Ending {
@@ -125,9 +163,21 @@ pub fn solve_layers(
     state: &mut RunState,
     stop: &AtomicBool,
     make_workers: &WorkerFactory,
+    next_layer: &NextLayer,
 ) -> Result<Ending> {
     let plan = ShardPlan::new(game.size(), opts.shard_size);
-    for layer in layers {
+    let mut layers = layers.to_vec();
+    let mut k = 0;
+    loop {
+        if k == layers.len() {
+            // Every scheduled layer is solved: the game may want another (an adaptive schedule).
+            match next_layer(state)? {
+                Some(layer) => layers.push(layer),
+                None => break,
+            }
+        }
+        let layer = &layers[k].clone();
+        k += 1;
         if state.finished(&layer.name).is_some() {
             continue;
         }
@@ -307,10 +357,20 @@ pub fn solve_distributed(
     cluster: Cluster,
     state: &mut RunState,
     stop: &AtomicBool,
+    next_layer: &NextLayer,
 ) -> Result<Ending> {
     let make =
         |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
-    match solve_layers(run, game, &info.layers, opts, state, stop, &make) {
+    match solve_layers(
+        run,
+        game,
+        &info.layers,
+        opts,
+        state,
+        stop,
+        &make,
+        next_layer,
+    ) {
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));
             Ok(ending)

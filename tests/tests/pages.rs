@@ -191,3 +191,112 @@ fn the_cc2p_page_shows_the_picture_the_line_and_plays_moves() {
         client.close().await.unwrap();
     });
 }
+
+#[test]
+fn the_go_page_draws_the_surface_and_plays_by_click() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("go");
+    kingmaker_ok(&[
+        "build",
+        "go",
+        "--surface",
+        "klein",
+        "--size",
+        "2x3",
+        "--out",
+        s(&run),
+    ]);
+    let (_server, url) = start_serve(&run);
+    let run = run.as_path();
+    let check = |client: Client, position: String| async move {
+        let q = query(run, &position);
+        let position = q["position"].as_str().unwrap().to_string();
+        wait_for(&client, &format!("body[data-position=\"{position}\"]")).await;
+        let score = client.find(Locator::Css("#labels p.score")).await.unwrap();
+        for key in ["min", "max"] {
+            assert_eq!(
+                score.attr(&format!("data-{key}")).await.unwrap(),
+                Some(q["labels"][format!("score_{key}")].to_string()),
+                "score {key} at {position}"
+            );
+        }
+        let rows = client
+            .find_all(Locator::Css("table.thresholds tbody tr"))
+            .await
+            .unwrap();
+        let want = q["labels"]["thresholds"].as_array().unwrap();
+        assert_eq!(rows.len(), want.len());
+        for (row, t) in rows.iter().zip(want) {
+            let v = row.find(Locator::Css("td.v")).await.unwrap();
+            assert_eq!(
+                v.attr("data-value").await.unwrap().as_deref(),
+                t["value"].as_str()
+            );
+        }
+        let moves = client
+            .find_all(Locator::Css("#moves li.move"))
+            .await
+            .unwrap();
+        assert_eq!(moves.len(), q["moves"].as_array().unwrap().len());
+        q
+    };
+    runtime().block_on(async {
+        let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,900").await;
+        client.goto(&url).await.unwrap();
+        let q = check(client.clone(), "start".into()).await;
+        // The Klein bottle: left/right glued straight (arrows the same way), top/bottom with a
+        // flip (one arrow reversed).
+        wait_for(&client, "svg.go[data-surface=\"klein\"]").await;
+        assert_eq!(
+            client
+                .find_all(Locator::Css("line.glue.lr"))
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            client
+                .find_all(Locator::Css("line.glue.lr.flip"))
+                .await
+                .unwrap()
+                .len(),
+            0
+        );
+        assert_eq!(
+            client
+                .find_all(Locator::Css("line.glue.tb.flip"))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        // Six empty points, each a legal first move.
+        let targets = client
+            .find_all(Locator::Css("circle.point.target"))
+            .await
+            .unwrap();
+        assert_eq!(targets.len(), 6);
+        // Click b2: the page goes where query says the move b2 goes.
+        let b2 = wait_for(&client, "circle.point.target[data-point=\"b2\"]").await;
+        b2.click().await.unwrap();
+        let child = q["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["move"] == "b2")
+            .expect("b2 is a move")["position"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        check(client.clone(), child).await;
+        let stones = client
+            .find_all(Locator::Css("circle.stone.black"))
+            .await
+            .unwrap();
+        assert_eq!(stones.len(), 1, "Black's stone on b2");
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(kingmaker_e2e::artifacts_dir().join("serve-go.png"), &png).unwrap();
+        client.close().await.unwrap();
+    });
+}

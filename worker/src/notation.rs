@@ -8,6 +8,13 @@ use serde_json::{Map, Value};
 pub trait Notation {
     /// Parse a position in the game's notation (docs/*-notation.md).
     fn parse_position(&self, text: &str) -> anyhow::Result<u64>;
+    /// [`Notation::parse_position`], or the start for the word `start` in any game that has one.
+    fn parse_or_start(&self, text: &str) -> anyhow::Result<u64> {
+        match self.start_index() {
+            Some(start) if text.trim().eq_ignore_ascii_case("start") => Ok(start),
+            _ => self.parse_position(text),
+        }
+    }
     /// The canonical text of a position; `parse_position` gives the index back.
     fn format_position(&self, index: u64) -> String;
     /// Every legal move: its text and the index it leads to.
@@ -20,6 +27,10 @@ pub trait Notation {
     }
     /// Player names as shown to users.
     fn player_name(&self, player: u8) -> String;
+    /// How a game with outcome `outcome` ended ([`crate::Node::Terminal`]), e.g. "A has won".
+    fn outcome_text(&self, outcome: u8) -> String {
+        format!("{} has won", self.player_name(outcome))
+    }
     /// The start position, for games that have one.
     fn start_index(&self) -> Option<u64>;
     /// A position to show first in the explorer: the start, or for games without one an

@@ -4,7 +4,8 @@ use crate::games::GameChoice;
 use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
 use crate::solve::{
-    embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending, SolveOptions,
+    adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,
+    SolveOptions,
 };
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
@@ -240,6 +241,7 @@ pub fn solve_run_with(
     if let Err(e) = run.write_progress(&starting) {
         tracing::warn!("could not write progress.json: {e:#}");
     }
+    let next_layer = adaptive_schedule(run, info, game);
     let ending = match cluster {
         None => solve_layers(
             run,
@@ -249,8 +251,18 @@ pub fn solve_run_with(
             &mut state,
             &stop,
             &embedded_workers(run, &kernel, opts),
+            &next_layer,
         )?,
-        Some(cluster) => solve_distributed(run, info, &kernel, opts, cluster, &mut state, &stop)?,
+        Some(cluster) => solve_distributed(
+            run,
+            info,
+            &kernel,
+            opts,
+            cluster,
+            &mut state,
+            &stop,
+            &next_layer,
+        )?,
     };
     let tables = match ending {
         Ending::Finished(tables) => tables,

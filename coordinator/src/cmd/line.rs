@@ -43,7 +43,7 @@ pub fn run(args: LineArgs) -> Result<()> {
         );
     }
     let table = run.table("solo")?;
-    let start = game.parse_position(&args.position)?;
+    let start = game.parse_or_start(&args.position)?;
     let line = principal_line(
         &game,
         start,

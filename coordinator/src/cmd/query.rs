@@ -22,6 +22,6 @@ pub struct QueryArgs {
 pub fn run(args: QueryArgs) -> Result<()> {
     let tables = Tables::open(&args.dir)?;
     let game = Arc::new(tables.spec.build()?);
-    let index = game.parse_position(&args.position)?;
+    let index = game.parse_or_start(&args.position)?;
     view_of(&game).query(&tables, index, args.json)
 }

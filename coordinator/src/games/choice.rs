@@ -12,6 +12,32 @@ pub enum GameChoice {
     Toppen(ToppenArgs),
     /// 2-player Chinese Checkers on Sturtevant's m×m boards.
     Cc2p(Cc2pArgs),
+    /// Go on the plane, cylinder, torus, Klein bottle or projective plane (docs/go.md).
+    Go(GoArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct GoArgs {
+    /// The surface: plane, cylinder, torus, klein or projective.
+    #[arg(long, default_value = "plane")]
+    pub surface: String,
+    /// The board: RxC with 1 <= R <= C and R·C <= 31 (e.g. 3x3).
+    #[arg(long, default_value = "2x2", value_parser = parse_size)]
+    pub size: (u8, u8),
+    /// Solve these thresholds k ("Black's final score >= k"), comma-separated, instead of the
+    /// binary search for the start's optimal score (e.g. for the explorer: -2,0,1,2).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub thresholds: Vec<i32>,
+}
+
+/// "3x4" -> (3, 4).
+fn parse_size(text: &str) -> Result<(u8, u8), String> {
+    let bad = || format!("size {text:?} is not of the form RxC (e.g. 3x3)");
+    let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
 }
 
 #[derive(Args, Clone, Debug)]
@@ -67,6 +93,12 @@ impl GameChoice {
                 board: a.board,
                 pieces: a.pieces,
                 shortcut_tip_rule: a.shortcut_tip_rule,
+            },
+            GameChoice::Go(a) => GameSpec::Go {
+                surface: a.surface.to_ascii_lowercase(),
+                rows: a.size.0,
+                cols: a.size.1,
+                thresholds: a.thresholds.clone(),
             },
             GameChoice::Toppen(a) => GameSpec::Toppen {
                 first: u8::from(a.first.eq_ignore_ascii_case("b")),

@@ -4,6 +4,7 @@
 
 pub mod cc3p;
 mod choice;
+mod go;
 mod toppen;
 pub use toppen::census;
 mod two_player;
@@ -18,7 +19,7 @@ pub use view::{GameView, Labels};
 type ViewOf = fn(&Arc<AnyGame>) -> Option<Box<dyn GameView>>;
 
 /// Games with a view of their own, each asked in turn whether `game` is theirs.
-const VIEWS: &[ViewOf] = &[cc3p::Cc3pView::of];
+const VIEWS: &[ViewOf] = &[cc3p::Cc3pView::of, go::GoView::of];
 
 /// How the coordinator shows `game`.
 pub fn view_of(game: &Arc<AnyGame>) -> Box<dyn GameView> {

@@ -52,9 +52,7 @@ impl GameView for TwoPlayerView {
         };
         let node = |i: u64| match game.node(i) {
             Node::Illegal => "illegal".to_string(),
-            Node::Terminal { winner } => {
-                format!("terminal: {} has won", game.player_name(winner))
-            }
+            Node::Terminal { winner } => format!("terminal: {}", game.outcome_text(winner)),
             Node::Live { mover } => format!("{} to move", game.player_name(mover)),
         };
         if json {
@@ -175,7 +173,7 @@ impl Labels for TwoPlayerLabels {
             .collect();
         let ending = match line.ending {
             Ending::GameOver { winner } => {
-                json!({"kind": "game_over", "winner": game.player_name(winner)})
+                json!({"kind": "game_over", "winner": game.player_name(winner), "outcome": game.outcome_text(winner)})
             }
             Ending::Cycle { from } => json!({"kind": "cycle", "from": from}),
             Ending::Cut => json!({"kind": "cut"}),

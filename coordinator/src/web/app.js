@@ -119,6 +119,10 @@ function renderBoard() {
     renderGrid(box, state.data.grid);
     return;
   }
+  if (board && board.kind === "go" && state.data.stones) {
+    renderGo(box, board, state.data.stones);
+    return;
+  }
   if (!board || board.kind !== "star") {
     box.append(el("pre", { text: state.data.picture }));
     return;
@@ -210,6 +214,58 @@ function renderGrid(box, grid) {
   box.append(svg);
 }
 
+// A Go board on its surface: the points, the stones, and the glued edges marked by arrows
+// (edges glued straight have arrows pointing the same way, edges glued with a flip opposite ways).
+// Click an empty point to play there.
+function renderGo(box, board, stones) {
+  const size = 56, pad = 40, r = 20;
+  const { rows, cols } = board;
+  const w = 2 * pad + (cols - 1) * size, h = 2 * pad + (rows - 1) * size;
+  const svg = el("svg:svg", { viewBox: `0 0 ${w} ${h}`, role: "img", class: "go", "data-surface": board.surface });
+  const x = (c) => pad + c * size, y = (row) => pad + row * size;
+  const name = (row, c) => `${String.fromCharCode(97 + c)}${row + 1}`;
+  // Grid lines, reaching the border where the edge is glued (they go on around the surface).
+  const lr = board.left_right !== "none", tb = board.top_bottom !== "none";
+  for (let row = 0; row < rows; row++)
+    svg.append(el("svg:line", { x1: lr ? 4 : x(0), x2: lr ? w - 4 : x(cols - 1), y1: y(row), y2: y(row), class: "goline" }));
+  for (let c = 0; c < cols; c++)
+    svg.append(el("svg:line", { y1: tb ? 4 : y(0), y2: tb ? h - 4 : y(rows - 1), x1: x(c), x2: x(c), class: "goline" }));
+  const arrow = (x1, y1, x2, y2, cls) => {
+    svg.append(el("svg:line", { x1, y1, x2, y2, class: `glue ${cls}` }));
+    const [dx, dy] = [Math.sign(x2 - x1), Math.sign(y2 - y1)];
+    const tip = `${x2},${y2} ${x2 - 6 * dx - 5 * dy},${y2 - 6 * dy - 5 * dx} ${x2 - 6 * dx + 5 * dy},${y2 - 6 * dy + 5 * dx}`;
+    svg.append(el("svg:polygon", { points: tip, class: `glue ${cls}` }));
+  };
+  if (lr) {
+    arrow(10, y(0), 10, y(rows - 1) + 6, "lr left");
+    if (board.left_right === "flip") arrow(w - 10, y(rows - 1), w - 10, y(0) - 6, "lr right flip");
+    else arrow(w - 10, y(0), w - 10, y(rows - 1) + 6, "lr right");
+  }
+  if (tb) {
+    arrow(x(0), 10, x(cols - 1) + 6, 10, "tb top");
+    if (board.top_bottom === "flip") arrow(x(cols - 1), h - 10, x(0) - 6, h - 10, "tb bottom flip");
+    else arrow(x(0), h - 10, x(cols - 1) + 6, h - 10, "tb bottom");
+  }
+  const moveTo = {};
+  for (const m of state.data.moves) if (m.move !== "pass") moveTo[m.move] = m;
+  for (let row = 0; row < rows; row++) {
+    for (let c = 0; c < cols; c++) {
+      const p = name(row, c);
+      const stone = stones.rows[row][c];
+      if (stone === "X" || stone === "O") {
+        svg.append(el("svg:circle", { cx: x(c), cy: y(row), r, class: `stone ${stone === "X" ? "black" : "white"}`, "data-point": p }));
+        continue;
+      }
+      const m = moveTo[p];
+      const pt = el("svg:circle", { cx: x(c), cy: y(row), r: r - 4, class: "point" + (m ? " target" : "") + (stones.ko === p ? " ko" : ""), "data-point": p });
+      pt.append(el("svg:title", { text: m ? `${m.move} → ${m.position}` : stones.ko === p ? `${p}: banned by ko` : p }));
+      if (m) pt.addEventListener("click", () => go(m.position));
+      svg.append(pt);
+    }
+  }
+  box.append(svg);
+}
+
 // ---- labels ----
 
 function valueSpan(a) {
@@ -222,6 +278,14 @@ function renderLabels() {
   box.replaceChildren();
   const l = state.data.labels;
   box.dataset.position = state.data.position;
+  if (l.kind === "score") {
+    box.append(el("p", { class: "score", "data-min": l.score_min, "data-max": l.score_max }, el("span", { class: "v", text: l.short }), " ", el("span", { class: "words", text: l.says })));
+    const body = el("tbody");
+    for (const t of l.thresholds)
+      body.append(el("tr", { "data-k": t.k }, el("th", { text: `≥ ${t.k > 0 ? "+" : ""}${t.k}` }), el("td", { class: "v", "data-value": t.value }, valueSpan(t))));
+    box.append(el("table", { class: "labels thresholds" }, el("thead", {}, el("tr", {}, el("th", { text: "score" }), el("th", { text: "value" }))), body));
+    return;
+  }
   if (l.kind !== "questions") {
     const row = el("p", { class: "two", "data-value": l.value }, valueSpan(l), " ", el("span", { class: "words", text: l.says }));
     box.append(row);
@@ -317,6 +381,8 @@ function renderMoves() {
       }
       const km = l.kingmakers.map((k) => `${k.maker}⇒${k.for}`);
       if (km.length) chips.append(el("span", { class: "km", title: "P⇒Q: P is kingmaker for Q", text: "kingmaker " + km.join(" ") }));
+    } else if (l.kind === "score") {
+      chips.append(el("span", { class: "chip score", "data-short": l.short, text: `score ${l.short}` }));
     } else {
       chips.append(el("span", { class: "chip", "data-value": l.value, text: l.value === "D" ? "D" : `${l.value}${l.depth}` }), " ", el("span", { class: "words", text: l.says }));
     }

@@ -42,8 +42,8 @@ pub struct ManifestLayer {
     pub name: String,
     /// Bit p set: player p plays for the coalition.
     pub coalition: u8,
-    /// Bit p set: a win by player p counts as W.
-    pub objective: u8,
+    /// Bit o set: outcome o (a win by player o; Go: a final score) counts as W.
+    pub objective: u64,
     /// The layer's values-and-depths file (listed in `files`).
     pub file: String,
     /// The layer's values-only file (listed in `files`; format version 2 on).

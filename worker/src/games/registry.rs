@@ -8,6 +8,7 @@ use crate::game::{Game, Node};
 use crate::games::cc2p::half::Cc2pHalf;
 use crate::games::cc2p::{self, Cc2p, TipRule};
 use crate::games::cc3p::{self, Cc3p};
+use crate::games::go::{self, Go, Surface};
 use crate::games::toppen::{Toppen, ToppenOptions};
 use crate::kernel::Layer;
 use crate::notation::Notation;
@@ -34,6 +35,16 @@ pub enum GameSpec {
         board: u8,
         pieces: u8,
         shortcut_tip_rule: bool,
+    },
+    /// Go on `surface` (plane, cylinder, torus, klein, projective), `rows`×`cols`: one layer per
+    /// threshold "Black's final score ≥ k". `thresholds` empty: the layers of a binary search for
+    /// the start's optimal score ([`GameSpec::next_layer`]); else exactly these.
+    Go {
+        surface: String,
+        rows: u8,
+        cols: u8,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thresholds: Vec<i32>,
     },
     /// The colour-swap half of `Cc2p` with the same parameters (`games::cc2p::half`): what the
     /// kernel solves for a cc2p build, never a run's game (see [`GameSpec::reduced`]).
@@ -64,6 +75,18 @@ impl GameSpec {
                 pieces,
                 shortcut_tip_rule,
             } => AnyGame::Cc2pHalf(Cc2pHalf::new(cc2p(*board, *pieces, *shortcut_tip_rule)?)),
+            GameSpec::Go {
+                surface,
+                rows,
+                cols,
+                thresholds,
+            } => {
+                let game = Go::new(Surface::parse(surface)?, *rows as usize, *cols as usize)?;
+                for &k in thresholds {
+                    game.threshold_layer(k)?;
+                }
+                AnyGame::Go(game)
+            }
         })
     }
 
@@ -92,6 +115,7 @@ impl GameSpec {
             GameSpec::Toppen { .. } => "toppen",
             GameSpec::Cc2p { .. } => "cc2p",
             GameSpec::Cc2pHalf { .. } => "cc2p_half",
+            GameSpec::Go { .. } => "go",
         }
     }
 
@@ -112,6 +136,27 @@ impl GameSpec {
             out[k] = v;
         }
         Ok(out)
+    }
+
+    /// The next layer to solve, given the value at the start of every layer solved so far, for a
+    /// game whose layers depend on the answers (Go's search for the optimal score); None when it
+    /// has all it needs, and always for games with a fixed set of layers.
+    pub fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer> {
+        let GameSpec::Go { thresholds, .. } = self else {
+            return None;
+        };
+        if !thresholds.is_empty() {
+            return None;
+        }
+        let Ok(AnyGame::Go(game)) = self.build() else {
+            return None;
+        };
+        let solved: Vec<(i32, u8)> = start_values
+            .iter()
+            .filter_map(|(name, v)| Some((Go::layer_threshold(name)?, *v)))
+            .collect();
+        let k = go::search::next_threshold(game.geometry().n, &solved)?;
+        game.threshold_layer(k).ok()
     }
 
     /// The game's parameters as `summary.json` lists them (cc2p's board written `MxM`).
@@ -140,6 +185,22 @@ impl GameSpec {
             GameSpec::Toppen { .. } | GameSpec::Cc2p { .. } | GameSpec::Cc2pHalf { .. } => {
                 vec![Layer::new("solo", 0b01, 0b01)]
             }
+            // Bad sizes or thresholds give no layer here; `build` refuses them.
+            GameSpec::Go { thresholds, .. } => {
+                let Ok(AnyGame::Go(game)) = self.build() else {
+                    return Vec::new();
+                };
+                let n = game.geometry().n;
+                let first = go::search::next_threshold(n, &[]);
+                let ks = if thresholds.is_empty() {
+                    first.into_iter().collect()
+                } else {
+                    thresholds.clone()
+                };
+                ks.iter()
+                    .filter_map(|&k| game.threshold_layer(k).ok())
+                    .collect()
+            }
         }
     }
 }
@@ -153,6 +214,7 @@ pub enum AnyGame {
     Toppen(Toppen),
     Cc2p(Cc2p),
     Cc2pHalf(Cc2pHalf),
+    Go(Go),
 }
 
 /// States and illegal states by classifying every index (for games without a formula).
@@ -184,6 +246,7 @@ macro_rules! each_game {
             AnyGame::Toppen($g) => $body,
             AnyGame::Cc2p($g) => $body,
             AnyGame::Cc2pHalf($g) => $body,
+            AnyGame::Go($g) => $body,
         }
     };
 }
@@ -240,6 +303,9 @@ impl Notation for AnyGame {
     }
     fn player_name(&self, player: u8) -> String {
         each_game!(self, g => Notation::player_name(g, player))
+    }
+    fn outcome_text(&self, outcome: u8) -> String {
+        each_game!(self, g => g.outcome_text(outcome))
     }
     fn start_index(&self) -> Option<u64> {
         each_game!(self, g => Notation::start_index(g))

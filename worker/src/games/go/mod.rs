@@ -28,6 +28,7 @@ pub mod legal;
 pub mod moves;
 pub mod notation;
 pub mod score;
+pub mod search;
 pub mod surface;
 
 use crate::game::{Game, Node};

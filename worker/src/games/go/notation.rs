@@ -14,6 +14,8 @@
 use super::board::Board;
 use super::index::{Flag, State};
 use super::{moves, Go, GoError};
+use crate::notation::Notation;
+use serde_json::{json, Map, Value};
 
 impl Go {
     fn bad(text: &str, why: impl Into<String>) -> GoError {
@@ -160,5 +162,85 @@ impl Go {
                 (name, self.space.encode(c))
             })
             .collect()
+    }
+}
+
+impl Notation for Go {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Go::parse_position(self, text)?)
+    }
+    fn format_position(&self, index: u64) -> String {
+        Go::format_position(self, index)
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        Go::moves(self, index)
+    }
+    /// The board with column letters and row numbers, and how its edges are glued.
+    fn picture(&self, index: u64) -> String {
+        let s = self.space.decode(index);
+        let (rows, cols) = (self.geom.rows, self.geom.cols);
+        let mut out = String::from("   ");
+        for c in 0..cols {
+            out.push((b'a' + c as u8) as char);
+            out.push(' ');
+        }
+        out = out.trim_end().to_string();
+        out.push('\n');
+        for r in 0..rows {
+            out += &format!("{:<3}", r + 1);
+            for c in 0..cols {
+                out.push(match s.board.at(r * cols + c) {
+                    Some(0) => 'X',
+                    Some(_) => 'O',
+                    None => '.',
+                });
+                out.push(' ');
+            }
+            out = out.trim_end().to_string();
+            out.push('\n');
+        }
+        let [lr, tb] = self.geom.surface.gluings();
+        out += &format!(
+            "{}: left/right edges glued {lr}, top/bottom {tb}\n",
+            self.geom.surface.name()
+        );
+        out
+    }
+    fn player_name(&self, player: u8) -> String {
+        ["Black", "White"][player as usize].to_string()
+    }
+    /// The final score, Black's area minus White's.
+    fn outcome_text(&self, outcome: u8) -> String {
+        format!(
+            "final score {:+} (Black − White)",
+            self.outcome_score(outcome)
+        )
+    }
+    fn start_index(&self) -> Option<u64> {
+        Some(self.start())
+    }
+    fn board_drawing(&self) -> Value {
+        let [left_right, top_bottom] = self.geom.surface.gluings();
+        json!({
+            "kind": "go",
+            "surface": self.geom.surface.name(),
+            "rows": self.geom.rows,
+            "cols": self.geom.cols,
+            "left_right": left_right,
+            "top_bottom": top_bottom,
+        })
+    }
+    /// The stones row by row (`X` Black, `O` White, `.` empty) and the ko-banned point.
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        let text = Go::format_position(self, index);
+        let rows: Vec<&str> = text.split(':').next().unwrap_or("").split('/').collect();
+        let s = self.space.decode(index);
+        let ko = match s.flag {
+            super::index::Flag::Ko(p) => json!(self.point_name(p as usize)),
+            _ => Value::Null,
+        };
+        let mut out = Map::new();
+        out.insert("stones".into(), json!({"rows": rows, "ko": ko}));
+        out
     }
 }

@@ -65,6 +65,16 @@ impl Surface {
             })
     }
 
+    /// How the left/right and the top/bottom edges are glued: `none`, `straight` or `flip`.
+    pub fn gluings(self) -> [&'static str; 2] {
+        let name = |g: Glue| match g {
+            Glue::None => "none",
+            Glue::Straight => "straight",
+            Glue::Flip => "flip",
+        };
+        [name(self.left_right()), name(self.top_bottom())]
+    }
+
     /// The gluing of the left and right edges.
     fn left_right(self) -> Glue {
         match self {

@@ -359,7 +359,10 @@ fn index_round_trips() {
     }
     // The index space reaches 36 points (the game, whose outcomes must stay below 64, 31).
     let space = IndexSpace::new(36);
-    assert_eq!(space.encode(&space.decode(space.size() - 1)), space.size() - 1);
+    assert_eq!(
+        space.encode(&space.decode(space.size() - 1)),
+        space.size() - 1
+    );
     assert!(Go::new(Surface::Plane, 6, 6).is_err());
 }
 
@@ -382,7 +385,12 @@ fn legality_and_terminals() {
     assert_eq!(g.format_position(start), "..:B");
     assert_eq!(g.node(start), Node::Live { mover: 0 });
     let end = g.parse_position("X.:B:end").unwrap();
-    assert_eq!(g.node(end), Node::Terminal { winner: g.outcome(2) }); // Black's two points
+    assert_eq!(
+        g.node(end),
+        Node::Terminal {
+            winner: g.outcome(2)
+        }
+    ); // Black's two points
     assert!(succ(&g, end).is_empty());
     assert_eq!(pred(&g, end), vec![g.parse_position("X.:W:pass").unwrap()]);
     let g0 = g.threshold_layer(3).unwrap_err();
