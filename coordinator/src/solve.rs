@@ -73,6 +73,12 @@ pub fn adaptive_schedule<'a>(
     }
 }
 
+/// Who solves a run's layers and which layers come after the scheduled ones.
+pub struct Solvers<'a> {
+    pub make_workers: &'a WorkerFactory<'a>,
+    pub next_layer: &'a NextLayer<'a>,
+}
+
 /// How a call to [`solve_layers`] ended.
 pub enum Ending {
     /// Every layer is solved; their tables are in the run directory.
@@ -162,9 +168,12 @@ pub fn solve_layers(
     opts: &SolveOptions,
     state: &mut RunState,
     stop: &AtomicBool,
-    make_workers: &WorkerFactory,
-    next_layer: &NextLayer,
+    solvers: &Solvers,
 ) -> Result<Ending> {
+    let Solvers {
+        make_workers,
+        next_layer,
+    } = solvers;
     let plan = ShardPlan::new(game.size(), opts.shard_size);
     let mut layers = layers.to_vec();
     let mut k = 0;
@@ -349,6 +358,8 @@ pub fn embedded_workers(
 /// checkpoint there (or the one before, if a chunk of it is damaged). On a stop request the wave is
 /// finished, checkpointed and the workers are told to end the run (their files stay); on a failure
 /// they are told the same and the error names the worker at fault.
+// The run, its game, the options, the cluster, the state and the schedule are all distinct.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_distributed(
     run: &RunDir,
     info: &RunInfo,
@@ -361,16 +372,11 @@ pub fn solve_distributed(
 ) -> Result<Ending> {
     let make =
         |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
-    match solve_layers(
-        run,
-        game,
-        &info.layers,
-        opts,
-        state,
-        stop,
-        &make,
+    let solvers = Solvers {
+        make_workers: &make,
         next_layer,
-    ) {
+    };
+    match solve_layers(run, game, &info.layers, opts, state, stop, &solvers) {
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));
             Ok(ending)

@@ -5,7 +5,7 @@ use crate::remote::{Cluster, RemoteOptions};
 use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
 use crate::solve::{
     adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,
-    SolveOptions,
+    SolveOptions, Solvers,
 };
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
@@ -250,8 +250,10 @@ pub fn solve_run_with(
             opts,
             &mut state,
             &stop,
-            &embedded_workers(run, &kernel, opts),
-            &next_layer,
+            &Solvers {
+                make_workers: &embedded_workers(run, &kernel, opts),
+                next_layer: &next_layer,
+            },
         )?,
         Some(cluster) => solve_distributed(
             run,

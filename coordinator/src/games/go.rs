@@ -34,6 +34,9 @@ impl GoView {
     }
 }
 
+/// A state's value and depth at each solved threshold.
+type AtThresholds = Vec<(i32, u8, u16)>;
+
 /// The solved threshold layers, by threshold.
 struct Thresholds {
     n: usize,
@@ -59,8 +62,8 @@ impl Thresholds {
     }
 
     /// Every threshold's (value, depth) at `index`, and the score bounds they give.
-    fn at(&self, index: u64) -> Result<(Vec<(i32, u8, u16)>, ScoreBounds), FormatError> {
-        let values: Vec<(i32, u8, u16)> = self
+    fn at(&self, index: u64) -> Result<(AtThresholds, ScoreBounds), FormatError> {
+        let values: AtThresholds = self
             .layers
             .iter()
             .map(|(k, t)| t.lookup(index).map(|(v, d)| (*k, v, d)))
