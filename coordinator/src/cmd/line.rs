@@ -17,6 +17,9 @@ pub struct LineArgs {
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/*-notation.md).
     pub position: String,
+    /// The layer to follow (default `solo`; for Go a threshold layer such as `score_ge_1`).
+    #[arg(long, default_value = "solo")]
+    pub layer: String,
     /// Stop a drawn line after this many plies if no state has repeated by then.
     #[arg(long, default_value_t = 10_000)]
     pub max_plies: usize,
@@ -42,7 +45,16 @@ pub fn run(args: LineArgs) -> Result<()> {
             game.players()
         );
     }
-    let table = run.table("solo")?;
+    if !info.layers.iter().any(|l| l.name == args.layer) {
+        let names: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+        bail!(
+            "{} has no layer {:?}; its layers are {} (choose one with --layer)",
+            args.dir.display(),
+            args.layer,
+            names.join(", ")
+        );
+    }
+    let table = run.table(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
     let line = principal_line(
         &game,
@@ -56,7 +68,7 @@ pub fn run(args: LineArgs) -> Result<()> {
             serde_json::to_string_pretty(&line_json(&game, &line))?
         );
     } else {
-        print!("{}", line_text(&game, &line));
+        print!("{}", line_text(&game, &args.layer, &line));
     }
     Ok(())
 }
@@ -87,7 +99,7 @@ fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
         .collect();
     let ending = match line.ending {
         Ending::GameOver { winner } => {
-            json!({"kind": "game_over", "winner": game.player_name(winner)})
+            json!({"kind": "game_over", "winner": game.player_name(winner), "outcome": game.outcome_text(winner)})
         }
         Ending::Cycle { from } => json!({
             "kind": "cycle",
@@ -101,11 +113,20 @@ fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
 }
 
 /// The line as text: a header with the result, then every ply as a board.
-fn line_text(game: &AnyGame, line: &Line) -> String {
+fn line_text(game: &AnyGame, layer: &str, line: &Line) -> String {
     let first = &line.plies[0];
     let (a, b) = (game.player_name(0), game.player_name(1));
     let mut out = format!("line from {}\n", game.format_position(first.index));
     out += &match value_letter(first.value) {
+        // Another layer than "the first player wins": say what its W means.
+        'W' if layer != "solo" => format!(
+            "value W{} in layer {layer}: {a} forces it in {} plies with best play\n",
+            first.depth, first.depth
+        ),
+        'L' if layer != "solo" => format!(
+            "value L{} in layer {layer}: {b} prevents it in {} plies with best play\n",
+            first.depth, first.depth
+        ),
         'W' => format!(
             "value W{}: {a} wins in {} plies with best play\n",
             first.depth, first.depth
@@ -125,7 +146,7 @@ fn line_text(game: &AnyGame, line: &Line) -> String {
             Some(mv) => {
                 let mover = game.player_name(game.mover(line.plies[k - 1].index));
                 let what = if mv == "pass" {
-                    format!("{mover} passes (no legal move)")
+                    format!("{mover} passes")
                 } else {
                     format!("{mover} plays {mv}")
                 };
@@ -139,9 +160,9 @@ fn line_text(game: &AnyGame, line: &Line) -> String {
     out.push('\n');
     out += &match line.ending {
         Ending::GameOver { winner } => format!(
-            "game over after {} plies: {} wins\n",
+            "game over after {} plies: {}\n",
             line.plies.len() - 1,
-            game.player_name(winner)
+            game.outcome_text(winner)
         ),
         Ending::Cycle { from } => {
             let last = line.plies.len() - 1;
