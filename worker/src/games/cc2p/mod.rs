@@ -238,8 +238,14 @@ impl Cc2p {
 }
 
 impl Game for Cc2p {
+    /// `cc2p-7x7-3`; the solver-shortcut tip rule adds `-shortcut` (its tables differ with 6
+    /// pieces, so the two must not share a default run directory).
     fn name(&self) -> String {
-        format!("cc2p-{m}x{m}-{k}", m = self.m, k = self.k)
+        let variant = match self.tip_rule {
+            TipRule::Exact => "",
+            TipRule::SolverShortcut => "-shortcut",
+        };
+        format!("cc2p-{m}x{m}-{k}{variant}", m = self.m, k = self.k)
     }
 
     fn players(&self) -> u8 {

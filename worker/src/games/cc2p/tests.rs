@@ -16,6 +16,8 @@ fn state_counts() {
     assert_eq!(g(5, 6).size(), 9_610_154_400);
     assert_eq!(g(6, 6).size(), 2_313_100_389_600);
     assert_eq!(g(7, 3).name(), "cc2p-7x7-3");
+    let shortcut = Cc2p::new(5, 6, TipRule::SolverShortcut).unwrap();
+    assert_eq!(shortcut.name(), "cc2p-5x5-6-shortcut");
     assert_eq!(g(7, 3).players(), 2);
     // The largest space still fits the index type.
     assert!(g(9, 6).size() > 1u64 << 56);
