@@ -14,8 +14,8 @@
 //!
 //! `run.json` ([`RunInfo`], format 1) and `checkpoint.json` ([`RunState`], no version field) are
 //! this module's; both are pretty-printed JSON ending with a newline, written to a temporary file,
-//! fsynced and renamed into place ([`write_json_atomically`]). docs/format.md ("Run directories")
-//! describes every field.
+//! fsynced and renamed into place ([`write_json_atomically`]). docs/format.md ("Run directories
+//! while a build runs") describes every field.
 
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};
