@@ -5,6 +5,7 @@ pub mod game;
 pub mod games;
 pub mod kernel;
 pub mod lock;
+pub mod logging;
 pub mod options;
 pub mod service;
 pub mod spec;
