@@ -10,6 +10,7 @@ mod progress;
 mod reach;
 mod remote;
 mod rundir;
+mod runner;
 mod solve;
 mod summary;
 mod tables;
