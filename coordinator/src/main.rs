@@ -82,7 +82,7 @@ fn main() {
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Deck(args) => cmd::deck::run(args),
-        Command::Deploy(args) => deploy::run(args),
+        Command::Deploy(args) => deploy::run(args, |argv| Cli::try_parse_from(argv).map(|_| ())),
     };
     if let Err(err) = result {
         eprintln!("kingmaker: error: {err:#}");
