@@ -4,12 +4,13 @@ mod cmd;
 mod deploy;
 mod explore;
 mod games;
-mod line;
 mod lock;
+mod principal_line;
 mod progress;
 mod reach;
 mod remote;
 mod rundir;
+mod runner;
 mod solve;
 mod summary;
 mod tables;
@@ -81,7 +82,7 @@ fn main() {
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Deck(args) => cmd::deck::run(args),
-        Command::Deploy(args) => deploy::run(args),
+        Command::Deploy(args) => deploy::run(args, |argv| Cli::try_parse_from(argv).map(|_| ())),
     };
     if let Err(err) = result {
         eprintln!("kingmaker: error: {err:#}");

@@ -2,13 +2,20 @@
 //!
 //! ```text
 //! DIR/run.json          the game and its layers (written first); a distributed run's workers and id
-//! DIR/work/             shard arrays while a layer is being solved (removed when it is done)
-//! DIR/layers/NAME.values, NAME.depth   one finished table per layer (see tablefmt::table)
+//! DIR/work/             shard arrays, wave logs and worker checkpoints while a layer is being
+//!                       solved (removed when it is done; see kernel::cells, tablefmt::wave_log,
+//!                       tablefmt::checkpoint)
+//! DIR/layers/NAME.kmt   one finished table per layer (see tablefmt::table)
 //! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
 //! DIR/progress.json     where the run stands (rewritten every wave; read by `kingmaker status`)
 //! DIR/summary.json      counts, digests, classes (written last: its presence means "complete")
 //! DIR/kingmaker.lock    held (flock) by the `build` or `resume` working on the run; its pid
 //! ```
+//!
+//! `run.json` ([`RunInfo`], format 1) and `checkpoint.json` ([`RunState`], no version field) are
+//! this module's; both are pretty-printed JSON ending with a newline, written to a temporary file,
+//! fsynced and renamed into place ([`write_json_atomically`]). docs/format.md ("Run directories
+//! while a build runs") describes every field.
 
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};
@@ -20,14 +27,23 @@ use kingmaker_worker::spec::GameSpec;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The contents of `run.json`.
+/// The contents of `run.json`: what was built and how, written once by `build` before anything
+/// else (a run directory without it is not a run). `resume` reads it to continue with the same
+/// game, layers, shards and workers. Fields added later are optional, so older files still read.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// Version of this file's layout: 1 (written, not checked on reading so far).
     pub format: u32,
+    /// The game and its parameters (`{"game": "cc2p", "board": 7, ...}`, see [`GameSpec`]).
     pub spec: GameSpec,
+    /// The layers to solve, in build order: name, coalition and objective bit masks.
     pub layers: Vec<Layer>,
+    /// States of the game's index space (of `spec`, whatever the kernel solves).
     pub states: u64,
+    /// States per shard of the kernel's index space (as given; the kernel rounds it up to a
+    /// multiple of 64, see `ShardPlan::new`).
     pub shard_size: u64,
+    /// The version of the `kingmaker` that started the run.
     pub kingmaker_version: String,
     /// The game the kernel solves when it is a symmetry-reduced form of `spec`
     /// ([`GameSpec::reduced`], a symmetry quotient); its tables are expanded to `spec`'s as
@@ -52,10 +68,12 @@ impl RunInfo {
     }
 }
 
-/// How a distributed run was started, for `kingmaker resume`.
+/// How a distributed run was started, for `kingmaker resume` (`run.json`'s `distributed`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Distributed {
+    /// The run's id on the workers: their files are under `DATA_DIR/<run_id>/`.
     pub run_id: String,
+    /// The workers, `HOST:PORT`, in worker-number order (which fixes the shards each one owns).
     pub workers: Vec<String>,
 }
 
@@ -225,10 +243,12 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()>
     Ok(())
 }
 
-/// A layer whose table is written.
+/// A layer whose table is written (`checkpoint.json`'s `finished`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FinishedLayer {
+    /// The layer as in `run.json`.
     pub layer: Layer,
+    /// What its `layers/NAME.kmt` holds: states, counts, digest of the values, max depth.
     pub table: TableSummary,
 }
 
@@ -236,17 +256,26 @@ pub struct FinishedLayer {
 /// before it (kept by the workers so a damaged newest one can be skipped).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CurrentLayer {
+    /// The layer's name.
     pub layer: String,
+    /// The newest checkpoint every worker completed: the wave after which it was taken and the
+    /// states decided up to then.
     pub last: ResumePoint,
+    /// The checkpoint before it, if the workers still keep it (`null` otherwise).
     pub previous: Option<ResumePoint>,
+    /// When `last` was recorded, in seconds since the Unix epoch.
     pub at_unix: u64,
 }
 
-/// The run manifest, `checkpoint.json`: written atomically after every complete checkpoint and
-/// every finished layer.
+/// The run manifest, `checkpoint.json`: written atomically after every complete checkpoint (once
+/// every worker has written its own manifest, `tablefmt::checkpoint`) and every finished layer.
+/// A run without it has finished nothing and has no checkpoint; an unreadable one is rebuilt
+/// from the finished layer files ([`RunDir::recover_state`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunState {
+    /// The finished layers, in the order they finished.
     pub finished: Vec<FinishedLayer>,
+    /// The layer being solved and where it can restart (`null` between layers).
     pub current: Option<CurrentLayer>,
 }
 

@@ -1,17 +1,38 @@
-//! Checkpoint chunks: a slice of a shard array saved as one zstd frame in its own file, described
-//! by a [`ChunkRef`] (kept in the checkpoint manifest) that carries the crc32 of the frame on disk
-//! and of the raw bytes, so a flipped, truncated or missing chunk is named, never loaded.
+//! Worker checkpoints (version 1): the on-disk form of one worker's shard arrays at a wave
+//! boundary, in the worker's `checkpoint/` directory (`RUN/work/worker-N/checkpoint/` for a local
+//! build, `DATA_DIR/<run id>/<layer>/checkpoint/` on a remote worker).
 //!
-//! Files are written to a temporary name, fsynced and renamed into place; a chunk file is never
-//! modified after that, so an unchanged chunk is shared by consecutive checkpoints.
+//! ```text
+//! worker-N.LAYER.wNNNNN.json        manifest: worker N's checkpoint of LAYER after wave NNNNN
+//! sSSSSS-cells-cCCCCC-wNNNNN.zst    chunk C of shard S's cells, first written after wave NNNNN
+//! ```
+//!
+//! - **Chunks**: a slice of a shard's cells (one byte per state, [`CHUNK_STATES`] states, the last
+//!   one shorter) saved as one zstd frame (level 1) in its own file, described by a [`ChunkRef`]
+//!   in the manifest that carries the length and crc32 of the frame on disk and of the raw bytes,
+//!   so a flipped, truncated or missing chunk is named, never loaded. A chunk file is never
+//!   modified once written, so a chunk unchanged since the previous checkpoint is shared by both
+//!   (the wave in its name is the one that first wrote it).
+//! - **Manifests** ([`WorkerCheckpoint`], pretty-printed JSON): the layer, the wave, the worker and
+//!   per owned shard its chunks and its wave log's length and crc32 (`tablefmt::wave_log`).
+//!
+//! Files are written to a temporary name, fsynced and renamed into place (a manifest's directory
+//! is fsynced too), and the manifest is written after every chunk it names. The kernel
+//! (`worker/src/kernel/checkpoint.rs`) decides when to checkpoint, what to share and what to
+//! prune. docs/format.md describes these files with the other files of a run.
 
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+/// Version of the checkpoint files described above (manifests carry no version field: a change
+/// means new file names).
+pub const CHECKPOINT_VERSION: u32 = 1;
 /// zstd level for checkpoint chunks: fast, and shard arrays compress well even so.
 const LEVEL: i32 = 1;
+/// States (cells, one byte each) per checkpoint chunk.
+pub const CHUNK_STATES: u64 = 1 << 22;
 
 /// Where a chunk lives and how to check it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +102,78 @@ pub fn check_chunk(dir: &Path, r: &ChunkRef) -> Result<(), FormatError> {
     read_chunk(dir, r).map(|_| ())
 }
 
+/// File name of chunk `chunk` of shard `shard`'s cells, written after wave `wave`.
+pub fn chunk_name(shard: usize, chunk: u64, wave: u32) -> String {
+    format!("s{shard:05}-cells-c{chunk:05}-w{wave:05}.zst")
+}
+
+/// The shard a chunk file name belongs to (`None` for other names).
+pub fn chunk_shard(name: &str) -> Option<usize> {
+    if !name.ends_with(".zst") {
+        return None;
+    }
+    name.strip_prefix('s')
+        .and_then(|r| r.get(..5))
+        .and_then(|n| n.parse::<usize>().ok())
+}
+
+/// The saved state of one shard: its cells chunk by chunk, and its wave log's length and crc32.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardCheckpoint {
+    pub shard: usize,
+    pub cells: Vec<ChunkRef>,
+    pub wave_log_len: u64,
+    pub wave_log_crc: u32,
+}
+
+/// One worker's checkpoint of one layer after wave `wave` closed: the manifest.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerCheckpoint {
+    pub layer: String,
+    pub wave: u32,
+    pub worker: usize,
+    pub shards: Vec<ShardCheckpoint>,
+}
+
+/// File name of worker `worker`'s manifest of `layer` at `wave`.
+pub fn manifest_name(worker: usize, layer: &str, wave: u32) -> String {
+    format!("worker-{worker}.{layer}.w{wave:05}.json")
+}
+
+/// The manifest path of a worker's checkpoint of `layer` at `wave`.
+pub fn manifest_path(dir: &Path, worker: usize, layer: &str, wave: u32) -> PathBuf {
+    dir.join(manifest_name(worker, layer, wave))
+}
+
+/// Whether `name` is one of worker `worker`'s manifests (any layer, any wave).
+pub fn is_manifest_of(worker: usize, name: &str) -> bool {
+    name.starts_with(&format!("worker-{worker}.")) && name.ends_with(".json")
+}
+
+/// Write a manifest durably: to a temporary file, fsync, rename into place, fsync the directory.
+pub fn write_manifest(path: &Path, manifest: &WorkerCheckpoint) -> Result<(), FormatError> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(manifest).expect("serialisable");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
+    f.write_all(&text).map_err(|e| FormatError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::File::open(parent)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| FormatError::io(parent, e))?;
+    }
+    Ok(())
+}
+
+/// Read a manifest, naming the file in errors (unreadable: [`FormatError::Io`]; not a manifest:
+/// [`FormatError::Corrupt`]).
+pub fn read_manifest(path: &Path) -> Result<WorkerCheckpoint, FormatError> {
+    let text = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+    serde_json::from_slice(&text)
+        .map_err(|e| FormatError::Corrupt(format!("{} is malformed: {e}", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +205,38 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing"));
+    }
+
+    #[test]
+    fn names_and_manifests() {
+        assert_eq!(chunk_name(3, 12, 7), "s00003-cells-c00012-w00007.zst");
+        assert_eq!(chunk_shard(&chunk_name(3, 12, 7)), Some(3));
+        assert_eq!(chunk_shard("s00003-cells-c00012-w00007.zst.tmp"), None);
+        assert_eq!(manifest_name(1, "solo", 42), "worker-1.solo.w00042.json");
+        assert!(is_manifest_of(1, "worker-1.solo.w00042.json"));
+        assert!(!is_manifest_of(1, "worker-12.solo.w00042.json"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let cp = WorkerCheckpoint {
+            layer: "solo".into(),
+            wave: 42,
+            worker: 1,
+            shards: vec![ShardCheckpoint {
+                shard: 0,
+                cells: vec![write_chunk(dir.path(), &chunk_name(0, 0, 42), b"cells").unwrap()],
+                wave_log_len: 12,
+                wave_log_crc: 7,
+            }],
+        };
+        let path = manifest_path(dir.path(), 1, "solo", 42);
+        write_manifest(&path, &cp).unwrap();
+        let back = read_manifest(&path).unwrap();
+        assert_eq!((back.wave, back.shards[0].cells[0].raw_len), (42, 5));
+        std::fs::write(&path, b"{\"wave\": ").unwrap();
+        let err = read_manifest(&path).unwrap_err();
+        assert!(
+            matches!(err, FormatError::Corrupt(ref m) if m.contains("is malformed")),
+            "{err}"
+        );
     }
 }

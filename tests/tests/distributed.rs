@@ -5,98 +5,13 @@
 //! Every worker is started by the test itself on a free port (`--listen 127.0.0.1:0`; the worker
 //! prints the port it got) and killed when the test ends, pass or fail (a Drop guard).
 
-use kingmaker_e2e::{assert_same_tables, bin, kingmaker, read_json};
-use std::io::{BufRead, BufReader, Read, Write};
+use kingmaker_e2e::{addrs, assert_same_tables, bin, kingmaker, read_json, Worker};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "e2e-secret-token";
-
-/// A worker process, killed (and reaped) on drop.
-struct Worker {
-    child: Child,
-    addr: String,
-    /// The metrics endpoint, when asked for.
-    metrics: Option<String>,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-CONT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Worker {
-    /// Start a worker with the token in its environment and `extra` arguments.
-    fn start(extra: &[&str]) -> Worker {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("worker.log");
-        let mut child = Command::new(bin("kingmaker-worker"))
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args(["--threads", "1"])
-            .args(extra)
-            .env("KINGMAKER_TOKEN", TOKEN)
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("starting kingmaker-worker");
-        // The worker prints "... listening on ADDR" (and "metrics at http://ADDR/metrics").
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut worker = Worker {
-            child,
-            addr: String::new(),
-            metrics: None,
-            log,
-            _dir: dir,
-        };
-        let wants_metrics = extra.contains(&"--metrics");
-        while worker.addr.is_empty() || (wants_metrics && worker.metrics.is_none()) {
-            let line = rx
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "the worker did not say where it listens; its log:\n{}",
-                        worker.log_text()
-                    )
-                });
-            if let Some(addr) = line.strip_prefix("kingmaker-worker listening on ") {
-                worker.addr = addr.trim().to_string();
-            } else if let Some(url) = line.strip_prefix("metrics at http://") {
-                worker.metrics = Some(url.trim_end_matches("/metrics").to_string());
-            }
-        }
-        worker
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-fn addrs(workers: &[Worker]) -> String {
-    workers
-        .iter()
-        .map(|w| w.addr.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
-}
 
 /// Layer digests of a finished run.
 fn digests(run: &Path) -> Vec<(String, String)> {
@@ -192,7 +107,7 @@ fn two_and_three_workers_give_the_embedded_digests() {
     let game = ["cc3p", "--level", "1"];
     let expected = embedded(&game, tmp.path());
     for count in [2, 3] {
-        let workers: Vec<Worker> = (0..count).map(|_| Worker::start(&[])).collect();
+        let workers: Vec<Worker> = (0..count).map(|_| Worker::start(TOKEN, &[])).collect();
         let run = tmp.path().join(format!("workers-{count}"));
         // Small shards, so every worker owns some and updates cross between them.
         let out = distributed(
@@ -220,7 +135,7 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
     let tmp = tempfile::tempdir().unwrap();
     let game = ["toppen"];
     let expected = embedded(&game, tmp.path());
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("distributed");
     let out = distributed(
         &game,
@@ -243,7 +158,7 @@ fn cc2p_half_on_two_workers_gives_the_full_digests() {
     args.extend(game);
     args.extend(["--no-symmetry", "--out", full.to_str().unwrap()]);
     check(&kingmaker(&args), "full embedded build");
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(&[])).collect();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("distributed");
     let out = distributed(
         &game,
@@ -263,7 +178,7 @@ fn cc2p_half_on_two_workers_gives_the_full_digests() {
 fn metrics_endpoints_count_the_traffic() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2)
-        .map(|_| Worker::start(&["--metrics", "127.0.0.1:0"]))
+        .map(|_| Worker::start(TOKEN, &["--metrics", "127.0.0.1:0"]))
         .collect();
     let run = tmp.path().join("run");
     let out = distributed(
@@ -305,7 +220,7 @@ fn metrics_endpoints_count_the_traffic() {
 #[test]
 fn a_wrong_or_missing_token_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let worker = Worker::start(&[]);
+    let worker = Worker::start(TOKEN, &[]);
     let run = tmp.path().join("run");
     let out = kingmaker(&[
         "build",
@@ -352,7 +267,7 @@ fn a_wrong_or_missing_token_is_refused() {
 #[test]
 fn a_worker_of_another_protocol_version_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let worker = Worker::start(&["--protocol-version", "999"]);
+    let worker = Worker::start(TOKEN, &["--protocol-version", "999"]);
     let out = distributed(
         &["cc3p", "--level", "1"],
         std::slice::from_ref(&worker),
@@ -469,16 +384,16 @@ fn a_worker_killed_mid_run_is_reported_by_address() {
     let tmp = tempfile::tempdir().unwrap();
     // Slow waves (test-only flag) so the kill lands in the middle of the first layer.
     let mut workers: Vec<Worker> = (0..2)
-        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "200"]))
         .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     // A long heartbeat timeout: the kill must be noticed by the failed calls, not by a timeout.
     let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "120"]);
     wait_for_waves(&log);
     let victim = workers[1].addr.clone();
-    workers[1].child.kill().unwrap(); // SIGKILL
-                                      // A hang guard only (the heartbeat timeout is 120 s, the guard longer): how the stop was
-                                      // noticed is judged by its message, not by a clock.
+    workers[1].kill(); // SIGKILL
+                       // A hang guard only (the heartbeat timeout is 120 s, the guard longer): how the stop was
+                       // noticed is judged by its message, not by a clock.
     let status = wait_at_most(&mut build, Duration::from_secs(200))
         .expect("the build should stop on its own");
     let err = std::fs::read_to_string(&log).unwrap();
@@ -502,14 +417,14 @@ fn a_worker_killed_mid_run_is_reported_by_address() {
 fn a_stalled_worker_is_reported_by_address() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2)
-        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "200"]))
         .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     let mut build = spawn_build(&workers, &run, &log, &["--worker-timeout", "3"]);
     wait_for_waves(&log);
     let stalled = workers[0].addr.clone();
     assert!(Command::new("kill")
-        .args(["-STOP", &workers[0].child.id().to_string()])
+        .args(["-STOP", &workers[0].pid().to_string()])
         .status()
         .unwrap()
         .success());
@@ -545,7 +460,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
 fn a_worker_that_loses_its_coordinator_stops_writing() {
     let tmp = tempfile::tempdir().unwrap();
     let workers: Vec<Worker> = (0..2)
-        .map(|_| Worker::start(&["--wave-delay-ms", "200"]))
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "200"]))
         .collect();
     let (run, log) = (tmp.path().join("run"), tmp.path().join("build.log"));
     // --worker-timeout 2: the workers' lease is 6 s.
@@ -572,10 +487,7 @@ fn a_worker_that_loses_its_coordinator_stops_writing() {
         .as_str()
         .unwrap()
         .to_string();
-    let files: Vec<PathBuf> = workers
-        .iter()
-        .map(|w| w._dir.path().join("data").join(&run_id))
-        .collect();
+    let files: Vec<PathBuf> = workers.iter().map(|w| w.data.join(&run_id)).collect();
     let before: Vec<_> = files.iter().map(|d| snapshot(d)).collect();
     assert!(
         before.iter().all(|s| !s.is_empty()),

@@ -9,14 +9,13 @@
 //! seeded from the clock and the seed is printed: KINGMAKER_TEST_SEED=... replays them.
 
 use kingmaker_e2e::{
-    assert_interrupted_share, assert_same_tables, bin, kingmaker, read_json, reference_build,
-    seeded, wait_for_wave,
+    addrs, assert_interrupted_share, assert_same_tables, bin, kingmaker, read_json,
+    reference_build, seeded, wait_for_wave, Worker,
 };
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{mpsc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "e2e-resume-token";
@@ -50,104 +49,10 @@ fn assert_like_reference(run: &Path, what: &str) {
     );
 }
 
-/// A worker process on a data directory that outlives it (so it can be restarted there), killed
-/// and reaped on drop.
-struct Worker {
-    child: Option<Child>,
-    addr: String,
-    data: PathBuf,
-    log: PathBuf,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-impl Worker {
-    /// Start a worker on `data`, listening on `listen` (port 0: a free one).
-    fn start(data: &Path, listen: &str) -> Worker {
-        let log = data.with_extension("log");
-        let mut child = Command::new(bin("kingmaker-worker"))
-            .args(["--listen", listen, "--data-dir"])
-            .arg(data)
-            .args(["--threads", "1"])
-            .env("KINGMAKER_TOKEN", TOKEN)
-            .stdout(Stdio::piped())
-            .stderr(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&log)
-                    .unwrap(),
-            )
-            .spawn()
-            .expect("starting kingmaker-worker");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut worker = Worker {
-            child: Some(child),
-            addr: String::new(),
-            data: data.to_path_buf(),
-            log,
-        };
-        while worker.addr.is_empty() {
-            let line = rx
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "the worker did not say where it listens; its log:\n{}",
-                        worker.log_text()
-                    )
-                });
-            if let Some(addr) = line.strip_prefix("kingmaker-worker listening on ") {
-                worker.addr = addr.trim().to_string();
-            }
-        }
-        worker
-    }
-
-    /// SIGKILL, and reap.
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    /// Start again on the same address and data directory (after [`Worker::kill`]).
-    fn restart(&mut self) {
-        self.kill();
-        let mut again = Worker::start(&self.data, &self.addr);
-        self.child = again.child.take();
-        assert_eq!(again.addr, self.addr);
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
 fn two_workers(dir: &Path) -> Vec<Worker> {
     (0..2)
-        .map(|i| Worker::start(&dir.join(format!("worker{i}")), "127.0.0.1:0"))
+        .map(|i| Worker::start_on(TOKEN, &dir.join(format!("worker{i}")), "127.0.0.1:0"))
         .collect()
-}
-
-fn addrs(workers: &[Worker]) -> String {
-    workers
-        .iter()
-        .map(|w| w.addr.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// `kingmaker build toppen` on `workers` into `run`, in the background (stderr into `log`).

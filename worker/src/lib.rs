@@ -6,6 +6,7 @@ pub mod game;
 pub mod games;
 pub mod kernel;
 pub mod lock;
+pub mod logging;
 pub mod notation;
 pub mod options;
 pub mod reduction;

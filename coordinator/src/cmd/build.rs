@@ -1,21 +1,15 @@
 //! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
 
 use crate::games::GameChoice;
-use crate::remote::{Cluster, RemoteOptions};
-use crate::rundir::{write_json_atomically, Distributed, Progress, RunDir, RunInfo};
-use crate::solve::{
-    adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,
-    SolveOptions, Solvers,
-};
-use crate::summary::summarize;
-use anyhow::{bail, Context, Result};
+use crate::remote::RemoteOptions;
+use crate::rundir::{Distributed, RunDir, RunInfo};
+use crate::runner::{check_options, select_layers, solve_run_with};
+use crate::solve::SolveOptions;
+use anyhow::{bail, Result};
 use clap::Args;
-use kingmaker_tablefmt::Value;
 use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
-use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::options;
 use kingmaker_worker::service::auth::TOKEN_ENV;
-use kingmaker_worker::spec::{AnyGame, GameSpec};
 use kingmaker_worker::Game;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,35 +72,6 @@ pub struct BuildArgs {
     /// (a symmetry quotient such as a colour swap). The tables are the same; for comparison and tests.
     #[arg(long, global = true)]
     pub no_symmetry: bool,
-}
-
-/// Check the size and count options shared by `build` and `resume` (before anything is written)
-/// and set up the compute threads.
-pub fn check_options(
-    threads: Option<usize>,
-    local_workers: usize,
-    checkpoint_every_secs: u64,
-    memory_budget: Option<u64>,
-    worker_timeout: f64,
-) -> Result<()> {
-    let threads = threads.map(options::check_threads).transpose();
-    let threads = threads.map_err(anyhow::Error::msg)?;
-    options::check_local_workers(local_workers).map_err(anyhow::Error::msg)?;
-    options::check_checkpoint_secs(checkpoint_every_secs).map_err(anyhow::Error::msg)?;
-    options::check_worker_timeout(worker_timeout).map_err(anyhow::Error::msg)?;
-    if let Some(bytes) = memory_budget {
-        options::check_memory_budget(bytes).map_err(anyhow::Error::msg)?;
-        if let Some(warning) = options::memory_budget_warning(bytes) {
-            tracing::warn!("{warning}");
-        }
-    }
-    if let Some(t) = threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build_global()
-            .context("setting up threads")?;
-    }
-    Ok(())
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
@@ -183,150 +148,4 @@ pub fn run(args: BuildArgs) -> Result<()> {
         tracing::info!("metrics at http://{at}/metrics");
     }
     solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
-}
-
-/// The layers of `spec` named in `names`, in the order given; an unknown name is an error that
-/// lists the game's layers.
-pub fn select_layers(spec: &GameSpec, names: &[String]) -> Result<Vec<Layer>> {
-    let all_layers = spec.layers();
-    names
-        .iter()
-        .map(|name| {
-            all_layers
-                .iter()
-                .find(|l| &l.name == name)
-                .cloned()
-                .with_context(|| {
-                    let names: Vec<_> = all_layers.iter().map(|l| l.name.as_str()).collect();
-                    format!(
-                        "{} has no layer {name:?}; its layers are {}",
-                        spec.family(),
-                        names.join(", ")
-                    )
-                })
-        })
-        .collect()
-}
-
-/// Solve what is left of a run, on the remote workers of `cluster` when it is given (else in
-/// process), then write and print its summary. Shared by `build` and `resume`.
-pub fn solve_run_with(
-    run: &RunDir,
-    info: &RunInfo,
-    game: &Arc<AnyGame>,
-    opts: &SolveOptions,
-    cluster: Option<Cluster>,
-    reach: bool,
-    json: bool,
-) -> Result<()> {
-    let stop = stop_on_signals()?;
-    let mut state = run.state()?;
-    // The game the kernel solves: `game` itself, or its symmetry-reduced form.
-    let kernel = match &info.solved_as {
-        Some(spec) => {
-            let kernel = Arc::new(spec.build()?);
-            tracing::info!(
-                "solving {} ({} states, a symmetry-reduced {}) and expanding its tables",
-                kernel.name(),
-                kernel.size(),
-                game.name()
-            );
-            kernel
-        }
-        None => game.clone(),
-    };
-    // Announce this process at once (`kingmaker status`: restoring or starting, then running).
-    let workers = cluster.as_ref().map(|c| c.addrs()).unwrap_or_default();
-    let starting = Progress::starting(&info.layers, kernel.size(), &state, &workers);
-    if let Err(e) = run.write_progress(&starting) {
-        tracing::warn!("could not write progress.json: {e:#}");
-    }
-    let next_layer = adaptive_schedule(run, info, game);
-    let ending = match cluster {
-        None => solve_layers(
-            run,
-            &kernel,
-            &info.layers,
-            opts,
-            &mut state,
-            &stop,
-            &Solvers {
-                make_workers: &embedded_workers(run, &kernel, opts),
-                next_layer: &next_layer,
-            },
-        )?,
-        Some(cluster) => solve_distributed(
-            run,
-            info,
-            &kernel,
-            opts,
-            cluster,
-            &mut state,
-            &stop,
-            &next_layer,
-        )?,
-    };
-    let tables = match ending {
-        Ending::Finished(tables) => tables,
-        Ending::Stopped => {
-            println!(
-                "stopped; the run is checkpointed: `kingmaker resume {}` continues it",
-                run.path.display()
-            );
-            return Ok(());
-        }
-    };
-    let summary = summarize(run, info, game, &tables, reach)?;
-    write_json_atomically(&run.summary_path(), &summary)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        print_summary(&summary);
-        println!("tables and summary.json written to {}", run.path.display());
-    }
-    Ok(())
-}
-
-/// A short human-readable account of a summary.
-pub fn print_summary(s: &serde_json::Value) {
-    println!(
-        "{}: {} states, {} illegal",
-        s["game"].as_str().unwrap_or("?"),
-        s["states"],
-        s["illegal"]
-    );
-    if let Some(layers) = s["layers"].as_object() {
-        for (name, l) in layers {
-            println!(
-                "  layer {name:<10} W {:>12}  L {:>12}  D {:>10}  digest {}",
-                l["win"],
-                l["loss"],
-                l["draw"],
-                l["digest"].as_str().unwrap_or("")
-            );
-        }
-    }
-    for (title, block) in [
-        ("all states", &s["classes"]),
-        ("reachable", &s["reachable"]["classes"]),
-    ] {
-        if let Some(c) = block.as_object() {
-            let parts: Vec<String> = c.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            println!("  classes over {title}: {}", parts.join(", "));
-        }
-    }
-    if let Some(v) = s["start"]["value"].as_str() {
-        let meaning = match v.parse().ok().and_then(Value::from_letter) {
-            Some(Value::Win) => "a first-player win",
-            Some(Value::Loss) => "a second-player win",
-            _ => "a draw",
-        };
-        println!(
-            "  start position: {v} ({meaning}) in {} plies",
-            s["start"]["depth"]
-        );
-    }
-    if let Some(n) = s["reachable"]["states"].as_u64() {
-        println!("  reachable from the start: {n} states");
-    }
 }

@@ -1,7 +1,7 @@
 //! `kingmaker line DIR POSITION`: a principal line of optimal play in a built two-player run,
 //! printed as boards (see `crate::line` for how the moves are chosen).
 
-use crate::line::{principal_line, value_letter, Ending, Line};
+use crate::principal_line::{principal_line, value_letter, Ending, Line};
 use crate::rundir::RunDir;
 use anyhow::{bail, Result};
 use clap::Args;

@@ -1,10 +1,10 @@
 //! `kingmaker resume RUN_DIR`: continue a stopped or crashed build from its last checkpoint, or
 //! give a run layers it does not have yet (`--layers`).
 
-use super::build::{check_options, select_layers, solve_run_with};
 use crate::lock::lock_run;
 use crate::remote::RemoteOptions;
 use crate::rundir::RunDir;
+use crate::runner::{check_options, select_layers, solve_run_with};
 use crate::solve::SolveOptions;
 use anyhow::{bail, Context, Result};
 use clap::Args;

@@ -3,9 +3,9 @@
 //! `build` leaves out by default on large tables (at 14.8 billion states the bitmap search holds
 //! 5.6 GB and visits every reachable state once).
 
-use super::build::print_summary;
 use crate::lock::lock_run;
 use crate::rundir::{write_json_atomically, RunDir};
+use crate::runner::print_summary;
 use crate::summary::summarize;
 use anyhow::{bail, Result};
 use clap::Args;

@@ -82,13 +82,24 @@ pub enum Action {
     },
 }
 
-pub fn run(args: DeployArgs) -> Result<()> {
+/// Checks a `kingmaker build ...` command line (program name first) as the CLI would parse it:
+/// the caller's parser, so that deploy needs nothing from the CLI around it.
+pub type BuildArgsCheck = fn(&[String]) -> Result<(), clap::Error>;
+
+/// Run one deploy action. `check_build` parses the build command the inventory describes, before
+/// any server is touched (provision, launch).
+pub fn run(args: DeployArgs, check_build: BuildArgsCheck) -> Result<()> {
     let path = args.inventory.context(
         "--inventory FILE is required (or KINGMAKER_INVENTORY); start from deploy/inventory.example.toml",
     )?;
     let inv = Inventory::load(&path)?;
     let ssh = Ssh::new(&inv)?;
-    let d = Deployment { inv, ssh, path };
+    let d = Deployment {
+        inv,
+        ssh,
+        path,
+        check_build,
+    };
     match args.action {
         Action::Provision => provision::run(&d),
         Action::Launch { settle_secs } => launch::launch(&d, settle_secs),
@@ -111,6 +122,8 @@ pub struct Deployment {
     pub ssh: Ssh,
     /// The inventory file as the operator named it (for printed hints).
     pub path: PathBuf,
+    /// Parses a `kingmaker build` command line (see [`BuildArgsCheck`]).
+    pub check_build: BuildArgsCheck,
 }
 
 impl Deployment {

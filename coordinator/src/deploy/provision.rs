@@ -37,9 +37,8 @@ pub fn run(d: &Deployment) -> Result<()> {
 
 /// The build's arguments must parse, here, before any server is touched.
 pub fn check_build_args(d: &Deployment) -> Result<()> {
-    use clap::Parser;
     let argv = units::build_argv(&d.inv);
-    if let Err(e) = crate::Cli::try_parse_from(&argv) {
+    if let Err(e) = (d.check_build)(&argv) {
         bail!(
             "the inventory's run (game, options, build_args) is not a valid `kingmaker build`: {}",
             e.render().to_string().trim()

@@ -3,7 +3,7 @@
 
 use super::view::{GameView, Labels};
 use crate::explore::ApiError;
-use crate::line::{principal_line, value_letter, Ending};
+use crate::principal_line::{principal_line, value_letter, Ending};
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_tablefmt::{FormatError, Lookup};

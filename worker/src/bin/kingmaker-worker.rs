@@ -55,13 +55,7 @@ struct Args {
 }
 
 fn main() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    kingmaker_worker::logging::init_logging();
     if let Err(err) = run(Args::parse()) {
         eprintln!("kingmaker-worker: error: {err:#}");
         std::process::exit(1);

@@ -223,12 +223,4 @@ impl ShardArrays {
     pub unsafe fn raw_mut(&self) -> &mut [u8] {
         std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut u8, self.len as usize)
     }
-
-    /// Write the cells' dirty pages and the wave log to disk.
-    pub fn flush(&self) -> Result<(), KernelError> {
-        self.cells
-            .flush()
-            .map_err(|e| KernelError::io(Path::new(&format!("shard {} cells", self.id)), e))?;
-        self.waves.sync()
-    }
 }

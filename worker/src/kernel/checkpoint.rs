@@ -2,56 +2,37 @@
 //!
 //! After wave `w` has closed, a worker's whole state is its cells (which include the frontier of
 //! wave `w`) and its wave logs up to wave `w`. The cells are cut into chunks of [`CHUNK_STATES`]
-//! states and saved as zstd frames with crc32s (`tablefmt::checkpoint`); a chunk whose bytes did
-//! not change since the previous checkpoint is not written again but shared. The wave logs are
-//! append-only: a checkpoint fsyncs them and records their length and crc32. The worker then
-//! writes its manifest `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest
-//! checkpoints are kept, so a corrupt newest one can fall back to the one before.
+//! states and saved as zstd frames with crc32s; a chunk whose bytes did not change since the
+//! previous checkpoint is not written again but shared. The wave logs are append-only: a
+//! checkpoint fsyncs them and records their length and crc32. The worker then writes its manifest
+//! `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest checkpoints are kept, so a
+//! corrupt newest one can fall back to the one before.
+//!
+//! The files (chunks, manifests, their names) are `kingmaker_tablefmt::checkpoint`, described in
+//! docs/format.md; this module decides when and what to save, share, restore and prune.
 
 use super::cells::ShardArrays;
 use super::engine::WorkerEngine;
 use super::KernelError;
 use crate::game::Game;
-use kingmaker_tablefmt::checkpoint::{crc32, read_chunk, write_chunk, ChunkRef};
+use kingmaker_tablefmt::checkpoint::{
+    check_chunk, chunk_name, chunk_shard, crc32, is_manifest_of, manifest_name, read_chunk,
+    read_manifest, write_chunk, write_manifest, ChunkRef,
+};
+pub use kingmaker_tablefmt::checkpoint::{
+    manifest_path, ShardCheckpoint, WorkerCheckpoint, CHUNK_STATES,
+};
+use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// States per checkpoint chunk.
-pub const CHUNK_STATES: u64 = 1 << 22;
-
-/// The saved state of one shard: its cells chunk by chunk, and its wave log's length and crc32.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ShardCheckpoint {
-    pub shard: usize,
-    pub cells: Vec<ChunkRef>,
-    pub wave_log_len: u64,
-    pub wave_log_crc: u32,
-}
-
-/// One worker's checkpoint of one layer after wave `wave` closed.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WorkerCheckpoint {
-    pub layer: String,
-    pub wave: u32,
-    pub worker: usize,
-    pub shards: Vec<ShardCheckpoint>,
-}
-
-fn manifest_name(worker: usize, layer: &str, wave: u32) -> String {
-    format!("worker-{worker}.{layer}.w{wave:05}.json")
-}
-
-/// The manifest path of a worker's checkpoint of `layer` at `wave`.
-pub fn manifest_path(dir: &Path, worker: usize, layer: &str, wave: u32) -> PathBuf {
-    dir.join(manifest_name(worker, layer, wave))
-}
-
-fn io(path: &Path, source: std::io::Error) -> KernelError {
-    KernelError::Io {
-        path: path.display().to_string(),
-        source,
+/// A manifest that cannot be written or read: an I/O error on its file, or a checkpoint error
+/// (a malformed manifest), as the kernel reports them.
+fn manifest_error(e: FormatError) -> KernelError {
+    match e {
+        FormatError::Io { path, source } => KernelError::Io { path, source },
+        FormatError::Corrupt(message) => KernelError::Checkpoint(message),
     }
 }
 
@@ -70,7 +51,7 @@ impl<G: Game> WorkerEngine<G> {
         dir: &Path,
         previous: Option<&WorkerCheckpoint>,
     ) -> Result<WorkerCheckpoint, KernelError> {
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        std::fs::create_dir_all(dir).map_err(|e| KernelError::io(dir, e))?;
         let mut shards = Vec::new();
         for id in self.owned_shards() {
             let arrays = self.shard(id);
@@ -86,8 +67,7 @@ impl<G: Game> WorkerEngine<G> {
                             return Ok(r.clone());
                         }
                     }
-                    let name = format!("s{id:05}-cells-c{c:05}-w{wave:05}.zst");
-                    Ok(write_chunk(dir, &name, bytes)?)
+                    Ok(write_chunk(dir, &chunk_name(id, c, wave), bytes)?)
                 })
                 .collect::<Result<Vec<_>, KernelError>>()?;
             arrays.waves.sync()?;
@@ -105,7 +85,8 @@ impl<G: Game> WorkerEngine<G> {
             worker: self.me(),
             shards,
         };
-        write_json_durably(&manifest_path(dir, self.me(), &cp.layer, wave), &cp)?;
+        write_manifest(&manifest_path(dir, self.me(), &cp.layer, wave), &cp)
+            .map_err(manifest_error)?;
         Ok(cp)
     }
 
@@ -113,7 +94,7 @@ impl<G: Game> WorkerEngine<G> {
     /// first: a missing or corrupt chunk is an error naming it, and nothing is loaded.
     pub fn restore(&self, wave: u32, dir: &Path) -> Result<WorkerCheckpoint, KernelError> {
         let path = manifest_path(dir, self.me(), &self.layer().name, wave);
-        let cp: WorkerCheckpoint = read_json(&path)?;
+        let cp = read_manifest(&path).map_err(manifest_error)?;
         let mut mine = self.owned_shards();
         mine.sort_unstable();
         let mut saved: Vec<usize> = cp.shards.iter().map(|s| s.shard).collect();
@@ -127,8 +108,7 @@ impl<G: Game> WorkerEngine<G> {
         }
         // Check everything before touching the arrays.
         let all: Vec<&ChunkRef> = cp.shards.iter().flat_map(|s| s.cells.iter()).collect();
-        all.par_iter()
-            .try_for_each(|r| kingmaker_tablefmt::checkpoint::check_chunk(dir, r))?;
+        all.par_iter().try_for_each(|r| check_chunk(dir, r))?;
         for s in &cp.shards {
             self.shard(s.shard)
                 .waves
@@ -200,7 +180,6 @@ impl CheckpointStore {
 /// Delete this worker's checkpoints of `layer` other than the `keep` waves, and every chunk file
 /// that no kept manifest references.
 pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(), KernelError> {
-    let prefix = format!("worker-{worker}.");
     let kept_manifests: HashSet<String> = keep
         .iter()
         .map(|c| manifest_name(worker, &c.layer, c.wave))
@@ -215,45 +194,15 @@ pub fn prune(dir: &Path, worker: usize, keep: &[WorkerCheckpoint]) -> Result<(),
         .iter()
         .flat_map(|c| c.shards.iter().map(|s| s.shard))
         .collect();
-    for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-        let entry = entry.map_err(|e| io(dir, e))?;
+    for entry in std::fs::read_dir(dir).map_err(|e| KernelError::io(dir, e))? {
+        let entry = entry.map_err(|e| KernelError::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().to_string();
-        let stale_manifest =
-            name.starts_with(&prefix) && name.ends_with(".json") && !kept_manifests.contains(&name);
-        let chunk_shard = name
-            .strip_prefix('s')
-            .and_then(|r| r.get(..5))
-            .and_then(|n| n.parse::<usize>().ok());
-        let stale_chunk = name.ends_with(".zst")
-            && chunk_shard.is_some_and(|s| shards.contains(&s))
+        let stale_manifest = is_manifest_of(worker, &name) && !kept_manifests.contains(&name);
+        let stale_chunk = chunk_shard(&name).is_some_and(|s| shards.contains(&s))
             && !kept_chunks.contains(name.as_str());
         if stale_manifest || stale_chunk {
-            std::fs::remove_file(entry.path()).map_err(|e| io(&entry.path(), e))?;
+            std::fs::remove_file(entry.path()).map_err(|e| KernelError::io(&entry.path(), e))?;
         }
     }
     Ok(())
-}
-
-/// Write JSON to a temporary file, fsync, rename into place, fsync the directory.
-pub fn write_json_durably<T: Serialize>(path: &Path, value: &T) -> Result<(), KernelError> {
-    use std::io::Write;
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_vec_pretty(value).expect("serialisable");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-    f.write_all(&text).map_err(|e| io(&tmp, e))?;
-    f.sync_all().map_err(|e| io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io(path, e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io(parent, e))?;
-    }
-    Ok(())
-}
-
-/// Read a JSON file, naming it in errors.
-pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, KernelError> {
-    let text = std::fs::read(path).map_err(|e| io(path, e))?;
-    serde_json::from_slice(&text)
-        .map_err(|e| KernelError::Checkpoint(format!("{} is malformed: {e}", path.display())))
 }

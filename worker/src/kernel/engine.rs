@@ -25,8 +25,10 @@ pub trait Router: Send + Sync {
     fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError>;
 }
 
-/// Updates buffered per destination before they are sent, unless a memory budget says otherwise.
-pub const DEFAULT_BATCH: usize = 1 << 16;
+/// Updates buffered per destination before they are sent (512 KiB). Each parallel task that
+/// expands a block has its own buffers, so a worker holds at most threads × (workers − 1) of them
+/// at once; the memory budget does not change this (see [`super::memory`]).
+pub const SEND_BATCH: usize = 1 << 16;
 /// Updates applied together: their cells are prefetched first, so the cache misses of a batch
 /// overlap instead of each waiting behind the previous compare-and-swap.
 const APPLY_BATCH: usize = 256;
@@ -61,8 +63,6 @@ pub struct WorkerEngine<G: Game> {
     shards: Vec<Option<ShardArrays>>,
     router: Arc<dyn Router>,
     counters: Counters,
-    /// Updates buffered per destination and thread before a batch is sent.
-    batch: usize,
 }
 
 impl<G: Game> WorkerEngine<G> {
@@ -97,17 +97,11 @@ impl<G: Game> WorkerEngine<G> {
             shards,
             router,
             counters: Counters::default(),
-            batch: DEFAULT_BATCH,
         })
     }
 
     pub fn layer(&self) -> &Layer {
         &self.layer
-    }
-
-    /// Bound the update buffers: at most `updates` per destination and thread before sending.
-    pub fn set_batch(&mut self, updates: usize) {
-        self.batch = updates.max(1);
     }
 
     /// This worker's number.
@@ -229,7 +223,7 @@ impl<G: Game> WorkerEngine<G> {
                             mine.push(encode_update(p, child_is_win));
                         } else {
                             outbox[owner].push(encode_update(p, child_is_win));
-                            if outbox[owner].len() >= self.batch {
+                            if outbox[owner].len() >= SEND_BATCH {
                                 self.flush(owner, &mut outbox[owner])?;
                             }
                         }
@@ -450,10 +444,5 @@ impl<G: Game> WorkerEngine<G> {
             }
         }
         Ok(Some(depth))
-    }
-
-    /// Flush file-backed arrays to disk.
-    pub fn flush_all(&self) -> Result<(), KernelError> {
-        self.owned().try_for_each(|shard| shard.flush())
     }
 }

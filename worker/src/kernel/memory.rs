@@ -1,5 +1,8 @@
 //! How much memory a worker may use, and what follows from it: whether a worker's cells live in
-//! memory or in mapped files ([`CellStorage`]), and how large its update buffers may grow.
+//! memory or in mapped files ([`CellStorage`]). That is all the budget decides. The update buffers
+//! do not follow it: they are fixed ([`super::engine::SEND_BATCH`] updates per destination and
+//! parallel task, at most threads × (workers − 1) × 512 KiB), and [`CellStorage::for_budget`] only
+//! keeps a fixed allowance for them and the other working buffers.
 
 /// Where a worker keeps its cells while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -14,6 +17,8 @@ pub enum CellStorage {
 
 impl CellStorage {
     /// Memory if `states` cells (plus a wave's bitmap and working buffers) fit in `budget` bytes.
+    /// The working buffers (update buffers, gathered tables) are not measured: 512 MiB is an
+    /// allowance for them, not a bound.
     pub fn for_budget(states: u64, budget: u64) -> CellStorage {
         const BUFFERS: u64 = 512 << 20;
         if states + states / 8 + BUFFERS <= budget {

@@ -1,0 +1,12 @@
+//! Logging set-up shared by both binaries (`kingmaker` and `kingmaker-worker`).
+
+/// Log to stderr; `RUST_LOG` overrides the default level (info).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
