@@ -2,6 +2,7 @@
 
 mod cmd;
 mod deploy;
+mod digits;
 mod explore;
 mod games;
 mod lock;
@@ -66,7 +67,7 @@ fn main() {
     // SAFETY: setting a signal disposition before any other thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
-    progress::init_logging();
+    kingmaker_worker::logging::init_logging();
     let result = match cli.command {
         Command::Build(args) => cmd::build::run(args),
         Command::Count(args) => cmd::count::run(args),

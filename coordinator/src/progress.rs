@@ -1,21 +1,10 @@
-//! Logging and progress: a bar on a terminal, one structured line per wave otherwise.
+//! Progress: a bar on a terminal, one structured line per wave otherwise, and the metrics.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kingmaker_worker::kernel::WaveSummary;
 use kingmaker_worker::service::metrics::Registry;
 use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
-
-/// Log to stderr; `RUST_LOG` overrides the default level (info).
-pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
-}
 
 /// The coordinator's metrics (served by `--metrics ADDR`).
 pub fn metrics() -> Arc<Registry> {

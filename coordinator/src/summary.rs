@@ -6,7 +6,7 @@ use crate::rundir::{RunDir, RunInfo};
 use anyhow::Result;
 use kingmaker_tablefmt::table::TableSummary;
 use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::kernel::{LOSS, WIN};
+use kingmaker_worker::kernel::{Value as Outcome, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Notation};
 use serde_json::{json, Map, Value};
@@ -65,7 +65,7 @@ pub fn summarize(
     ) {
         if game.players() == 2 {
             let (v, d) = run.table(&solo.0.name)?.get(start)?;
-            let value = ["illegal", "W", "L", "D"][v as usize & 3];
+            let value = Outcome::letter_of(v).to_string();
             s.insert("start".into(), json!({"value": value, "depth": d}));
         }
     }

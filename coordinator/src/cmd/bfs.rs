@@ -38,12 +38,12 @@ pub fn run(args: BfsArgs) -> Result<()> {
             println!(
                 "depth {:>2}: {:>12} new states",
                 d + 1,
-                super::count::group_digits(&n.to_string())
+                crate::digits::group_digits(&n.to_string())
             );
         }
         println!(
             "total (start included): {}",
-            super::count::group_digits(&total.to_string())
+            crate::digits::group_digits(&total.to_string())
         );
     }
     Ok(())

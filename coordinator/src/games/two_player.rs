@@ -7,7 +7,7 @@ use crate::principal_line::{principal_line, value_letter, Ending};
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_tablefmt::{FormatError, Lookup};
-use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::kernel::{Value as Outcome, DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Value};
@@ -27,14 +27,6 @@ impl TwoPlayerView {
     }
 }
 
-fn letter(v: u8) -> &'static str {
-    match v {
-        WIN => "W",
-        LOSS => "L",
-        DRAW => "D",
-        _ => "-",
-    }
-}
 
 impl GameView for TwoPlayerView {
     fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
@@ -48,7 +40,7 @@ impl GameView for TwoPlayerView {
         }
         let label = |i: u64| {
             let (v, d) = labels[&i];
-            (letter(v), d)
+            (Outcome::letter_of(v), d)
         };
         let node = |i: u64| match game.node(i) {
             Node::Illegal => "illegal".to_string(),
@@ -73,7 +65,7 @@ impl GameView for TwoPlayerView {
         }
         // A draw has no depth worth showing.
         let value_text = |i: u64| match label(i) {
-            ("D", _) => "D".to_string(),
+            ('D', _) => "D".to_string(),
             (v, d) => format!("{v}{d}"),
         };
         println!("position {}  (index {index})", game.format_position(index));

@@ -13,10 +13,8 @@ pub(super) type Abort = Option<(String, String)>;
 
 /// Wait until the run is aborted; the worker at fault and the reason.
 pub(super) async fn aborted(rx: &mut watch::Receiver<Abort>) -> (String, String) {
-    match rx.wait_for(|a| a.is_some()).await {
-        Ok(a) => a.clone().unwrap_or_default(),
-        Err(_) => ("coordinator".into(), "the run was dropped".into()),
-    }
+    let dropped = ("coordinator".to_string(), "the run was dropped".to_string());
+    super::router::aborted(rx, dropped).await
 }
 
 /// Heartbeat one worker until the task is aborted; stop the run when it stalls, dies, restarts

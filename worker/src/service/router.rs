@@ -14,11 +14,12 @@ use tokio::sync::watch;
 /// Why a run was stopped on this worker (None while it goes on).
 pub type AbortSignal = watch::Receiver<Option<String>>;
 
-/// Wait until `abort` carries a reason, and return it.
-pub async fn aborted(abort: &mut AbortSignal) -> String {
+/// Wait until `abort` carries a reason, and return it; `dropped` when its sender is gone (the
+/// run was dropped). Both ends use it: the worker's router, the coordinator's heartbeats.
+pub async fn aborted<T: Clone>(abort: &mut watch::Receiver<Option<T>>, dropped: T) -> T {
     match abort.wait_for(|r| r.is_some()).await {
-        Ok(reason) => reason.clone().unwrap_or_default(),
-        Err(_) => "the run was dropped".to_string(),
+        Ok(reason) => reason.clone().unwrap_or(dropped),
+        Err(_) => dropped,
     }
 }
 
@@ -102,7 +103,7 @@ impl Router for GrpcRouter {
                 reply = client.updates(tokio_stream::iter(chunks)) => reply.map(|_| ()).map_err(|s| {
                     format!("delivering {} updates of wave {wave} failed: {}", updates.len(), describe_status(&s))
                 }),
-                reason = aborted(&mut abort) => Err(format!("stopped: {reason}")),
+                reason = aborted(&mut abort, "the run was dropped".to_string()) => Err(format!("stopped: {reason}")),
             }
         });
         match outcome {

@@ -5,7 +5,7 @@ use anyhow::Result;
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::{FormatError, Lookup};
 use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::kernel::{DRAW, LOSS, WIN};
+use kingmaker_worker::kernel::Value;
 use kingmaker_worker::{Game, Node};
 use serde::Serialize;
 
@@ -27,13 +27,10 @@ pub struct Answer {
 }
 
 fn answer((value, depth): (u8, u16)) -> Answer {
-    let value = match value {
-        WIN => 'W',
-        LOSS => 'L',
-        DRAW => 'D',
-        _ => '-',
-    };
-    Answer { value, depth }
+    Answer {
+        value: Value::letter_of(value),
+        depth,
+    }
 }
 
 /// Control classes (docs/rules.md §1).

@@ -6,6 +6,7 @@
 //! `--report FILE` the `--all` census also writes a Markdown section that answers the questions
 //! of `docs/toppen.md` (scripts/toppen-report.sh assembles that page).
 
+use crate::digits::thousands;
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -486,18 +487,6 @@ impl Overview {
         }
         out
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, ch) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 fn chance(n: u32) -> String {
