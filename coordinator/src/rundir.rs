@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 pub struct RunInfo {
     /// Version of this file's layout: 1 (written, not checked on reading so far).
     pub format: u32,
-    /// The game and its parameters (`{"game": "cc2p", "board": 7, ...}`, see [`GameSpec`]).
+    /// The game and its parameters (`{"game": FAMILY, PARAMETER: VALUE, ...}`, see [`GameSpec`]).
     pub spec: GameSpec,
     /// The layers to solve, in build order: name, coalition and objective bit masks.
     pub layers: Vec<Layer>,
