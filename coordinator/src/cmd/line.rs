@@ -29,13 +29,7 @@ pub struct LineArgs {
 }
 
 pub fn run(args: LineArgs) -> Result<()> {
-    let (run, info) = RunDir::open(&args.dir)?;
-    if !run.summary_path().exists() {
-        bail!(
-            "{} is not a finished build (no summary.json); wait for it or resume it",
-            args.dir.display()
-        );
-    }
+    let (run, info) = RunDir::open_finished(&args.dir)?;
     let game = info.spec.build()?;
     if game.players() != 2 {
         bail!(

@@ -48,13 +48,7 @@ pub struct CensusArgs {
 }
 
 pub fn run(args: CensusArgs) -> Result<()> {
-    let (run, info) = RunDir::open(&args.dir)?;
-    if !run.summary_path().exists() {
-        bail!(
-            "{} is not a finished build (no summary.json); wait for it or resume it",
-            args.dir.display()
-        );
-    }
+    let (run, info) = RunDir::open_finished(&args.dir)?;
     let game = info.spec.build()?;
     let Some(game) = game.as_any().downcast_ref::<Toppen>() else {
         bail!(
