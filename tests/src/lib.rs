@@ -497,6 +497,85 @@ pub fn addrs(workers: &[Worker]) -> String {
         .join(",")
 }
 
+/// A process held with SIGSTOP until this guard is dropped (then SIGCONT), pass or fail.
+/// [`Stopped::hold`] returns once every thread of the process is stopped, so nothing it does
+/// (write progress.json, answer a call, close a wave) can happen until the guard goes.
+pub struct Stopped(u32);
+
+impl Stopped {
+    pub fn hold(pid: u32) -> Stopped {
+        send_signal(pid, libc::SIGSTOP);
+        let held = Stopped(pid);
+        let start = std::time::Instant::now();
+        let tasks = Path::new("/proc").join(pid.to_string()).join("task");
+        loop {
+            let states: Vec<char> = std::fs::read_dir(&tasks)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", tasks.display()))
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("stat")).ok())
+                .filter_map(|stat| stat.rsplit_once(')')?.1.trim_start().chars().next())
+                .collect();
+            if !states.is_empty() && states.iter().all(|&c| c == 'T' || c == 't') {
+                return held;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "process {pid} did not stop: thread states {states:?}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: a plain system call; the process may be gone already.
+        unsafe { libc::kill(self.0 as libc::pid_t, libc::SIGCONT) };
+    }
+}
+
+/// Send signal `sig` to process `pid` (which must exist).
+pub fn send_signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: a plain system call.
+    let r = unsafe { libc::kill(pid as libc::pid_t, sig) };
+    assert_eq!(
+        r,
+        0,
+        "kill({pid}, {sig}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// `GET http://ADDR/metrics` (Prometheus text) with a bare HTTP/1.0 request: the body, or why
+/// there is none (nothing listens any more, a status other than 200...).
+pub fn scrape_metrics(addr: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let get = || -> std::io::Result<String> {
+        let mut stream = std::net::TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+        let mut text = String::new();
+        stream.read_to_string(&mut text)?;
+        Ok(text)
+    };
+    let text = get().map_err(|e| format!("GET http://{addr}/metrics: {e}"))?;
+    match text.split_once("\r\n\r\n") {
+        Some((head, body))
+            if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") =>
+        {
+            Ok(body.to_string())
+        }
+        _ => Err(format!("GET http://{addr}/metrics: {text}")),
+    }
+}
+
+/// The value of the sample `name` (no labels) in Prometheus text, if present.
+pub fn metric(text: &str, name: &str) -> Option<u64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (n, v) = l.split_once(' ')?;
+        (n == name).then(|| v.trim().parse().ok())?
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
