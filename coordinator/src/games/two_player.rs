@@ -27,7 +27,6 @@ impl TwoPlayerView {
     }
 }
 
-
 impl GameView for TwoPlayerView {
     fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
         let game = &*self.game;
