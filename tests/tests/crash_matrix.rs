@@ -13,8 +13,8 @@
 //! 300) rounds; see BENCHMARKS.md.
 
 use kingmaker_e2e::{
-    assert_interrupted_share, assert_same_tables, bin, kingmaker, read_json, reference_build,
-    seeded,
+    assert_interrupted_share, assert_same_tables, bin, kingmaker, progress, read_json,
+    reference_build, seeded,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,37 +69,62 @@ fn layer_entries(dir: &Path) -> usize {
     std::fs::read_dir(dir.join("layers")).map_or(0, |d| d.count())
 }
 
-/// When to kill: `ms` milliseconds after the start, or `ms` after `layers/` first holds
-/// `entries` entries (a table being written or just written; after the third: classes, summary).
+/// When to kill: `ms` milliseconds after the start; or `ms` after progress.json shows wave `wave`
+/// of the build's `layer`-th layer (or that layer's table exists); or `ms` after `layers/` first
+/// holds `entries` entries (a table being written or just written; after the third: classes,
+/// summary). The last two do not depend on the machine's speed.
 #[derive(Clone, Copy, Debug)]
 enum Moment {
     After { ms: u64 },
+    AtWave { layer: usize, wave: u64, ms: u64 },
     AtTable { entries: usize, ms: u64 },
 }
 
-/// Wait for `moment` (or the end of `child`), then kill -9 it. True when the kill landed while the
-/// process was still running.
-fn kill_at(dir: &Path, child: &mut Child, moment: Moment) -> bool {
+/// The reference run's layers in build order (run.json).
+fn layer_order() -> Vec<String> {
+    read_json(&reference().0.join("run.json"))["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Wait for `moment` (or the end of `child`), then kill -9 it. None when the kill landed while the
+/// process was still running; the process's run time when it ended first.
+fn kill_at(dir: &Path, child: &mut Child, moment: Moment) -> Option<Duration> {
     let start = Instant::now();
     let hang = Duration::from_secs(300);
     let mut triggered: Option<(Instant, u64)> = None;
+    let layers = layer_order();
     loop {
         if child.try_wait().unwrap().is_some() {
-            return false;
+            return Some(start.elapsed());
         }
-        let due = match moment {
-            Moment::After { ms } => start.elapsed() >= Duration::from_millis(ms),
-            Moment::AtTable { entries, ms } => {
-                if triggered.is_none() && layer_entries(dir) >= entries {
-                    triggered = Some((Instant::now(), ms));
+        if triggered.is_none() {
+            let now = match moment {
+                Moment::After { ms } => Some(ms),
+                Moment::AtWave { layer, wave, ms } => {
+                    let name = &layers[layer % layers.len()];
+                    let seen = progress(dir)
+                        .is_some_and(|(pid, l, w)| pid == child.id() && &l == name && w >= wave);
+                    let done = dir.join("layers").join(format!("{name}.kmt")).exists();
+                    (seen || done).then_some(ms)
                 }
-                triggered.is_some_and(|(t, ms)| t.elapsed() >= Duration::from_millis(ms))
-            }
-        };
-        if due {
+                Moment::AtTable { entries, ms } => (layer_entries(dir) >= entries).then_some(ms),
+            };
+            triggered = now.map(|ms| {
+                let from = match moment {
+                    Moment::After { .. } => start,
+                    _ => Instant::now(),
+                };
+                (from, ms)
+            });
+        }
+        if triggered.is_some_and(|(t, ms)| t.elapsed() >= Duration::from_millis(ms)) {
             child.kill().unwrap();
             child.wait().unwrap();
-            return true;
+            return None;
         }
         assert!(
             start.elapsed() < hang,
@@ -132,10 +157,15 @@ fn phase(dir: &Path) -> &'static str {
 
 /// One round: build, kill at `moment`; then resume (killing the first resume at
 /// `resume_kill_ms` when given) until the run is complete; compare with the reference.
-/// Returns the phase the build's kill landed in (None: the build finished first).
-fn round(dir: &Path, moment: Moment, resume_kill_ms: Option<u64>) -> Option<&'static str> {
+/// Returns the phase the build's kill landed in, or the build's run time when it finished first.
+fn round(
+    dir: &Path,
+    moment: Moment,
+    resume_kill_ms: Option<u64>,
+) -> Result<&'static str, Duration> {
     let mut child = start_build(dir);
-    let landed = kill_at(dir, &mut child, moment).then(|| phase(dir));
+    let ended = kill_at(dir, &mut child, moment);
+    let landed = ended.is_none().then(|| phase(dir));
     let mut resume_kill = resume_kill_ms;
     for attempt in 0.. {
         assert!(attempt < 10, "{}: no end after 10 resumes", dir.display());
@@ -179,60 +209,79 @@ fn round(dir: &Path, moment: Moment, resume_kill_ms: Option<u64>) -> Option<&'st
         read_json(&expected.join("summary.json"))["layers"],
         "{moment:?}: summary counts"
     );
-    landed
+    landed.ok_or_else(|| ended.unwrap())
 }
 
-/// `rounds` rounds with seeded moments: one in five in the first 60 ms (the start), three in five
-/// at a random time within the reference build's duration, one in five at a table file (0–20 ms
-/// after `layers/` holds its 1st..3rd entry); every third round's first resume is killed too. Returns (interrupted, phase counts).
-fn matrix(rounds: usize, tag: &str) -> (usize, BTreeMap<&'static str, usize>) {
+/// Rounds with seeded moments until `budget` has passed (at least `min_rounds`, at most
+/// `max_rounds`): one in five in the first 60 ms (the start), two in five at a random time within
+/// the build's duration (70% of the reference build's, less when a build finished faster), one in
+/// five after a random wave of a random layer, one in five at a table file (0–20 ms after
+/// `layers/` holds its 1st..3rd entry); every third round's first resume is killed too.
+/// Returns (rounds, interrupted, phase counts).
+fn matrix(
+    min_rounds: usize,
+    max_rounds: usize,
+    budget: Duration,
+    tag: &str,
+) -> (usize, usize, BTreeMap<&'static str, usize>) {
     let (_, took) = reference();
-    // The reference build ran alone and first (cold caches): later builds are faster, so draw
-    // from 70% of its time to land mid-run.
-    let span = (took.as_millis() as u64 * 7 / 10).max(500);
+    // The reference build ran alone and first (cold caches): later builds are often faster.
+    let mut span = (took.as_millis() as u64 * 7 / 10).max(100);
     eprintln!("reference build took {took:?}");
-    let draws = seeded(rounds * 3, 0, 1 << 30);
+    let draws = seeded(max_rounds * 3, 0, 1 << 30);
     let tmp = tempfile::tempdir().unwrap();
     let mut interrupted = 0;
     let mut phases = BTreeMap::new();
     let started = Instant::now();
-    for i in 0..rounds {
+    let mut rounds = 0;
+    while rounds < max_rounds && (rounds < min_rounds || started.elapsed() < budget) {
+        let i = rounds;
         let (a, b, c) = (draws[3 * i], draws[3 * i + 1], draws[3 * i + 2]);
         let moment = match i % 5 {
             // The start: parsing, validating, run.json, the workers' arrays.
             0 => Moment::After { ms: a % 60 },
+            2 => Moment::AtWave {
+                layer: (a % 3) as usize,
+                wave: 1 + b % 14,
+                ms: c % 5,
+            },
             3 => Moment::AtTable {
                 entries: 1 + (a % 3) as usize,
                 ms: b % 21,
             },
             _ => Moment::After { ms: a % span },
         };
-        let resume_kill = (i % 3 == 2).then_some(50 + c % (span / 2));
+        let resume_kill = (i % 3 == 2).then_some(20 + c % (span / 2).max(1));
         let dir = tmp.path().join(format!("{tag}{i}"));
         let landed = round(&dir, moment, resume_kill);
+        let what = match landed {
+            Ok(phase) => phase,
+            Err(ran) => {
+                span = span.min((ran.as_millis() as u64 * 7 / 10).max(100));
+                "(finished first)"
+            }
+        };
         eprintln!(
-            "round {i}: kill {moment:?} landed in {}; resume killed at {resume_kill:?} ms",
-            landed.unwrap_or("(finished first)")
+            "round {i}: kill {moment:?} landed in {what}; resume killed at {resume_kill:?} ms"
         );
-        *phases
-            .entry(landed.unwrap_or("(finished first)"))
-            .or_insert(0) += 1;
-        interrupted += landed.is_some_and(|p| p != "after summary.json") as usize;
+        *phases.entry(what).or_insert(0) += 1;
+        interrupted += landed.is_ok_and(|p| p != "after summary.json") as usize;
         let _ = std::fs::remove_dir_all(&dir);
+        rounds += 1;
     }
     eprintln!(
         "{rounds} rounds in {:?}: {interrupted} kills mid-run; phases {phases:?}",
         started.elapsed()
     );
-    (interrupted, phases)
+    (rounds, interrupted, phases)
 }
 
-/// About a minute: 16 rounds. At least three quarters of the build kills must land mid-run, and
-/// in at least three different phases.
+/// About a minute: rounds for 45 s (at least 12, at most 150; a round takes 0.4–4 s here, with
+/// the machine's load). At least three quarters of the build kills must land mid-run, and in at
+/// least three different phases.
 #[test]
 fn kill_9_across_phases_then_resume_gives_identical_tables() {
-    let rounds = 16;
-    let (interrupted, phases) = matrix(rounds, "r");
+    let (rounds, interrupted, phases) = matrix(12, 150, Duration::from_secs(45), "r");
     assert_interrupted_share(interrupted, rounds, 3, 4);
     assert!(
         phases.keys().filter(|p| !p.starts_with('(')).count() >= 3,
@@ -240,7 +289,7 @@ fn kill_9_across_phases_then_resume_gives_identical_tables() {
     );
 }
 
-/// The long soak: `KINGMAKER_SOAK_ROUNDS` rounds (default 300; ~3 s each here). Run with
+/// The long soak: `KINGMAKER_SOAK_ROUNDS` rounds (default 300; 0.4–4 s each here). Run with
 /// `cargo test --release -p kingmaker-e2e --test crash_matrix -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -249,6 +298,6 @@ fn crash_matrix_soak() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(300);
-    let (interrupted, _) = matrix(rounds, "soak");
+    let (rounds, interrupted, _) = matrix(rounds, rounds, Duration::ZERO, "soak");
     assert_interrupted_share(interrupted, rounds, 3, 4);
 }
