@@ -146,7 +146,12 @@ fn node_json(game: &AnyGame, index: u64) -> Value {
     match game.node(index) {
         Node::Illegal => json!({"kind": "illegal", "text": "illegal: cannot arise in play"}),
         Node::Terminal { winner } => {
-            let (w, text) = (game.player_name(winner), game.outcome_text(winner));
+            let text = game.outcome_text(winner);
+            // `winner` names a player only in games whose outcomes are players: Go's are final
+            // scores (its player_name would index past its two players), so there it is null.
+            let w = (winner < game.players())
+                .then(|| game.player_name(winner))
+                .filter(|name| text == format!("{name} has won"));
             json!({"kind": "terminal", "winner": w, "text": format!("game over: {text}")})
         }
         Node::Live { mover } => {

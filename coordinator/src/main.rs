@@ -4,6 +4,8 @@ mod cmd;
 mod deploy;
 mod digits;
 mod explore;
+#[cfg(test)]
+mod fuzz_tests;
 mod games;
 mod lock;
 mod principal_line;

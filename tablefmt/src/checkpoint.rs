@@ -70,8 +70,16 @@ pub fn write_chunk(dir: &Path, file: &str, data: &[u8]) -> Result<ChunkRef, Form
     })
 }
 
-/// Read a chunk back, checking the frame and the raw bytes against `r`.
+/// Read a chunk back, checking the frame and the raw bytes against `r`. A file name that is not
+/// one [`chunk_name`] produces (one that could leave `dir`) is refused, never opened.
 pub fn read_chunk(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatError> {
+    if parse_chunk_name(&r.file).is_none() {
+        return Err(FormatError::Corrupt(format!(
+            "checkpoint chunk {:?} in {}: not a chunk file name (sSSSSS-cells-cCCCCC-wNNNNN.zst)",
+            r.file,
+            dir.display()
+        )));
+    }
     let path = dir.join(&r.file);
     let bad =
         |what: String| FormatError::Corrupt(format!("checkpoint chunk {}: {what}", path.display()));
@@ -105,6 +113,25 @@ pub fn check_chunk(dir: &Path, r: &ChunkRef) -> Result<(), FormatError> {
 /// File name of chunk `chunk` of shard `shard`'s cells, written after wave `wave`.
 pub fn chunk_name(shard: usize, chunk: u64, wave: u32) -> String {
     format!("s{shard:05}-cells-c{chunk:05}-w{wave:05}.zst")
+}
+
+/// The shard, chunk and wave of a chunk file name, when it is exactly one [`chunk_name`] writes
+/// (`None` for any other name: so a name accepted here has no `/`, no `..`, and stays inside its
+/// directory).
+pub fn parse_chunk_name(name: &str) -> Option<(usize, u64, u32)> {
+    fn digits<T: std::str::FromStr>(s: &str) -> Option<T> {
+        if s.len() >= 5 && s.bytes().all(|b| b.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    }
+    let rest = name.strip_prefix('s')?.strip_suffix(".zst")?;
+    let (shard, rest) = rest.split_once("-cells-c")?;
+    let (chunk, wave) = rest.split_once("-w")?;
+    let parsed = (digits(shard)?, digits(chunk)?, digits(wave)?);
+    // Canonical only: no extra leading zeros beyond the writer's padding.
+    (chunk_name(parsed.0, parsed.1, parsed.2) == name).then_some(parsed)
 }
 
 /// The shard a chunk file name belongs to (`None` for other names).
@@ -170,8 +197,39 @@ pub fn write_manifest(path: &Path, manifest: &WorkerCheckpoint) -> Result<(), Fo
 /// [`FormatError::Corrupt`]).
 pub fn read_manifest(path: &Path) -> Result<WorkerCheckpoint, FormatError> {
     let text = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
-    serde_json::from_slice(&text)
+    parse_manifest(&text)
         .map_err(|e| FormatError::Corrupt(format!("{} is malformed: {e}", path.display())))
+}
+
+/// Parse a manifest's bytes and check the chunk file names it lists: each must be the name the
+/// writer gives chunk C of shard S ([`chunk_name`], any wave), where S is the shard it is listed
+/// under and C its position in `cells`. A name with a `/`, `..` or an absolute path is never one,
+/// so every chunk a parsed manifest names lies inside the manifest's directory. The error names
+/// the offending file.
+pub fn parse_manifest(bytes: &[u8]) -> Result<WorkerCheckpoint, String> {
+    let cp: WorkerCheckpoint = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    for s in &cp.shards {
+        for (c, r) in s.cells.iter().enumerate() {
+            match parse_chunk_name(&r.file) {
+                Some((shard, chunk, _)) if shard == s.shard && chunk == c as u64 => {}
+                Some(_) => {
+                    return Err(format!(
+                        "chunk file {:?} is listed as chunk {c} of shard {}, but its name says \
+                         otherwise",
+                        r.file, s.shard
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "chunk file {:?} (chunk {c} of shard {}) is not a chunk file name \
+                         (sSSSSS-cells-cCCCCC-wNNNNN.zst, inside the checkpoint directory)",
+                        r.file, s.shard
+                    ))
+                }
+            }
+        }
+    }
+    Ok(cp)
 }
 
 #[cfg(test)]
@@ -182,17 +240,18 @@ mod tests {
     fn chunks_round_trip_and_corruption_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
-        let r = write_chunk(dir.path(), "c0.zst", &data).unwrap();
+        let name = chunk_name(0, 0, 0);
+        let r = write_chunk(dir.path(), &name, &data).unwrap();
         assert_eq!(read_chunk(dir.path(), &r).unwrap(), data);
         assert!(r.frame_len < r.raw_len / 10, "repetitive arrays compress");
 
-        let path = dir.path().join("c0.zst");
+        let path = dir.path().join(&name);
         let mut bytes = std::fs::read(&path).unwrap();
         let mid = bytes.len() / 2;
         bytes[mid] ^= 0x10;
         std::fs::write(&path, &bytes).unwrap();
         let err = read_chunk(dir.path(), &r).unwrap_err().to_string();
-        assert!(err.contains("c0.zst") && err.contains("crc32"), "{err}");
+        assert!(err.contains(&name) && err.contains("crc32"), "{err}");
 
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
         assert!(read_chunk(dir.path(), &r)
@@ -238,5 +297,72 @@ mod tests {
             matches!(err, FormatError::Corrupt(ref m) if m.contains("is malformed")),
             "{err}"
         );
+    }
+
+    /// Issue 18 item 10: a manifest's chunk file names stay inside its directory — only the
+    /// names the writer produces, for the shard and position they are listed at.
+    #[test]
+    fn chunk_names_outside_the_directory_are_refused() {
+        assert_eq!(parse_chunk_name(&chunk_name(3, 12, 7)), Some((3, 12, 7)));
+        assert_eq!(
+            parse_chunk_name(&chunk_name(123_456, 0, 100_000)),
+            Some((123_456, 0, 100_000))
+        );
+        for bad in [
+            "",
+            "..",
+            "../s00000-cells-c00000-w00001.zst",
+            "/tmp/s00000-cells-c00000-w00001.zst",
+            "s00000-cells-c00000-w00001.zst/..",
+            "sub/s00000-cells-c00000-w00001.zst",
+            "s00000-cells-c00000-w00001.zst.tmp",
+            "s0-cells-c0-w1.zst",
+            "s000000-cells-c00000-w00001.zst",
+            "s+0000-cells-c00000-w00001.zst",
+            "s00000-cells-c00000-w0000\u{0}.zst",
+        ] {
+            assert_eq!(parse_chunk_name(bad), None, "{bad:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let good = chunk_name(0, 0, 1);
+        let cp = |file: &str| WorkerCheckpoint {
+            layer: "solo".into(),
+            wave: 1,
+            worker: 0,
+            shards: vec![ShardCheckpoint {
+                shard: 0,
+                cells: vec![ChunkRef {
+                    file: file.into(),
+                    raw_len: 1,
+                    raw_crc: 0,
+                    frame_len: 1,
+                    frame_crc: 0,
+                }],
+                wave_log_len: 0,
+                wave_log_crc: 0,
+            }],
+        };
+        let path = manifest_path(dir.path(), 0, "solo", 1);
+        write_manifest(&path, &cp(&good)).unwrap();
+        assert_eq!(read_manifest(&path).unwrap().shards[0].cells[0].file, good);
+        for bad in [
+            format!("../{good}"),
+            format!("/{good}"),
+            format!("x/../{good}"),
+            chunk_name(1, 0, 1),
+            chunk_name(0, 1, 1),
+        ] {
+            write_manifest(&path, &cp(&bad)).unwrap();
+            let err = read_manifest(&path).unwrap_err();
+            assert!(
+                matches!(err, FormatError::Corrupt(ref m)
+                    if m.contains(&format!("{bad:?}")) && m.contains("worker-0.solo.w00001.json")),
+                "{bad}: {err}"
+            );
+            let err = read_chunk(dir.path(), &cp(&bad).shards[0].cells[0]);
+            if bad.contains('/') {
+                assert!(err.unwrap_err().to_string().contains(&bad));
+            }
+        }
     }
 }

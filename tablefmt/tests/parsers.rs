@@ -2,6 +2,10 @@
 //! release manifests, checkpoint chunk references. Arbitrary or damaged input gives an error,
 //! never a panic, a hang or a huge allocation.
 
+use kingmaker_tablefmt::checkpoint::{
+    chunk_name, parse_chunk_name, parse_manifest, read_manifest, write_manifest, ChunkRef,
+    ShardCheckpoint, WorkerCheckpoint,
+};
 use kingmaker_tablefmt::layer::{LayerFile, LayerHeader, HEADER_LEN};
 use kingmaker_tablefmt::release::manifest::{manifest_sha256_line, Manifest};
 use kingmaker_tablefmt::release::{write_layer, PackOptions};
@@ -84,6 +88,112 @@ proptest! {
     fn json_like_manifests_never_panic(text in "\\{(\"[a-z_]{1,16}\": ?(\"[a-z0-9._-]{0,12}\"|[0-9]{1,20}|\\[\\]|\\{\\}|null), ?){0,12}\\}") {
         let line = manifest_sha256_line(text.as_bytes());
         let _ = Manifest::parse_checked(text.as_bytes(), line.as_bytes());
+    }
+}
+
+/// A worker checkpoint manifest of `shards` (shard number, chunk count, wave of each chunk).
+fn manifest_of(wave: u32, worker: usize, shards: &[(usize, Vec<u32>)]) -> WorkerCheckpoint {
+    WorkerCheckpoint {
+        layer: "solo".into(),
+        wave,
+        worker,
+        shards: shards
+            .iter()
+            .map(|(shard, waves)| ShardCheckpoint {
+                shard: *shard,
+                cells: waves
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &w)| ChunkRef {
+                        file: chunk_name(*shard, c as u64, w),
+                        raw_len: c as u64 * 7,
+                        raw_crc: w,
+                        frame_len: 3,
+                        frame_crc: 9,
+                    })
+                    .collect(),
+                wave_log_len: 12,
+                wave_log_crc: 34,
+            })
+            .collect(),
+    }
+}
+
+fn shards_strategy() -> impl Strategy<Value = Vec<(usize, Vec<u32>)>> {
+    proptest::collection::vec(
+        (
+            any::<usize>(),
+            proptest::collection::vec(any::<u32>(), 0..4),
+        ),
+        0..4,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn arbitrary_checkpoint_manifests_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        if let Err(m) = parse_manifest(&bytes) {
+            prop_assert!(!m.is_empty());
+        }
+    }
+
+    #[test]
+    fn checkpoint_manifests_round_trip(wave in any::<u32>(), worker in any::<usize>(), shards in shards_strategy()) {
+        let cp = manifest_of(wave, worker, &shards);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("worker-0.solo.w00001.json");
+        write_manifest(&path, &cp).unwrap();
+        let back = read_manifest(&path).unwrap();
+        prop_assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&cp).unwrap());
+        for s in &back.shards {
+            for (c, r) in s.cells.iter().enumerate() {
+                let (shard, chunk, _) = parse_chunk_name(&r.file).unwrap();
+                prop_assert_eq!((shard, chunk), (s.shard, c as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_checkpoint_manifests_never_panic(shards in shards_strategy(), edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), cut in any::<usize>()) {
+        let mut bytes = serde_json::to_vec_pretty(&manifest_of(5, 0, &shards)).unwrap();
+        for (at, b) in edits {
+            let k = at % bytes.len();
+            bytes[k] = b;
+        }
+        let keep = bytes.len() - cut % (bytes.len() + 1);
+        bytes.truncate(keep);
+        match parse_manifest(&bytes) {
+            // Whatever parses names only chunk files inside the directory.
+            Ok(cp) => {
+                for r in cp.shards.iter().flat_map(|s| s.cells.iter()) {
+                    prop_assert!(parse_chunk_name(&r.file).is_some() && !r.file.contains('/'));
+                }
+            }
+            Err(m) => prop_assert!(!m.is_empty()),
+        }
+    }
+
+    #[test]
+    fn forged_chunk_names_are_refused_by_name(shards in shards_strategy(), pick in any::<usize>(), name in "(\\.\\./|/|[a-z]{1,4}/)?[a-zA-Z0-9./_-]{0,40}") {
+        let mut cp = manifest_of(5, 0, &shards);
+        let cells: Vec<(usize, usize)> = cp.shards.iter().enumerate()
+            .flat_map(|(i, s)| (0..s.cells.len()).map(move |c| (i, c))).collect();
+        prop_assume!(!cells.is_empty());
+        let (i, c) = cells[pick % cells.len()];
+        let canonical = chunk_name(cp.shards[i].shard, c as u64, 0);
+        let listed_right = parse_chunk_name(&name)
+            .is_some_and(|(s, k, _)| s == cp.shards[i].shard && k == c as u64);
+        cp.shards[i].cells[c].file = name.clone();
+        let result = parse_manifest(&serde_json::to_vec(&cp).unwrap());
+        if listed_right {
+            prop_assert!(result.is_ok());
+            prop_assert!(name.starts_with('s') && !name.contains('/'), "{} vs {}", name, canonical);
+        } else {
+            let m = result.unwrap_err();
+            prop_assert!(m.contains(&format!("{name:?}")), "{}", m);
+        }
     }
 }
 

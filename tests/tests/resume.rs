@@ -490,3 +490,45 @@ fn resume_uses_the_builds_local_workers() {
     );
     assert_like_reference(&dir, "resumed on the build's two in-process workers");
 }
+
+/// Issue 18 item 10: a checkpoint manifest whose chunk file name leaves its directory (`../x`,
+/// an absolute path) is refused with an error naming the file, and resume treats it as a damaged
+/// checkpoint: it falls back to the one before. The named file is a valid copy of the chunk, so
+/// without the check the forged manifest would be restored from outside the directory.
+#[test]
+fn a_checkpoint_manifest_naming_a_file_outside_its_directory_is_refused() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    for (case, how) in ["parent", "absolute"].iter().enumerate() {
+        let dir = tmp.path().join(format!("run{case}"));
+        build_killed_after_wave_5(&dir, &[]);
+        let wave = checkpointed_wave(&dir).expect("a checkpoint");
+        let cpdir = dir.join("work/worker-0/checkpoint");
+        let path = cpdir.join(format!("worker-0.solo.w{wave:05}.json"));
+        let mut manifest = read_json(&path);
+        let chunk = manifest["shards"][0]["cells"][0]["file"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let outside = dir.join("work/outside.zst");
+        std::fs::copy(cpdir.join(&chunk), &outside).unwrap();
+        let forged = match *how {
+            "parent" => "../../outside.zst".to_string(),
+            _ => outside.to_str().unwrap().to_string(),
+        };
+        manifest["shards"][0]["cells"][0]["file"] = Value::String(forged.clone());
+        std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+
+        let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{how}: {stderr}");
+        assert!(
+            stderr.contains(&format!("checkpoint after wave {wave} cannot be restored"))
+                && stderr.contains(&forged)
+                && stderr.contains("falling back")
+                && stderr.contains(&format!("resuming after wave {}", wave - 1)),
+            "{how}: the forged name {forged} must be refused and named: {stderr}"
+        );
+        assert_like_reference(&dir, how);
+    }
+}

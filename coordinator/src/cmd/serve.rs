@@ -15,9 +15,8 @@
 
 use crate::explore::{ApiError, Explorer};
 use anyhow::{Context, Result};
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -206,20 +205,19 @@ struct PositionQuery {
     p: Option<String>,
 }
 
-async fn position(
-    State(explorer): State<Arc<Explorer>>,
-    query: Result<Query<PositionQuery>, QueryRejection>,
-) -> Response {
-    let q = match query {
-        Ok(Query(q)) => q,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("{e}: use /api/position?p=POSITION"),
-            )
-        }
+/// The position text of `/api/position`'s query string, percent-decoded (no `p`: `start`); the
+/// error says what is wrong with the query.
+pub fn parse_position_query(uri: &Uri) -> Result<String, String> {
+    Query::<PositionQuery>::try_from_uri(uri)
+        .map(|Query(q)| q.p.unwrap_or_else(|| "start".to_string()))
+        .map_err(|e| format!("{e}: use /api/position?p=POSITION"))
+}
+
+async fn position(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
+    let text = match parse_position_query(&uri) {
+        Ok(text) => text,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
     };
-    let text = q.p.unwrap_or_else(|| "start".to_string());
     // Table reads may decompress blocks: keep them off the async workers.
     let result = tokio::task::spawn_blocking(move || explorer.position(&text)).await;
     match result {

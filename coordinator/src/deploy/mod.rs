@@ -8,7 +8,7 @@
 
 mod fetch;
 mod host;
-mod inventory;
+pub(crate) mod inventory;
 mod launch;
 mod provision;
 mod ssh;
