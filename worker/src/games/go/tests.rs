@@ -1125,3 +1125,18 @@ fn successor_rate() {
         parents as f64 / states.len() as f64
     );
 }
+
+/// The published value of 3×3 on the plane (van der Werf et al. 2003: Black takes the whole
+/// board, +9) through the same binary search the build uses; no cycle matters there, so the rule
+/// difference (no superko) leaves it unchanged.
+#[test]
+fn plane_3x3_is_plus_9_as_published() {
+    let g = Arc::new(Go::new(Surface::Plane, 3, 3).unwrap());
+    let mut solved = Vec::new();
+    while let Some(k) = super::search::next_threshold(9, &solved) {
+        let values = solve_in_memory(&g, &g.threshold_layer(k).unwrap(), 2).values;
+        solved.push((k, values[g.start() as usize]));
+    }
+    let b = super::search::bounds(9, &solved);
+    assert_eq!((b.min, b.max), (9, 9), "{solved:?}");
+}
