@@ -11,7 +11,7 @@ use super::owners::{assign_shards, gather};
 use super::shard::ShardPlan;
 use super::{KernelError, Layer};
 use crate::game::Game;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// An in-process worker: a [`WorkerEngine`] behind the [`WorkerHandle`] interface.
 pub struct LocalWorker<G: Game> {
@@ -73,8 +73,10 @@ impl<G: Game> LocalWorker<G> {
 }
 
 /// The in-process transport: a batch for worker `w` is applied by calling its engine directly.
+/// It holds its peers weakly: each engine holds the router, so strong references would make a
+/// cycle that keeps a finished layer's cells alive into the next layer.
 pub struct InProcessRouter<G: Game> {
-    peers: OnceLock<Vec<Arc<LocalWorker<G>>>>,
+    peers: OnceLock<Vec<Weak<LocalWorker<G>>>>,
 }
 
 impl<G: Game> Default for InProcessRouter<G> {
@@ -91,7 +93,11 @@ impl<G: Game> Router for InProcessRouter<G> {
             .peers
             .get()
             .expect("in-process router used before its peers were set");
-        peers[worker].engine.receive(updates)
+        let peer = peers[worker].upgrade().ok_or_else(|| KernelError::Worker {
+            worker: format!("in-process worker {worker}"),
+            message: "was released while its peers still sent it updates".to_string(),
+        })?;
+        peer.engine.receive(updates)
     }
 }
 
@@ -135,7 +141,9 @@ pub fn local_workers<G: Game + 'static>(
                 .map(|d| CheckpointStore::new(d.join("checkpoint"))),
         }));
     }
-    let _ = router.peers.set(locals.clone());
+    let _ = router
+        .peers
+        .set(locals.iter().map(Arc::downgrade).collect());
     Ok(locals.into_iter().map(|w| w as _).collect())
 }
 

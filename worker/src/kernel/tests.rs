@@ -371,3 +371,21 @@ fn wave_summaries_sum_the_wire_bytes_of_the_workers() {
         "{wire:?}"
     );
 }
+
+/// Dropping a layer's in-process workers frees them (and their cells): the router between them
+/// must not keep them alive, or a finished layer's memory stays held while the next one is built.
+#[test]
+fn dropped_local_workers_release_their_engines() {
+    let game = Arc::new(RandomGame::new(17, 3000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 256);
+    let workers = local_workers(game.clone(), &layer, plan, 3, None, CellStorage::Memory).unwrap();
+    drive_layer(&layer, &workers, None, &mut |_: &super::WaveSummary| {}).unwrap();
+    assert!(Arc::strong_count(&game) > 1);
+    drop(workers);
+    assert_eq!(
+        Arc::strong_count(&game),
+        1,
+        "an engine outlived its workers"
+    );
+}
