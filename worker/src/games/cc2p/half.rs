@@ -225,6 +225,11 @@ impl Game for Cc2pHalf {
         0
     }
 
+    fn successor_count(&self, h: u64) -> usize {
+        self.full
+            .successor_count_of(&self.full.expand_swapped(self.full_index(h)))
+    }
+
     fn alternates_sides(&self) -> bool {
         true
     }
@@ -291,6 +296,7 @@ mod tests {
             })
             .collect();
         assert_eq!(ss, want, "successors of {h}");
+        assert_eq!(g.successor_count(h), s.len(), "successor count of {h}");
         match g.node(h) {
             Node::Live { .. } => assert!(!s.is_empty()),
             _ => assert!(s.is_empty()),

@@ -275,4 +275,8 @@ impl Game for Cc2p {
     fn mover(&self, index: u64) -> u8 {
         (index & 1) as u8
     }
+
+    fn successor_count(&self, index: u64) -> usize {
+        self.successor_count_of(&self.expand(index))
+    }
 }

@@ -51,6 +51,35 @@ impl Cc2p {
         any
     }
 
+    /// The number of successors of an expanded state ([`Cc2p::each_successor`] counted without
+    /// ranking a child): a move can only lead into an illegal state by completing the goal of
+    /// the player to move next (or, with 6 pieces, through the tip rule), so only destinations in
+    /// that goal are tested one by one.
+    #[inline]
+    pub(super) fn successor_count_of(&self, e: &Expanded) -> usize {
+        let (o, y) = (&e.pos.o, e.pos.mover);
+        if self.illegal(o, y) || self.wins(o, 1 - y) {
+            return 0;
+        }
+        let risky = if self.k == 6 { !0 } else { self.goal[1 - y] };
+        let all = o[0] | o[1];
+        let (mut count, mut any) = (0, false);
+        for c in bits(o[y]) {
+            let d = self.dests(c, all & !bit(c));
+            any |= d != 0;
+            count += (d & !risky).count_ones() as usize;
+            for t in bits(d & risky) {
+                let mut after = *o;
+                after[y] ^= bit(c) | bit(t);
+                count += !self.illegal(&after, 1 - y) as usize;
+            }
+        }
+        if !any && !self.illegal(o, 1 - y) {
+            count = 1;
+        }
+        count
+    }
+
     /// Every cell a piece at `from` can move to (steps and jump chains), `all` being the occupied
     /// cells with that piece lifted. Symmetric: `t ∈ dests(f)` iff `f ∈ dests(t)` for the same `all`.
     #[inline]

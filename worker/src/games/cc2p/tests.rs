@@ -405,6 +405,7 @@ fn check_state(game: &Cc2p, i: u64) {
 
     let s = succ(game, i);
     let ss = set(&s);
+    assert_eq!(game.successor_count(i), s.len(), "successor count of {i}");
     match node {
         Node::Live { mover } => {
             assert_eq!(mover, game.mover(i));
