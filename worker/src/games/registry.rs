@@ -46,13 +46,17 @@ pub enum GameSpec {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         thresholds: Vec<i32>,
     },
-    /// The colour-swap half of `Cc2p` with the same parameters (`games::cc2p::half`): what the
-    /// kernel solves for a cc2p build, never a run's game (see [`GameSpec::reduced`]).
+    /// The colour-swap half of `Cc2p` with the same parameters (`games::cc2p::half`), and with
+    /// `mirror` the quarter (reduced by the board's reflection too): what the kernel solves for a
+    /// cc2p build, never a run's game (see [`GameSpec::reduced`]). Runs written before the
+    /// quarter existed have no `mirror` and solve the half.
     #[serde(rename = "cc2p_half")]
     Cc2pHalf {
         board: u8,
         pieces: u8,
         shortcut_tip_rule: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        mirror: bool,
     },
 }
 
@@ -74,7 +78,20 @@ impl GameSpec {
                 board,
                 pieces,
                 shortcut_tip_rule,
-            } => AnyGame::Cc2pHalf(Cc2pHalf::new(cc2p(*board, *pieces, *shortcut_tip_rule)?)),
+                mirror,
+            } => {
+                let full = cc2p(*board, *pieces, *shortcut_tip_rule)?;
+                AnyGame::Cc2pHalf(if *mirror {
+                    anyhow::ensure!(
+                        full.has_reflection(),
+                        "{} has no quarter: the board's reflection is not a symmetry of its rules",
+                        full.name()
+                    );
+                    Cc2pHalf::quarter(full)
+                } else {
+                    Cc2pHalf::new(full)
+                })
+            }
             GameSpec::Go {
                 surface,
                 rows,
@@ -91,8 +108,9 @@ impl GameSpec {
     }
 
     /// The smaller game the kernel solves instead of this one, when a symmetry allows it and the
-    /// finished tables can be expanded back: cc2p's colour-swap half (expanded by
-    /// `Cc2pHalf::expand_rows`). None for games solved as they are.
+    /// finished tables can be expanded back: cc2p's colour-swap quarter, or half where the
+    /// board's reflection is no symmetry (expanded by `Cc2pHalf::expand_rows`). None for games
+    /// solved as they are.
     pub fn reduced(&self) -> Option<GameSpec> {
         match *self {
             GameSpec::Cc2p {
@@ -103,6 +121,7 @@ impl GameSpec {
                 board,
                 pieces,
                 shortcut_tip_rule,
+                mirror: cc2p(board, pieces, shortcut_tip_rule).is_ok_and(|g| g.has_reflection()),
             }),
             _ => None,
         }

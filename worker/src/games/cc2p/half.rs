@@ -32,8 +32,29 @@
 //! `half[swap_colours(f) >> 1]` as it is, at the same depth (the twin is decided in the same wave:
 //! the two solves are the same retrograde analysis up to the swap). Illegal and drawn states stay
 //! as they are. The expanded table is byte-identical to a full solve's.
+//!
+//! **The quarter.** Where the board's left–right reflection is a symmetry of the rules
+//! ([`super::mirror`]: every piece count but 2), [`Cc2pHalf::quarter`] halves the half again.
+//! Quarter index `q = block · C(N − k, k) + r1` names the half state whose player-0 set is the
+//! block's and whose player-1 rank is r1 ([`Cc2pHalf::placement`]); a half state whose player-0
+//! set is the higher of a reflected pair is stood for by its reflection ([`Cc2pHalf::reduce`]).
+//! States whose player-0 set is symmetric keep their own index, as does their reflection (a few
+//! per cent of the states, solved twice rather than given a second, sparser index).
+//!
+//! Successors are the half successors, each reduced. Two of them may reduce to the same quarter
+//! state (a child and its reflection, from a parent whose player-0 set is symmetric): the child is
+//! then listed twice, and the parent is listed twice among its predecessors, so that the kernel's
+//! successor counter sees one update per edge ([`Game`]'s contract). The predecessors of `q` share
+//! one player-0 set P (the swapped state's); with Q the player-0 set of `q` itself:
+//! - P the lower of a pair: the half predecessors, as they are;
+//! - P the higher of a pair: those of the reflected state (the reflections of the half
+//!   predecessors, which stand for them), unless Q is symmetric: then the reflected predecessors
+//!   lead to the reflection of `q`, which has its own index, and `q` has none here;
+//! - P symmetric: the half predecessors, and unless Q is symmetric those of the reflected state
+//!   too (parents whose reflected child is `q`).
 
-use super::{Cc2p, Cc2pError};
+use super::mirror::{Kind, Mirror};
+use super::{Cc2p, Cc2pError, Expanded, Pos};
 use crate::game::{Game, Node};
 use crate::kernel::{LOSS, WIN};
 use crate::notation::Notation;
@@ -41,24 +62,72 @@ use crate::reduction::{Reduction, SolvedTable};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
-/// colour-swapped twin (see the module documentation).
+/// colour-swapped twin, and in the quarter only one of each reflected pair (see the module
+/// documentation).
 #[derive(Clone, Debug)]
 pub struct Cc2pHalf {
     full: Cc2p,
+    /// The board's reflection, in the quarter.
+    mirror: Option<Mirror>,
 }
 
 /// The side to move in the full states the half indices name.
 const SIDE: u64 = 1;
 
 impl Cc2pHalf {
+    /// The colour-swap half.
     pub fn new(full: Cc2p) -> Cc2pHalf {
-        Cc2pHalf { full }
+        Cc2pHalf { full, mirror: None }
     }
 
-    /// The full index of half index `h`.
+    /// The quarter: the half reduced again by the board's reflection, where that is a symmetry
+    /// of the rules ([`Cc2p::has_reflection`]); else the half.
+    pub fn quarter(full: Cc2p) -> Cc2pHalf {
+        let mirror = Mirror::new(&full);
+        Cc2pHalf { full, mirror }
+    }
+
+    /// Whether this is the quarter.
+    pub fn is_quarter(&self) -> bool {
+        self.mirror.is_some()
+    }
+
+    /// The half placement (player 0's and player 1's cells) that index `q` names.
     #[inline]
-    pub fn full_index(&self, h: u64) -> u64 {
-        h << 1 | SIDE
+    pub fn placement(&self, q: u64) -> u64 {
+        match &self.mirror {
+            None => q,
+            Some(m) => {
+                let sets1 = self.full.sets1;
+                m.set_of(q / sets1) * sets1 + q % sets1
+            }
+        }
+    }
+
+    /// The index that stands for half placement `h`: `h` itself, or in the quarter its
+    /// reflection's when player 0's set is the higher of a reflected pair.
+    #[inline]
+    pub fn reduce(&self, h: u64) -> u64 {
+        let Some(m) = &self.mirror else {
+            return h;
+        };
+        let sets1 = self.full.sets1;
+        let (block, kind) = m.block_of(h / sets1);
+        if kind != Kind::Higher {
+            return block * sets1 + h % sets1;
+        }
+        let p = self.full.unrank(h << 1 | SIDE);
+        let reflected = self.full.rank(&Pos {
+            o: [m.reflect(p.o[0]), m.reflect(p.o[1])],
+            mover: p.mover,
+        }) >> 1;
+        block * sets1 + reflected % sets1
+    }
+
+    /// The full index (player 1 to move) of index `q`.
+    #[inline]
+    pub fn full_index(&self, q: u64) -> u64 {
+        self.placement(q) << 1 | SIDE
     }
 
     /// The full game this half stands for.
@@ -66,13 +135,13 @@ impl Cc2pHalf {
         &self.full
     }
 
-    /// Where full index `f`'s answer is in the half table, and whether W and L are exchanged.
+    /// Where full index `f`'s answer is in the reduced table, and whether W and L are exchanged.
     #[inline]
     pub fn source(&self, f: u64) -> (u64, bool) {
         if f & 1 == SIDE {
-            (f >> 1, true)
+            (self.reduce(f >> 1), true)
         } else {
-            (self.full.swap_colours(f) >> 1, false)
+            (self.reduce(self.full.swap_colours(f) >> 1), false)
         }
     }
 
@@ -108,7 +177,8 @@ impl Cc2pHalf {
                 self.full.twin_placements(placement, twins);
                 let rows = values.chunks_exact_mut(2).zip(depth.chunks_exact_mut(2));
                 for (i, ((v, d), &twin)) in rows.zip(twins.iter()).enumerate() {
-                    let (own, twin) = (half.get(placement + i as u64), half.get(twin));
+                    let own = half.get(self.reduce(placement + i as u64));
+                    let twin = half.get(self.reduce(twin));
                     let (mover0, mover1) = if SIDE == 1 {
                         (twin, (flip(own.0), own.1))
                     } else {
@@ -133,7 +203,16 @@ impl Cc2pHalf {
                 ),
             });
         }
-        Ok(f >> 1)
+        Ok(self.reduce(f >> 1))
+    }
+
+    /// The predecessors of the swapped state `s` (player 0 to move), as indices: each
+    /// predecessor's placement has `s`'s player-0 set, whose block is `block`.
+    #[inline(always)]
+    fn predecessors_of(&self, s: &Expanded, block: u64, out: &mut Vec<u64>) {
+        let shift = (s.r0 - block) * self.full.sets1;
+        self.full
+            .each_predecessor(s, |placement| out.push(placement - shift));
     }
 }
 
@@ -151,7 +230,7 @@ impl Notation for Cc2pHalf {
     fn moves(&self, h: u64) -> Vec<(String, u64)> {
         let mut moves = self.full.moves(self.full_index(h));
         for m in &mut moves {
-            m.1 = self.full.swap_colours(m.1) >> 1;
+            m.1 = self.reduce(self.full.swap_colours(m.1) >> 1);
         }
         moves
     }
@@ -186,7 +265,8 @@ impl Reduction for Cc2pHalf {
 
 impl Game for Cc2pHalf {
     fn name(&self) -> String {
-        format!("{}-half", self.full.name())
+        let part = if self.is_quarter() { "quarter" } else { "half" };
+        format!("{}-{part}", self.full.name())
     }
 
     fn players(&self) -> u8 {
@@ -194,7 +274,10 @@ impl Game for Cc2pHalf {
     }
 
     fn size(&self) -> u64 {
-        self.full.size() / 2
+        match &self.mirror {
+            None => self.full.size() / 2,
+            Some(m) => m.blocks() * self.full.sets1,
+        }
     }
 
     /// The full game's node of `2h`: player 0 is to move, so its winner is already relative to
@@ -212,13 +295,34 @@ impl Game for Cc2pHalf {
     fn successors(&self, h: u64, out: &mut Vec<u64>) {
         let e = self.full.expand_swapped(self.full_index(h));
         self.full
-            .each_successor(&e, |placement| out.push(placement));
+            .each_successor(&e, |placement| out.push(self.reduce(placement)));
     }
 
-    fn predecessors(&self, h: u64, out: &mut Vec<u64>) {
-        let e = self.full.expand_swapped(self.full_index(h));
-        self.full
-            .each_predecessor(&e, |placement| out.push(placement));
+    /// See the module documentation for the quarter's cases.
+    fn predecessors(&self, q: u64, out: &mut Vec<u64>) {
+        let s = self.full.expand_swapped(self.full_index(q));
+        let Some(m) = &self.mirror else {
+            return self.predecessors_of(&s, s.r0, out);
+        };
+        let reflected = || {
+            self.full.expanded_of(&Pos {
+                o: [m.reflect(s.pos.o[0]), m.reflect(s.pos.o[1])],
+                mover: s.pos.mover,
+            })
+        };
+        let own_symmetric = m.block_of(self.placement(q) / self.full.sets1).1 == Kind::Symmetric;
+        let (block, kind) = m.block_of(s.r0);
+        match kind {
+            Kind::Lower => self.predecessors_of(&s, block, out),
+            Kind::Higher if !own_symmetric => self.predecessors_of(&reflected(), block, out),
+            Kind::Higher => {}
+            Kind::Symmetric => {
+                self.predecessors_of(&s, block, out);
+                if !own_symmetric {
+                    self.predecessors_of(&reflected(), block, out);
+                }
+            }
+        }
     }
 
     fn mover(&self, _h: u64) -> u8 {
@@ -400,7 +504,12 @@ mod tests {
     /// Solve the half game and the full game with the kernel; the expanded half table must be the
     /// full table, byte for byte.
     fn half_solve_expands_to_full_solve(m: u8, k: u8, rule: TipRule) {
-        let g = Arc::new(half(m, k, rule));
+        reduced_solve_expands_to_full_solve(half(m, k, rule));
+    }
+
+    fn reduced_solve_expands_to_full_solve(g: Cc2pHalf) {
+        let (m, k) = (g.full().board(), g.full().pieces());
+        let g = Arc::new(g);
         let full = Arc::new(g.full().clone());
         let h = solve_in_memory(&g, &solo(), 2);
         let f = solve_in_memory(&full, &solo(), 2);
@@ -421,7 +530,8 @@ mod tests {
         assert!(depth == f.depth, "{m}x{m}/{k}: depths differ");
         let count = |v: u8| f.values.iter().filter(|&&x| x == v).count();
         eprintln!(
-            "{m}x{m}/{k}: {} W, {} L, {} D, {} illegal",
+            "{}: {} W, {} L, {} D, {} illegal",
+            g.name(),
             count(WIN),
             count(LOSS),
             count(DRAW),
@@ -447,14 +557,99 @@ mod tests {
         half_solve_expands_to_full_solve(4, 6, TipRule::SolverShortcut);
     }
 
+    fn quarter(m: u8, k: u8, rule: TipRule) -> Cc2pHalf {
+        let g = Cc2pHalf::quarter(Cc2p::new(m, k, rule).unwrap());
+        assert!(g.is_quarter(), "{m}x{m}/{k} has a reflection");
+        g
+    }
+
+    /// The quarter's contract at every state: its nodes and successors are the half's, reduced;
+    /// the successor count counts them; every index round-trips; and the edges listed by
+    /// successors are exactly those listed by predecessors, with their multiplicities.
+    fn check_quarter(g: &Cc2pHalf) {
+        let half = Cc2pHalf::new(g.full().clone());
+        let mut forward = Vec::new();
+        let mut backward = Vec::new();
+        for q in 0..g.size() {
+            let h = g.placement(q);
+            assert_eq!(g.reduce(h), q);
+            assert_eq!(g.node(q), half.node(h));
+            let s = succ(g, q);
+            let mut want: Vec<u64> = succ(&half, h).iter().map(|&c| g.reduce(c)).collect();
+            let mut got = s.clone();
+            want.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(got, want, "successors of {q}");
+            assert_eq!(g.successor_count(q), s.len());
+            forward.extend(s.iter().map(|&c| (q, c)));
+            backward.extend(pred(g, q).iter().map(|&p| (p, q)));
+        }
+        forward.sort_unstable();
+        backward.sort_unstable();
+        assert!(!forward.is_empty());
+        assert!(
+            forward == backward,
+            "{}: moves and unmoves differ",
+            g.name()
+        );
+        // Every half state is stood for by a state with the same answer's shape.
+        for h in 0..half.size() {
+            let q = g.reduce(h);
+            assert_eq!(
+                g.node(q),
+                half.node(h),
+                "half state {h} and its stand-in {q}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_quarter_is_consistent_on_small_boards() {
+        for (m, k) in [(4, 1), (4, 3), (4, 4), (4, 6), (5, 3), (7, 1)] {
+            check_quarter(&quarter(m, k, TipRule::Exact));
+        }
+        check_quarter(&quarter(4, 6, TipRule::SolverShortcut));
+    }
+
+    #[test]
+    fn two_pieces_have_no_quarter() {
+        let g = Cc2pHalf::quarter(Cc2p::new(7, 2, TipRule::Exact).unwrap());
+        assert!(!g.is_quarter());
+        assert!(!g.full().has_reflection());
+        assert_eq!(g.size(), g.full().size() / 2);
+        assert!(Cc2p::new(7, 3, TipRule::Exact).unwrap().has_reflection());
+    }
+
+    /// 7×7 / 3 keeps 141,219,540 of its 559,352,640 states: the number the published solver
+    /// stores with the same two symmetries (BENCHMARKS.md, cc2p).
+    #[test]
+    fn the_quarter_of_7x7_3_is_the_published_solvers() {
+        let g = quarter(7, 3, TipRule::Exact);
+        assert_eq!(g.size(), 141_219_540);
+        assert_eq!(g.full().size(), 559_352_640);
+    }
+
+    #[test]
+    fn quarter_solve_is_the_full_solve() {
+        for (m, k) in [(4, 1), (4, 3), (4, 4), (4, 6), (5, 3), (7, 1)] {
+            reduced_solve_expands_to_full_solve(quarter(m, k, TipRule::Exact));
+        }
+        reduced_solve_expands_to_full_solve(quarter(4, 6, TipRule::SolverShortcut));
+    }
+
     /// The kernel's flip along edges agrees with the reference solver (which honours
     /// `alternates_sides` on its own), and the reference solve of the half game, expanded, is the
     /// reference solve of the full game (both sides to move, no flip): an independent account of
     /// the colour swap.
     #[test]
     fn half_solve_matches_the_reference_solver() {
-        for (m, k) in [(7, 1), (4, 2)] {
-            let g = Arc::new(half(m, k, TipRule::Exact));
+        let games = [(7, 1), (4, 2)]
+            .map(|(m, k)| half(m, k, TipRule::Exact))
+            .into_iter()
+            .chain([quarter(7, 1, TipRule::Exact), quarter(4, 3, TipRule::Exact)]);
+        for g in games {
+            let (m, k) = (g.full().board(), g.full().pieces());
+            let g = Arc::new(g);
             let solved = solve_in_memory(&g, &solo(), 2);
             let (values, depth) = check::reference_solve(g.as_ref(), &solo());
             assert!(solved.values == values, "{m}x{m}/{k}");

@@ -30,13 +30,15 @@
 //! - `rules.rs`: wins, the tip rule, illegal states, classification.
 //! - `moves.rs`: successors and predecessors (the kernel's hot path).
 //! - `notation.rs`: the position notation (docs/cc2p-notation.md), move texts, pictures.
-//! - `half.rs`: the colour-swap half the kernel solves.
+//! - `half.rs`: the colour-swap half (and quarter) the kernel solves.
+//! - `mirror.rs`: the board's left–right reflection and the quarter's blocks.
 
 use crate::game::{Game, Node};
 
 mod board;
 mod count;
 pub mod half;
+mod mirror;
 mod moves;
 mod notation;
 mod rank;

@@ -65,13 +65,14 @@ impl Cc2p {
     pub fn swap_colours(&self, index: u64) -> u64 {
         let p = self.unrank(index);
         self.rank(&Pos {
-            o: [self.mirror(p.o[1]), self.mirror(p.o[0])],
+            o: [self.turn(p.o[1]), self.turn(p.o[0])],
             mover: 1 - p.mover,
         })
     }
 
+    /// The point reflection (a half turn) of a set of cells: cell c ↦ N−1−c.
     #[inline]
-    pub(super) fn mirror(&self, m: u128) -> u128 {
+    pub(super) fn turn(&self, m: u128) -> u128 {
         m.reverse_bits() >> (128 - self.n as u32)
     }
 
@@ -123,6 +124,29 @@ impl Cc2p {
             }
             e.b[j] = c as u8;
             e.pos.o[1] |= bit(c);
+            e.qmask |= bit(q);
+        }
+        e
+    }
+
+    /// A position expanded as [`Cc2p::expand`] would expand its index, from its cell masks.
+    #[inline]
+    pub(super) fn expanded_of(&self, pos: &Pos) -> Expanded {
+        let mut e = Expanded {
+            pos: *pos,
+            a: [0; K_MAX],
+            b: [0; K_MAX],
+            q: [0; K_MAX],
+            qmask: 0,
+            r0: self.colex(pos.o[0]),
+        };
+        for (i, c) in bits(pos.o[0]).enumerate() {
+            e.a[i] = c as u8;
+        }
+        for (j, c) in bits(pos.o[1]).enumerate() {
+            let q = c - (pos.o[0] & (bit(c) - 1)).count_ones() as usize;
+            e.b[j] = c as u8;
+            e.q[j] = q as u8;
             e.qmask |= bit(q);
         }
         e

@@ -57,7 +57,7 @@ fn geometry() {
                 assert!(game.cells[d].nb & bit(c) != 0);
             }
             assert_eq!(
-                game.mirror(game.cells[c].nb),
+                game.turn(game.cells[c].nb),
                 game.cells[n - 1 - c].nb,
                 "cell {c}"
             );
