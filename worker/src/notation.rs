@@ -31,6 +31,11 @@ pub trait Notation {
     fn outcome_text(&self, outcome: u8) -> String {
         format!("{} has won", self.player_name(outcome))
     }
+    /// The player who won a game with outcome `outcome`, if any (Go: the higher score; none on
+    /// a tie). Most games number their outcomes by the winner.
+    fn outcome_winner(&self, outcome: u8) -> Option<u8> {
+        Some(outcome)
+    }
     /// The start position, for games that have one.
     fn start_index(&self) -> Option<u64>;
     /// A position to show first in the explorer: the start, or for games without one an

@@ -93,7 +93,11 @@ fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
         .collect();
     let ending = match line.ending {
         Ending::GameOver { winner } => {
-            json!({"kind": "game_over", "winner": game.player_name(winner), "outcome": game.outcome_text(winner)})
+            json!({
+                "kind": "game_over",
+                "winner": game.outcome_winner(winner).map(|p| game.player_name(p)),
+                "outcome": game.outcome_text(winner),
+            })
         }
         Ending::Cycle { from } => json!({
             "kind": "cycle",

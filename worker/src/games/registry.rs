@@ -326,6 +326,9 @@ impl Notation for AnyGame {
     fn outcome_text(&self, outcome: u8) -> String {
         each_game!(self, g => g.outcome_text(outcome))
     }
+    fn outcome_winner(&self, outcome: u8) -> Option<u8> {
+        each_game!(self, g => g.outcome_winner(outcome))
+    }
     fn start_index(&self) -> Option<u64> {
         each_game!(self, g => Notation::start_index(g))
     }

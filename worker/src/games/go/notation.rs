@@ -216,6 +216,13 @@ impl Notation for Go {
             self.outcome_score(outcome)
         )
     }
+    /// Black with a positive score, White with a negative one, nobody on a tie.
+    fn outcome_winner(&self, outcome: u8) -> Option<u8> {
+        match self.outcome_score(outcome) {
+            0 => None,
+            s => Some((s < 0) as u8),
+        }
+    }
     fn start_index(&self) -> Option<u64> {
         Some(self.start())
     }

@@ -1302,3 +1302,15 @@ fn plane_3x4_and_2x6_against_the_literature() {
         (WIN, false, true)
     );
 }
+
+/// A game's winner is whoever ends with the higher score; a tie has none.
+#[test]
+fn the_winner_of_an_outcome_is_the_higher_score() {
+    use crate::notation::Notation;
+    let g = Go::new(Surface::Torus, 2, 3).unwrap();
+    let n = 6u8;
+    assert_eq!(g.outcome_winner(n + 2), Some(0));
+    assert_eq!(g.outcome_winner(n - 6), Some(1));
+    assert_eq!(g.outcome_winner(n), None);
+    assert_eq!(g.player_name(g.outcome_winner(2 * n).unwrap()), "Black");
+}
