@@ -116,12 +116,23 @@ impl Cc2pHalf {
         if kind != Kind::Higher {
             return block * sets1 + h % sets1;
         }
-        let p = self.full.unrank(h << 1 | SIDE);
-        let reflected = self.full.rank(&Pos {
-            o: [m.reflect(p.o[0]), m.reflect(p.o[1])],
-            mover: p.mover,
-        }) >> 1;
-        block * sets1 + reflected % sets1
+        let cells = self.full.unrank(h << 1 | SIDE).o;
+        block * sets1 + self.full.rank1(&[m.reflect(cells[0]), m.reflect(cells[1])])
+    }
+
+    /// [`Cc2pHalf::reduce`] of half placement `h` whose two players' cells are `cells()`.
+    #[inline]
+    fn reduce_cells(&self, h: u64, cells: impl FnOnce() -> [u128; 2]) -> u64 {
+        let Some(m) = &self.mirror else {
+            return h;
+        };
+        let sets1 = self.full.sets1;
+        let (block, kind) = m.block_of(h / sets1);
+        if kind != Kind::Higher {
+            return block * sets1 + h % sets1;
+        }
+        let cells = cells();
+        block * sets1 + self.full.rank1(&[m.reflect(cells[0]), m.reflect(cells[1])])
     }
 
     /// The full index (player 1 to move) of index `q`.
@@ -171,14 +182,19 @@ impl Cc2pHalf {
             .par_chunks_mut(CHUNK)
             .zip(depth.par_chunks_mut(CHUNK))
             .enumerate()
-            .for_each_init(Vec::new, |twins, (c, (values, depth))| {
+            .for_each_init(Vec::new, |sources, (c, (values, depth))| {
                 let placement = (first + (c * CHUNK) as u64) / 2;
-                twins.resize(values.len() / 2, 0);
-                self.full.twin_placements(placement, twins);
+                sources.resize(values.len() / 2, (0, 0));
+                let full = &self.full;
+                full.each_placement_with_twin(placement, sources.len(), |i, cells, twin| {
+                    let own = self.reduce_cells(placement + i as u64, || cells);
+                    let twin =
+                        self.reduce_cells(twin, || [full.turn(cells[1]), full.turn(cells[0])]);
+                    sources[i] = (own, twin);
+                });
                 let rows = values.chunks_exact_mut(2).zip(depth.chunks_exact_mut(2));
-                for (i, ((v, d), &twin)) in rows.zip(twins.iter()).enumerate() {
-                    let own = half.get(self.reduce(placement + i as u64));
-                    let twin = half.get(self.reduce(twin));
+                for ((v, d), &(own, twin)) in rows.zip(sources.iter()) {
+                    let (own, twin) = (half.get(own), half.get(twin));
                     let (mover0, mover1) = if SIDE == 1 {
                         (twin, (flip(own.0), own.1))
                     } else {

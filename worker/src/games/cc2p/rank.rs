@@ -182,23 +182,40 @@ impl Cc2p {
         ((self.colex(p.o[0]) * self.sets1 + r1) << 1) | p.mover as u64
     }
 
+    /// Player 1's rank among the cells player 0 leaves free, from the two players' cells.
+    #[inline]
+    pub(super) fn rank1(&self, o: &[u128; 2]) -> u64 {
+        bits(o[1])
+            .enumerate()
+            .map(|(i, c)| {
+                let q = c - (o[0] & (bit(c) - 1)).count_ones() as usize;
+                self.choose[(i + 1) & 7][q & 127]
+            })
+            .sum()
+    }
+
     /// The placement rank (index without the mover bit) of an expanded state.
     #[inline]
     pub(super) fn placement(&self, e: &Expanded) -> u64 {
         e.r0 * self.sets1 + self.colex(e.qmask)
     }
 
-    /// The placement of the colour-swapped twin of every placement `first .. first + out.len()`
-    /// (`swap_colours(p << 1 | m) >> 1` for either mover m), in one sweep: player 1's compressed
-    /// cells are enumerated in colex order instead of unranked, and the free cells around player
-    /// 0's are looked up, so each costs a few table lookups (this is what expanding the half
-    /// table to the full one spends its arithmetic on).
-    pub(crate) fn twin_placements(&self, first: u64, out: &mut [u64]) {
+    /// Every placement `first .. first + count` in order: `f(i, cells, twin)` with its two
+    /// players' cells and the placement of its colour-swapped twin. One sweep: player 1's
+    /// compressed cells are enumerated in colex order instead of unranked, and the free cells
+    /// around player 0's are looked up, so each costs a few table lookups (this is what expanding
+    /// a reduced table to the full one spends its arithmetic on).
+    pub(crate) fn each_placement_with_twin(
+        &self,
+        first: u64,
+        count: usize,
+        mut f: impl FnMut(usize, [u128; 2], u64),
+    ) {
         let k = self.k as usize;
         let n = self.n as usize;
         let (mut r0, mut r1) = (first / self.sets1, first % self.sets1);
         let mut done = 0;
-        while done < out.len() {
+        while done < count {
             // Player 0's cells a (ascending) and the free cells around them.
             let mut a = [0u8; K_MAX];
             self.unrank_set(r0, &mut a);
@@ -214,8 +231,8 @@ impl Cc2p {
             }
             let mut q = [0u8; K_MAX];
             self.unrank_set(r1, &mut q);
-            let run = ((self.sets1 - r1) as usize).min(out.len() - done);
-            for slot in &mut out[done..done + run] {
+            let run = ((self.sets1 - r1) as usize).min(count - done);
+            for i in done..done + run {
                 // Player 1's cells b, ascending; the twin's player 0 is their mirror.
                 let mut twin0 = 0u64;
                 let mut mask1 = 0u128;
@@ -230,7 +247,7 @@ impl Cc2p {
                     let above = (mask1 >> (n - m)).count_ones() as usize;
                     twin1 += self.choose[(j + 1) & 7][(m - above) & 127];
                 }
-                *slot = twin0 * self.sets1 + twin1;
+                f(i, [mask0, mask1], twin0 * self.sets1 + twin1);
                 // The next k-subset of 0..n-k in colex order.
                 let mut i = 0;
                 while i + 1 < k && q[i] + 1 == q[i + 1] {

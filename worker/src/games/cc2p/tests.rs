@@ -609,7 +609,7 @@ fn parse_errors() {
 }
 
 #[test]
-fn twin_placements_are_the_swap() {
+fn placements_and_twins_are_the_unrank_and_the_swap() {
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let mut rng = StdRng::seed_from_u64(7);
     for game in GAMES.iter() {
@@ -621,13 +621,16 @@ fn twin_placements_are_the_swap() {
         starts.extend((1..4).map(|b| b * game.sets1 - 5));
         for first in starts {
             let len = (2 * game.sets1 + 7).min(3000).min(placements - first) as usize;
-            let mut out = vec![0; len];
-            game.twin_placements(first, &mut out);
-            for (i, &t) in out.iter().enumerate() {
+            let mut seen = 0;
+            game.each_placement_with_twin(first, len, |i, cells, t| {
+                assert_eq!(i, seen);
+                seen += 1;
                 let p = first + i as u64;
+                assert_eq!(cells, game.unrank(p << 1).o, "{} {p}", game.name());
                 assert_eq!(t, game.swap_colours(p << 1) >> 1, "{} {p}", game.name());
                 assert_eq!(t, game.swap_colours(p << 1 | 1) >> 1);
-            }
+            });
+            assert_eq!(seen, len);
         }
     }
 }
