@@ -3,8 +3,12 @@
 //! Reports, per core: level-2 3-player Chinese Checkers states expanded per second (unrank, all
 //! successors generated and ranked), successor counts and predecessors generated per second (and
 //! the two combined, the game's share of a wave per state), the full level-1 build,
-//! the TOPPEN universal table, and the kernel's working set in bytes per state.
+//! the TOPPEN universal table, 2-player Chinese Checkers 7×7 / 3 (its quarter's moves, and the
+//! whole quarter solved in memory, per state of the full game), and the kernel's working set in
+//! bytes per state.
 
+use kingmaker_worker::games::cc2p::half::Cc2pHalf;
+use kingmaker_worker::games::cc2p::{Cc2p, TipRule};
 use kingmaker_worker::games::cc3p::Cc3p;
 use kingmaker_worker::games::toppen::{Toppen, ToppenOptions};
 use kingmaker_worker::kernel::{solve_in_memory, Layer};
@@ -143,6 +147,38 @@ fn main() {
                 cpu,
                 solved.waves,
                 game.size() as f64 / cpu / 1e6
+            );
+        }
+    }
+    if wants("cc2p") {
+        let full = Cc2p::new(7, 3, TipRule::Exact).expect("7x7 / 3");
+        let game = Arc::new(Cc2pHalf::quarter(full.clone()));
+        println!(
+            "cc2p 7x7 / 3: {} states, the quarter solves {}",
+            full.size(),
+            game.size()
+        );
+        let states = sample_live(game.as_ref(), 1_000_000, 2);
+        let (count_rate, _) = rate(&states, |s, out| {
+            out.resize(game.successor_count(s), 0);
+        });
+        let (pred_rate, pred_avg) = rate(&states, |s, out| game.predecessors(s, out));
+        println!(
+            "  quarter: lazy counter {:.2} M states per CPU-second; unmoves {:.2} M states per CPU-second ({:.1} predecessors per state)",
+            count_rate / 1e6,
+            pred_rate / 1e6,
+            pred_avg
+        );
+        for threads in [1, 2] {
+            let (t, cpu) = (Instant::now(), process_cpu_secs());
+            let solved = solve_in_memory(&game, &Layer::new("solo", 1, 1), threads);
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), process_cpu_secs() - cpu);
+            println!(
+                "  quarter solved in {:.1}s wall / {:.1}s CPU on {threads} thread(s) ({} waves): {:.2} M states of the full game per CPU-second (before the expansion to full tables)",
+                secs,
+                cpu,
+                solved.waves,
+                full.size() as f64 / cpu / 1e6
             );
         }
     }
