@@ -374,4 +374,36 @@ mod tests {
         game.successors(start, &mut children);
         assert_eq!(game.successor_count(start), children.len());
     }
+
+    /// A cc2p build solves the quarter where the board's reflection is a symmetry, else the
+    /// half; a `run.json` written before the quarter existed (no `mirror`) still means the half.
+    #[test]
+    fn cc2p_reduces_to_the_quarter_or_the_half() {
+        let spec = |pieces| GameSpec::Cc2p {
+            board: 4,
+            pieces,
+            shortcut_tip_rule: false,
+        };
+        let name = |spec: &GameSpec| spec.reduced().unwrap().build().unwrap().name();
+        assert_eq!(name(&spec(3)), "cc2p-4x4-3-quarter");
+        assert_eq!(name(&spec(2)), "cc2p-4x4-2-half");
+        let old: GameSpec = serde_json::from_str(
+            r#"{"game": "cc2p_half", "board": 4, "pieces": 3, "shortcut_tip_rule": false}"#,
+        )
+        .unwrap();
+        assert_eq!(old.build().unwrap().name(), "cc2p-4x4-3-half");
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(!text.contains("mirror"), "{text}");
+        let quarter = spec(3).reduced().unwrap();
+        assert!(serde_json::to_string(&quarter)
+            .unwrap()
+            .contains(r#""mirror":true"#));
+        let forced = GameSpec::Cc2pHalf {
+            board: 4,
+            pieces: 2,
+            shortcut_tip_rule: false,
+            mirror: true,
+        };
+        assert!(forced.build().is_err());
+    }
 }
