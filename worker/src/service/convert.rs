@@ -15,10 +15,18 @@ impl From<&Layer> for pb::LayerSpec {
     }
 }
 
-/// The coalition is a bit mask of at most eight players: bits above the eighth are dropped.
-impl From<&pb::LayerSpec> for Layer {
-    fn from(spec: &pb::LayerSpec) -> Layer {
-        Layer::new(&spec.name, spec.coalition as u8, spec.objective)
+/// The coalition is a bit mask of at most eight players: a mask with higher bits is refused
+/// (a newer coordinator's layer this worker cannot solve), not cut down to another layer.
+impl TryFrom<&pb::LayerSpec> for Layer {
+    type Error = String;
+    fn try_from(spec: &pb::LayerSpec) -> Result<Layer, String> {
+        let coalition = u8::try_from(spec.coalition).map_err(|_| {
+            format!(
+                "layer {:?}: coalition mask {:#x} names players beyond the eighth",
+                spec.name, spec.coalition
+            )
+        })?;
+        Ok(Layer::new(&spec.name, coalition, spec.objective))
     }
 }
 
@@ -81,7 +89,16 @@ mod tests {
     #[test]
     fn kernel_types_round_trip() {
         let layer = Layer::new("enable_ab", 0b011, 0b010);
-        assert_eq!(Layer::from(&pb::LayerSpec::from(&layer)), layer);
+        assert_eq!(
+            Layer::try_from(&pb::LayerSpec::from(&layer)).unwrap(),
+            layer
+        );
+        let wide = pb::LayerSpec {
+            coalition: 0x1_03,
+            ..pb::LayerSpec::from(&layer)
+        };
+        let err = Layer::try_from(&wide).unwrap_err();
+        assert!(err.contains("beyond the eighth"), "{err}");
         let plan = ShardPlan::new(1_000_003, 4096);
         assert_eq!(ShardPlan::from(pb::ShardPlan::from(plan)), plan);
         let closed = ClosedWave {

@@ -152,7 +152,7 @@ impl WorkerService {
                 "worker numbers must be below {workers}"
             )));
         }
-        let layer = Layer::from(&spec);
+        let layer = Layer::try_from(&spec).map_err(Status::invalid_argument)?;
         // Building a game may take seconds (catalogues, ranking tables): not on a network thread.
         let (me_service, spec_json) = (self.clone(), req.game_spec_json.clone());
         let game = tokio::task::spawn_blocking(move || me_service.game(&spec_json))
