@@ -108,19 +108,11 @@ impl Cc2pHalf {
     /// reflection's when player 0's set is the higher of a reflected pair.
     #[inline]
     pub fn reduce(&self, h: u64) -> u64 {
-        let Some(m) = &self.mirror else {
-            return h;
-        };
-        let sets1 = self.full.sets1;
-        let (block, kind) = m.block_of(h / sets1);
-        if kind != Kind::Higher {
-            return block * sets1 + h % sets1;
-        }
-        let cells = self.full.unrank(h << 1 | SIDE).o;
-        block * sets1 + self.full.rank1(&[m.reflect(cells[0]), m.reflect(cells[1])])
+        self.reduce_cells(h, || self.full.unrank(h << 1 | SIDE).o)
     }
 
-    /// [`Cc2pHalf::reduce`] of half placement `h` whose two players' cells are `cells()`.
+    /// [`Cc2pHalf::reduce`] of half placement `h` whose two players' cells are `cells()` (called
+    /// only when the reflection is needed).
     #[inline]
     fn reduce_cells(&self, h: u64, cells: impl FnOnce() -> [u128; 2]) -> u64 {
         let Some(m) = &self.mirror else {
