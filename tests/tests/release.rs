@@ -285,6 +285,7 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
         &values_path,
         table.states(),
         &PackOptions::default(),
+        1,
         |first, out| {
             table.read_states(first, out, &mut [])?;
             if (first..first + out.len() as u64).contains(&index) {

@@ -10,8 +10,8 @@ use kingmaker_tablefmt::release::manifest::{
     write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
 };
 use kingmaker_tablefmt::release::{
-    layer_file_name, values_file_name, write_layer, write_values, PackOptions,
-    DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
+    choose_values_period, layer_file_name, values_file_name, write_layer, write_values,
+    PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
 };
 use kingmaker_tablefmt::value::MAX_CODE;
 use kingmaker_worker::Game;
@@ -167,10 +167,14 @@ fn pack_into(
         )?;
         let values_file = values_file_name(&layer.name);
         let mut stats = ValueStats::default();
+        let period = choose_values_period(info.states, opts, |first, values| {
+            table.read_states(first, values, &mut [])
+        })?;
         let values_only = write_values(
             &dir.join(&values_file),
             info.states,
             opts,
+            period,
             |first, values| {
                 table.read_states(first, values, &mut [])?;
                 stats.add(first, values);
@@ -179,7 +183,8 @@ fn pack_into(
         )?;
         tracing::info!(
             "{}: empirical entropy of the values {:.3} bits/state; given index mod 2, 3, 6: {:.3}, {:.3}, \
-             {:.3} (what a coder without context could reach, against {:.3} for the values file)",
+             {:.3} (what a coder without context could reach, against {:.3} for the values file, \
+             grouped by period {period})",
             layer.name,
             stats.entropy(1),
             stats.entropy(2),

@@ -37,6 +37,15 @@ impl DepthCode {
         }
     }
 
+    /// No depth class coded, the modulus naming the index's period alone (encoding 3 groups a
+    /// values-only file's states by it).
+    pub fn period(modulus: u8) -> DepthCode {
+        DepthCode {
+            modulus,
+            residue: [[NONE; 4]; 8],
+        }
+    }
+
     #[inline]
     fn class(&self, index: u64, value: u8) -> u8 {
         self.residue[(index % self.modulus as u64) as usize][(value & 3) as usize]

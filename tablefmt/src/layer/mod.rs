@@ -3,20 +3,24 @@
 //! layers in this form (`layers/NAME.kmt`) and releases ship it, so every reader — query, serve,
 //! line, census, summary, pack, verify — reads one format. docs/format.md describes every byte.
 //!
-//! Two encodings share the header, the block index and the checksums:
+//! Three encodings share the header, the block index and the checksums:
 //! - [`ENCODING_PACKED`]: values and depths (one byte per state `value | depth code << 2`, or three
 //!   planes when a block holds a depth code of 64 or more);
 //! - [`ENCODING_VALUES`]: values alone, 2 bits per state (four states per byte, the first state in
-//!   the low bits), for users who want W/L/D without depths (as Syzygy ships WDL apart from DTZ).
+//!   the low bits), for users who want W/L/D without depths (as Syzygy ships WDL apart from DTZ);
+//! - [`ENCODING_GROUPED`]: values alone as in encoding 2, each block's states grouped by their
+//!   position modulo the header's modulus first ([`grouping`]).
 //!
 //! The header and the index carry their own crc32, every block's crc32 sits in the index, and the
 //! blocks are contiguous up to the end of the file, so every byte is covered by a checksum.
 //!
 //! - [`depth`]: depth codes (depths stored as `depth / M` where the data allows).
+//! - [`grouping`]: the grouped order of encoding 3, and the choice of its period.
 //! - [`LayerWriter`]: streams a layer in index order (blocks compressed in parallel).
 //! - [`LayerFile`]: random access with a block cache; [`LayerFile::values_plane`] unpacks all values.
 
 pub mod depth;
+pub mod grouping;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -24,6 +28,7 @@ use crate::table::ValueCounts;
 use crate::value::MAX_CODE;
 use crate::{FormatError, Lookup};
 use depth::{DepthCode, DEPTH_CODE_LEN};
+use grouping::{group, Grouping};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -34,8 +39,8 @@ use std::sync::{Arc, Mutex};
 
 /// First eight bytes of a layer file.
 pub const LAYER_MAGIC: [u8; 8] = *b"KMLAYER\0";
-/// Version of the layer file layout. Encoding 2 (values alone) came later without a new
-/// version: a reader that does not know it names the encoding.
+/// Version of the layer file layout. Encodings 2 and 3 (values alone, plain and grouped) came
+/// later without a new version: a reader that does not know one names the encoding.
 pub const LAYER_VERSION: u32 = 1;
 /// Size of the fixed header.
 pub const HEADER_LEN: u64 = 96;
@@ -49,6 +54,10 @@ pub const INDEX_ENTRY_LEN: u64 = 16;
 pub const ENCODING_PACKED: u32 = 1;
 /// Encoding 2, values alone: 2 bits per state, four states per byte, the first in the low bits.
 pub const ENCODING_VALUES: u32 = 2;
+/// Encoding 3, values alone as in encoding 2, after grouping each block's states by their position
+/// modulo the header's modulus M (2 to 8; the depth-code residues are unused, all `0xff`): the
+/// index's period, as cc3p's `index mod 3` names the mover.
+pub const ENCODING_GROUPED: u32 = 3;
 /// Default states per block: 64 Ki states, 16 KiB of packed values.
 pub const DEFAULT_BLOCK_STATES: u32 = 1 << 16;
 /// Largest block a reader accepts (bounds the memory one lookup may need).
@@ -173,8 +182,17 @@ impl LayerHeader {
         if u32_at(12) as u64 != HEADER_LEN {
             return Err(bad("unexpected header length".into()));
         }
-        if header.encoding != ENCODING_PACKED && header.encoding != ENCODING_VALUES {
+        if ![ENCODING_PACKED, ENCODING_VALUES, ENCODING_GROUPED].contains(&header.encoding) {
             return Err(bad(format!("unknown value encoding {}", header.encoding)));
+        }
+        if header.encoding == ENCODING_GROUPED
+            && (header.depth_code.modulus < 2
+                || header.depth_code != DepthCode::period(header.depth_code.modulus))
+        {
+            return Err(bad(format!(
+                "grouped values need a period of 2 to 8 and no depth residues (modulus {})",
+                header.depth_code.modulus
+            )));
         }
         if header.block_states == 0
             || !header.block_states.is_multiple_of(4)
@@ -286,7 +304,7 @@ fn parse_index(
 /// Largest uncompressed payload of a block of `n` states.
 fn max_payload(n: usize, encoding: u32) -> usize {
     match encoding {
-        ENCODING_VALUES => n.div_ceil(4),
+        ENCODING_VALUES | ENCODING_GROUPED => n.div_ceil(4),
         _ => 1 + 3 * n,
     }
 }
@@ -321,9 +339,14 @@ fn encode_payload(
     code: &DepthCode,
 ) -> Vec<u8> {
     let n = values.len();
-    if encoding == ENCODING_VALUES {
+    if encoding == ENCODING_VALUES || encoding == ENCODING_GROUPED {
+        let period = if encoding == ENCODING_GROUPED {
+            code.modulus
+        } else {
+            1
+        };
         let mut out = Vec::with_capacity(max_payload(n, encoding));
-        pack_values(values, &mut out);
+        pack_values(&group(values, period), &mut out);
         return out;
     }
     let codes: Vec<u16> = (0..n)
@@ -356,6 +379,8 @@ pub struct Block {
     /// [`WIDTH_BYTE`], [`WIDTH_PLANES`], or [`WIDTH_VALUES`] for a values-only block.
     width: u8,
     code: DepthCode,
+    /// Where a values-only block's states sit in its payload (period 1 for encoding 2).
+    grouping: Grouping,
     payload: Vec<u8>,
 }
 
@@ -370,7 +395,7 @@ impl Block {
         code: DepthCode,
         payload: Vec<u8>,
     ) -> Result<Block, String> {
-        if encoding == ENCODING_VALUES {
+        if encoding == ENCODING_VALUES || encoding == ENCODING_GROUPED {
             if payload.len() != n.div_ceil(4) {
                 return Err(format!(
                     "payload of {} bytes, {} expected",
@@ -378,11 +403,17 @@ impl Block {
                     n.div_ceil(4)
                 ));
             }
+            let period = if encoding == ENCODING_GROUPED {
+                code.modulus
+            } else {
+                1
+            };
             return Ok(Block {
                 first,
                 n,
                 width: WIDTH_VALUES,
                 code,
+                grouping: Grouping::new(n, period),
                 payload,
             });
         }
@@ -410,6 +441,7 @@ impl Block {
             n,
             width,
             code,
+            grouping: Grouping::new(n, 1),
             payload,
         })
     }
@@ -432,15 +464,19 @@ impl Block {
     #[inline]
     pub fn value(&self, j: usize) -> u8 {
         if self.width == WIDTH_VALUES {
-            return (self.payload[j / 4] >> (2 * (j % 4))) & 3;
+            let p = self.grouping.position(j);
+            return (self.payload[p / 4] >> (2 * (p % 4))) & 3;
         }
         self.payload[1 + j] & 3
     }
 
     /// The block's values packed four to a byte (see [`pack_values`]), appended to `out`.
     pub fn packed_values(&self, out: &mut Vec<u8>) {
-        if self.width == WIDTH_VALUES {
+        if self.width == WIDTH_VALUES && self.grouping == Grouping::new(self.n, 1) {
             out.extend_from_slice(&self.payload);
+        } else if self.width == WIDTH_VALUES {
+            let values: Vec<u8> = (0..self.n).map(|j| self.value(j)).collect();
+            pack_values(&values, out);
         } else {
             pack_values(&self.payload[1..1 + self.n], out);
         }

@@ -148,6 +148,17 @@ fn header_round_trips_and_rejects_nonsense() {
         .unwrap_err()
         .to_string()
         .contains("magic"));
+    // Grouped values need a period of 2 or more and no depth residues.
+    let grouped = LayerHeader::new(1662, 64, ENCODING_GROUPED, 0, depth::DepthCode::period(3));
+    assert_eq!(
+        LayerHeader::parse(&grouped.to_bytes(), "x").unwrap(),
+        grouped
+    );
+    for code in [depth::DepthCode::plain(), code] {
+        let bad = LayerHeader::new(1662, 64, ENCODING_GROUPED, 0, code).to_bytes();
+        let err = LayerHeader::parse(&bad, "x").unwrap_err().to_string();
+        assert!(err.contains("grouped values"), "{err}");
+    }
     // A consistent-looking header with a different version, crc recomputed.
     let mut v2 = bytes;
     v2[8] = 2;
@@ -231,30 +242,40 @@ fn values_files_planes_and_ranges_agree_with_the_data() {
         .enumerate()
     {
         let (values, depth) = layer_data(states, 40 + i as u64, i % 2 == 1);
-        let path = tmp.path().join(format!("v{i}.values.kmt"));
-        let w = crate::release::write_values(
-            &path,
-            states as u64,
-            &PackOptions {
-                block_states: bs,
-                zstd_level: 3,
-            },
-            |first, v| {
-                let f = first as usize;
-                v.copy_from_slice(&values[f..f + v.len()]);
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(w.digest, hex::encode(Sha256::digest(&values)));
-        let file = LayerFile::open(&path).unwrap();
-        assert!(!file.has_depths());
-        assert!(states == 0 || file.get(0).is_err(), "no made-up depths");
-        let plane = file.values_plane().unwrap();
-        assert_eq!(plane.states(), states as u64);
-        for (s, &v) in values.iter().enumerate() {
-            assert_eq!(plane.get(s as u64), v, "state {s}");
-            assert_eq!(file.value(s as u64).unwrap(), v);
+        // Plain (period 1: encoding 2) and grouped (encoding 3) values files.
+        for period in [1u8, 2, 3, 5, 8] {
+            let path = tmp.path().join(format!("v{i}-{period}.values.kmt"));
+            let w = crate::release::write_values(
+                &path,
+                states as u64,
+                &PackOptions {
+                    block_states: bs,
+                    zstd_level: 3,
+                },
+                period,
+                |first, v| {
+                    let f = first as usize;
+                    v.copy_from_slice(&values[f..f + v.len()]);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(w.digest, hex::encode(Sha256::digest(&values)));
+            let file = LayerFile::open(&path).unwrap();
+            let want = if period > 1 {
+                ENCODING_GROUPED
+            } else {
+                ENCODING_VALUES
+            };
+            assert_eq!(file.header().encoding, want);
+            assert!(!file.has_depths());
+            assert!(states == 0 || file.get(0).is_err(), "no made-up depths");
+            let plane = file.values_plane().unwrap();
+            assert_eq!(plane.states(), states as u64);
+            for (s, &v) in values.iter().enumerate() {
+                assert_eq!(plane.get(s as u64), v, "state {s}, period {period}");
+                assert_eq!(file.value(s as u64).unwrap(), v);
+            }
         }
         // The values-and-depths file, written by a streaming writer fed in uneven pieces.
         let path = tmp.path().join(format!("v{i}.kmt"));
@@ -276,7 +297,12 @@ fn values_files_planes_and_ranges_agree_with_the_data() {
             step = step * 3 + 1;
         }
         let w2 = writer.finish().unwrap();
-        assert_eq!((w2.digest, w2.counts), (w.digest, w.counts));
+        assert_eq!(w2.digest, hex::encode(Sha256::digest(&values)));
+        assert_eq!(w2.counts, {
+            let mut c = crate::table::ValueCounts::default();
+            c.add(&values);
+            c
+        });
         let file = LayerFile::open(&path).unwrap();
         let plane = file.values_plane().unwrap();
         for s in 0..states {

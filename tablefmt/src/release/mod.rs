@@ -17,10 +17,11 @@ pub mod manifest;
 pub mod verify;
 
 use crate::layer::depth::{DepthCode, DepthCodeFinder};
+use crate::layer::grouping::best_period;
 pub use crate::layer::{
     crc32, file_sha256, LayerFile, WrittenLayer, DEFAULT_BLOCK_STATES, LAYER_EXT,
 };
-use crate::layer::{LayerWriter, ENCODING_PACKED, ENCODING_VALUES};
+use crate::layer::{LayerWriter, ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::FormatError;
 use std::path::Path;
 
@@ -95,19 +96,49 @@ pub fn write_layer(
     writer.finish()
 }
 
-/// Write the values-only file at `path` (one pass over `fill`, as for [`write_layer`]).
+/// Blocks sampled, evenly spread over a layer, to choose the grouping period of its values file.
+const PERIOD_SAMPLES: u64 = 32;
+
+/// The grouping period of a layer's values file (1: none; see [`crate::layer::grouping`]): the one
+/// that compresses best on blocks sampled evenly over the layer. `read(first, values)` supplies
+/// the values of states `first .. first + values.len()`, in any order of calls.
+pub fn choose_values_period(
+    states: u64,
+    opts: &PackOptions,
+    mut read: impl FnMut(u64, &mut [u8]) -> Result<(), FormatError>,
+) -> Result<u8, FormatError> {
+    let bs = opts.block_states as u64;
+    let blocks = states.div_ceil(bs);
+    let mut samples = Vec::new();
+    for k in 0..PERIOD_SAMPLES.min(blocks) {
+        let first = k * blocks / PERIOD_SAMPLES.min(blocks) * bs;
+        let mut values = vec![0u8; bs.min(states - first) as usize];
+        read(first, &mut values)?;
+        samples.push(values);
+    }
+    Ok(best_period(&samples, opts.zstd_level))
+}
+
+/// Write the values-only file at `path` (one pass over `fill`, as for [`write_layer`]), its
+/// blocks grouped by `period` when it is above 1 (encoding 3; else encoding 2).
 pub fn write_values(
     path: &Path,
     states: u64,
     opts: &PackOptions,
+    period: u8,
     mut fill: impl FnMut(u64, &mut [u8]) -> Result<(), FormatError>,
 ) -> Result<WrittenLayer, FormatError> {
+    let (encoding, code) = if period > 1 {
+        (ENCODING_GROUPED, DepthCode::period(period))
+    } else {
+        (ENCODING_VALUES, DepthCode::plain())
+    };
     let mut writer = LayerWriter::create(
         path,
         states,
         opts.block_states,
-        ENCODING_VALUES,
-        DepthCode::plain(),
+        encoding,
+        code,
         opts.zstd_level,
     )?;
     let mut values = Vec::new();

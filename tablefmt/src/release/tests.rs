@@ -22,7 +22,9 @@ fn make_release(dir: &Path) -> Manifest {
             sha256: w.sha256,
         });
         let values_file = values_file_name(name);
-        let v = write_values(&dir.join(&values_file), 700, &opts, |first, out| {
+        // One values file plain (encoding 2), one grouped by period 3 (encoding 3).
+        let period = [1, 3][i];
+        let v = write_values(&dir.join(&values_file), 700, &opts, period, |first, out| {
             let f = first as usize;
             out.copy_from_slice(&values[f..f + out.len()]);
             Ok(())

@@ -5,7 +5,7 @@
 
 use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256};
 use super::{file_sha256, LayerFile};
-use crate::layer::{ENCODING_PACKED, ENCODING_VALUES};
+use crate::layer::{ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
 use crate::value::{DRAW, ILLEGAL};
 use crate::FormatError;
@@ -120,28 +120,30 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
 /// Check a layer's files completely (values and depths, and values alone); the number of states
 /// decoded, or the problems found.
 pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>> {
-    let states = check_layer_file(dir, layer, &layer.file, ENCODING_PACKED)?;
+    let states = check_layer_file(dir, layer, &layer.file, &[ENCODING_PACKED])?;
     if let Some(values) = &layer.values_file {
-        check_layer_file(dir, layer, values, ENCODING_VALUES)?;
+        check_layer_file(dir, layer, values, &[ENCODING_VALUES, ENCODING_GROUPED])?;
     }
     Ok(states)
 }
 
-/// Check one layer file of `layer` against the manifest.
+/// Check one layer file of `layer` against the manifest; its encoding must be one of `encodings`.
 fn check_layer_file(
     dir: &Path,
     layer: &ManifestLayer,
     name: &str,
-    encoding: u32,
+    encodings: &[u32],
 ) -> Result<u64, Vec<String>> {
     let path = dir.join(name);
     let file = LayerFile::open(&path).map_err(|e| vec![relative(e, dir)])?;
     let h = *file.header();
     let mut problems = Vec::new();
-    if h.encoding != encoding {
+    if !encodings.contains(&h.encoding) {
+        let listed: Vec<String> = encodings.iter().map(u32::to_string).collect();
         problems.push(format!(
-            "{name}: encoding {} where {MANIFEST} lists a file of encoding {encoding}",
-            h.encoding
+            "{name}: encoding {} where {MANIFEST} lists a file of encoding {}",
+            h.encoding,
+            listed.join(" or ")
         ));
         return Err(problems);
     }
@@ -162,7 +164,7 @@ fn check_layer_file(
             layer.block_states.to_string(),
         ));
     }
-    if encoding == ENCODING_PACKED && h.max_depth != layer.max_depth {
+    if h.encoding == ENCODING_PACKED && h.max_depth != layer.max_depth {
         problems.push(mismatch(
             "max depth",
             h.max_depth.to_string(),
