@@ -2,7 +2,7 @@
 # The steps after a long build's last layer, each timed for BENCHMARKS.md: the summary with the
 # reachable counts, the release, its verification (checksums, then a sample re-derived from the
 # rules), and the lookup bench on it.
-#   scripts/finish-release.sh RUN_DIR RELEASE_DIR LOG_DIR [--zstd-level N] [--sample N]
+#   scripts/finish-release.sh RUN_DIR RELEASE_DIR LOG_DIR [--zstd-level N] [--block-states N] [--sample N]
 # Waits for a build or resume still running on RUN_DIR (its lock file) to end first, so it can be
 # started right after `resume`. Appends each step's `/usr/bin/time -v` to LOG_DIR/finish.txt and
 # its output to LOG_DIR/finish.log; a step that already produced its result is skipped, so the
@@ -10,10 +10,11 @@
 set -euo pipefail
 run_dir=$1 release_dir=$2 log_dir=$3
 shift 3
-zstd_level=15 sample=100000
+zstd_level=15 block_states=65536 sample=100000
 while [ $# -gt 0 ]; do
   case $1 in
     --zstd-level) zstd_level=$2; shift 2 ;;
+    --block-states) block_states=$2; shift 2 ;;
     --sample) sample=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -40,7 +41,8 @@ if ! grep -q '"reachable"' "$run_dir/summary.json" 2>/dev/null; then
 fi
 if [ ! -f "$release_dir/manifest.json" ]; then
   rm -rf "$release_dir"
-  step pack "$kingmaker" pack "$run_dir" --out "$release_dir" --zstd-level "$zstd_level"
+  step pack "$kingmaker" pack "$run_dir" --out "$release_dir" --zstd-level "$zstd_level" \
+    --block-states "$block_states"
 fi
 step verify "$kingmaker" verify "$release_dir"
 step verify-deep "$kingmaker" verify "$release_dir" --deep --sample "$sample"
