@@ -90,6 +90,23 @@ fn spawn(args: &[String], log: &Path) -> Killed {
 
 /// `build GAME... --out RUN --workers ... --token T --worker-timeout 60 EXTRA...`: the long
 /// timeout lets a test hold a worker while it looks at the run.
+/// A level-1 cc3p build on two slow workers into `dir/run` (log `dir/run.log`), small shards and a
+/// checkpoint after every wave: the workers, the run, the log and the running coordinator.
+fn checkpointed_distributed_build(dir: &Path) -> (Vec<Worker>, PathBuf, PathBuf, Killed) {
+    let workers = slow_workers();
+    let (run, log) = (dir.join("run"), dir.join("run.log"));
+    let build = spawn(
+        &distributed(
+            &CC3P,
+            &workers,
+            &run,
+            &["--shard-size", "256", "--checkpoint-every-waves", "1"],
+        ),
+        &log,
+    );
+    (workers, run, log, build)
+}
+
 fn distributed(game: &[&str], workers: &[Worker], run: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = ["build"]
         .iter()
@@ -289,17 +306,7 @@ fn settled_counters(addr: &str, log: &Path, run: &Path) -> (Counters, String, u6
 fn status_of_a_distributed_build_in_progress() {
     let reference = cc3p_reference();
     let tmp = tempfile::tempdir().unwrap();
-    let workers = slow_workers();
-    let (run, log) = (tmp.path().join("run"), tmp.path().join("run.log"));
-    let mut build = spawn(
-        &distributed(
-            &CC3P,
-            &workers,
-            &run,
-            &["--shard-size", "256", "--checkpoint-every-waves", "1"],
-        ),
-        &log,
-    );
+    let (workers, run, log, mut build) = checkpointed_distributed_build(tmp.path());
     assert!(
         wait_for_wave(&run, &mut build.0, Some("enable_ab"), 3, HANG),
         "the build ended before wave 3 of enable_ab:\n{}",
@@ -554,17 +561,7 @@ fn layer_subsets_build_and_resume_to_the_full_build() {
 fn a_deleted_chunk_on_a_worker_is_named_and_the_resume_falls_back() {
     let reference = cc3p_reference();
     let tmp = tempfile::tempdir().unwrap();
-    let workers = slow_workers();
-    let (run, log) = (tmp.path().join("run"), tmp.path().join("run.log"));
-    let mut build = spawn(
-        &distributed(
-            &CC3P,
-            &workers,
-            &run,
-            &["--shard-size", "256", "--checkpoint-every-waves", "1"],
-        ),
-        &log,
-    );
+    let (workers, run, log, mut build) = checkpointed_distributed_build(tmp.path());
     // Checkpoints of solo after waves 2 and 3 at least, then a graceful stop: the worker held
     // while SIGTERM arrives, so the coordinator is mid-wave and stops after it.
     let start = Instant::now();
