@@ -18,25 +18,31 @@ use super::surface::Geometry;
 
 /// True when `state` is legal (see the module documentation).
 pub fn is_legal(g: &Geometry, state: &State) -> bool {
-    if !state.board.all_groups_breathe(g) {
-        return false;
-    }
     match state.flag {
-        Flag::Ko(p) => ko_explained(g, &state.board, state.side, p as usize),
-        _ => true,
+        // Most indices carry a ko flag and fail its cheap test: take it before the group search.
+        Flag::Ko(p) => {
+            let p = p as usize;
+            ko_possible(g, &state.board, state.side, p)
+                && state.board.all_groups_breathe(g)
+                && ko_explained(g, &state.board, state.side, p)
+        }
+        _ => state.board.all_groups_breathe(g),
     }
+}
+
+/// The cheap part of condition (2): `p` is empty and every neighbour of it belongs to the last
+/// mover (the captured point was surrounded by the capturing side).
+fn ko_possible(g: &Geometry, board: &Board, side: u8, p: usize) -> bool {
+    let last = 1 - side;
+    board.occupied() >> p & 1 == 0 && g.nbr[p] != 0 && g.nbr[p] & !board.stones(last) == 0
 }
 
 /// Condition (2) for a board whose groups all breathe: `side` is to move and banned from `p`.
 pub fn ko_explained(g: &Geometry, board: &Board, side: u8, p: usize) -> bool {
-    if board.occupied() >> p & 1 == 1 {
+    if !ko_possible(g, board, side, p) {
         return false;
     }
     let last = 1 - side;
-    // Quick filter: every neighbour of the captured point belongs to the last mover.
-    if g.nbr[p] == 0 || g.nbr[p] & !board.stones(last) != 0 {
-        return false;
-    }
     let mut movers = g.nbr[p];
     while movers != 0 {
         let x = movers.trailing_zeros() as usize;
