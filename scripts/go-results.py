@@ -4,7 +4,9 @@ print the table of docs/go.md: Black's optimal score on the empty board (komi 0)
 [Black forces >=, White forces <=] where play can cycle forever, and the plies of the principal
 line at the optimal score.
 
-    scripts/go-results.py [--max-points 12] [--runs runs/go] [--kingmaker target/release/kingmaker]
+    scripts/go-results.py [--max-points 12] [--sizes RxC,...] [--runs runs/go] [--kingmaker target/release/kingmaker]
+
+`--sizes 4x4` builds (or reads) only the boards listed instead of every board up to --max-points.
 
 Finished runs are reused (their summary.json is read), so an interrupted sweep resumes."""
 import argparse
@@ -24,12 +26,17 @@ def sizes(max_points):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-points", type=int, default=12)
+    ap.add_argument("--sizes", help="only these boards, e.g. 4x4,3x5")
     ap.add_argument("--runs", default="runs/go")
     ap.add_argument("--kingmaker", default="target/release/kingmaker")
     args = ap.parse_args()
+    if args.sizes:
+        boards = [tuple(int(x) for x in b.split("x")) for b in args.sizes.split(",")]
+    else:
+        boards = sizes(args.max_points)
     cells = {}
     cpu = 0.0
-    for r, c in sizes(args.max_points):
+    for r, c in boards:
         for surface in SURFACES:
             out = os.path.join(args.runs, f"{surface}-{r}x{c}")
             summary = os.path.join(out, "summary.json")
@@ -56,7 +63,7 @@ def main():
             cells[(r, c, surface)] = (cell, len(start["thresholds"]), s["states"])
     print("| board | states per layer | " + " | ".join(SURFACES) + " |")
     print("|---|---:|" + "---|" * len(SURFACES))
-    for r, c in sizes(args.max_points):
+    for r, c in boards:
         row = [cells[(r, c, s)][0] for s in SURFACES]
         print(f"| {r}×{c} | {cells[(r, c, 'plane')][2]:,} | " + " | ".join(row) + " |")
     layers = sum(v[1] for v in cells.values())
