@@ -491,6 +491,34 @@ fn coordinator_metrics_follow_the_waves_of_a_distributed_build() {
 /// build's (values and depths), and a summary without control classes; `resume --layers
 /// enable_ab` then adds the third, and the run is the full build: its layers in run.json (in the
 /// game's order), its tables and its whole summary, classes included.
+/// A worker paused (SIGSTOP: a stalled host, a VM migration) for longer than a connection's HTTP/2
+/// keep-alive (about 15 s) but well within the run's `--worker-timeout` (60 s) is waited for: no
+/// connection to it is dropped behind the timeout's back, and the build ends with the reference's
+/// tables.
+#[test]
+fn a_worker_paused_within_the_worker_timeout_is_waited_for() {
+    let reference = cc3p_reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let (workers, run, log, mut build) = checkpointed_distributed_build(tmp.path());
+    assert!(
+        wait_for_wave(&run, &mut build.0, Some("solo"), 3, HANG),
+        "the build ended before wave 3 of solo:\n{}",
+        log_text(&log)
+    );
+    {
+        let _held = Stopped::hold(workers[1].pid());
+        std::thread::sleep(Duration::from_secs(25));
+        assert!(
+            build.0.try_wait().unwrap().is_none(),
+            "the build gave up on a worker paused for 25 s of a 60 s --worker-timeout:\n{}",
+            log_text(&log)
+        );
+    }
+    let status = finish(&mut build, &log);
+    assert!(status.success(), "{status}:\n{}", log_text(&log));
+    assert_like(&run, reference, "after a worker's pause");
+}
+
 #[test]
 fn layer_subsets_build_and_resume_to_the_full_build() {
     let reference = cc3p_reference();

@@ -6,7 +6,7 @@
 //! it, so `drive_layer` fails within seconds and the build exits non-zero with its state intact.
 
 use super::auth::AddToken;
-use super::connect::{connect, lazy_client, Client};
+use super::connect::{connect, keep_alive_for, lazy_client, Client};
 use super::heartbeat::{heartbeat_loop, Abort};
 use super::remote_worker::RemoteWorker;
 use super::status::{is_transport, status_message};
@@ -57,11 +57,12 @@ impl Cluster {
             .context("starting the network runtime")?;
         let checked = runtime.block_on(async {
             let mut tasks = Vec::new();
+            let keep_alive = keep_alive_for(opts.timeout);
             for addr in &opts.addrs {
                 let (addr, token) = (addr.clone(), token.clone());
-                tasks.push(tokio::spawn(
-                    async move { check_worker(&addr, &token).await },
-                ));
+                tasks.push(tokio::spawn(async move {
+                    check_worker(&addr, &token, keep_alive).await
+                }));
             }
             let mut out = Vec::new();
             for t in tasks {
@@ -118,7 +119,8 @@ impl Cluster {
         let interval = Duration::from_millis(1000).min(self.timeout / 3);
         let _guard = self.runtime.enter(); // clients spawn their connection tasks on it
         for (addr, _, _) in &self.workers {
-            let client = lazy_client(addr, token).map_err(anyhow::Error::msg)?;
+            let client = lazy_client(addr, token, keep_alive_for(self.timeout))
+                .map_err(anyhow::Error::msg)?;
             let (addr, run_id, abort, timeout) = (
                 addr.clone(),
                 self.run_id.clone(),
@@ -285,8 +287,14 @@ impl Drop for Cluster {
 }
 
 /// Connect to one worker and check its token and protocol version.
-async fn check_worker(addr: &str, token: &AddToken) -> Result<(String, Client, pb::DescribeReply)> {
-    let mut client = connect(addr, token).await.map_err(anyhow::Error::msg)?;
+async fn check_worker(
+    addr: &str,
+    token: &AddToken,
+    keep_alive: Duration,
+) -> Result<(String, Client, pb::DescribeReply)> {
+    let mut client = connect(addr, token, keep_alive)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let reply = tokio::time::timeout(
         Duration::from_secs(10),
         client.describe(pb::DescribeRequest {

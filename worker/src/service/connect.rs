@@ -10,8 +10,16 @@ use tonic::transport::{Channel, Endpoint};
 /// A client of one worker that sends the run's token with every call.
 pub type Client = WorkerClient<InterceptedService<Channel, AddToken>>;
 
-/// The endpoint of a worker given as `HOST:PORT` (or a full `http://HOST:PORT` URI).
-pub fn endpoint(addr: &str) -> Result<Endpoint, String> {
+/// How long a connection waits for the answer to a keep-alive ping before it gives the peer up:
+/// never less than the run's worker timeout, so a peer paused for less than that (a stalled host,
+/// a VM migration) keeps its connections and the run's own judge, the heartbeats, decides.
+pub fn keep_alive_for(worker_timeout: Duration) -> Duration {
+    worker_timeout.max(Duration::from_secs(10))
+}
+
+/// The endpoint of a worker given as `HOST:PORT` (or a full `http://HOST:PORT` URI); `keep_alive`
+/// from [`keep_alive_for`].
+pub fn endpoint(addr: &str, keep_alive: Duration) -> Result<Endpoint, String> {
     let uri = if addr.contains("://") {
         addr.to_string()
     } else {
@@ -24,22 +32,22 @@ pub fn endpoint(addr: &str) -> Result<Endpoint, String> {
         .tcp_nodelay(true)
         // Detect a peer that vanished without closing the connection (power loss, network).
         .http2_keep_alive_interval(Duration::from_secs(5))
-        .keep_alive_timeout(Duration::from_secs(10))
+        .keep_alive_timeout(keep_alive)
         .initial_stream_window_size(1 << 21)
         .initial_connection_window_size(1 << 23))
 }
 
 /// A client that connects on first use (and reconnects after a failure).
-pub fn lazy_client(addr: &str, token: &AddToken) -> Result<Client, String> {
+pub fn lazy_client(addr: &str, token: &AddToken, keep_alive: Duration) -> Result<Client, String> {
     Ok(WorkerClient::with_interceptor(
-        endpoint(addr)?.connect_lazy(),
+        endpoint(addr, keep_alive)?.connect_lazy(),
         token.clone(),
     ))
 }
 
 /// A client connected now, so an unreachable worker is reported at once.
-pub async fn connect(addr: &str, token: &AddToken) -> Result<Client, String> {
-    let channel = endpoint(addr)?.connect().await.map_err(|e| {
+pub async fn connect(addr: &str, token: &AddToken, keep_alive: Duration) -> Result<Client, String> {
+    let channel = endpoint(addr, keep_alive)?.connect().await.map_err(|e| {
         let mut msg = e.to_string();
         let mut source = std::error::Error::source(&e);
         while let Some(s) = source {

@@ -53,7 +53,11 @@ pub async fn serve(
         .initial_stream_window_size(1 << 21)
         .initial_connection_window_size(1 << 23)
         .http2_keepalive_interval(Some(std::time::Duration::from_secs(5)))
-        .http2_keepalive_timeout(Some(std::time::Duration::from_secs(10)))
+        // A client paused for less than its run's worker timeout keeps its connection: the
+        // server does not judge it (the coordinator's lease and heartbeats do).
+        .http2_keepalive_timeout(Some(std::time::Duration::from_secs_f64(
+            crate::options::MAX_WORKER_TIMEOUT,
+        )))
         .add_service(WorkerServer::with_interceptor(service, check))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;

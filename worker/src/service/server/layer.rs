@@ -6,7 +6,7 @@ use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::memory::CellStorage;
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::lock::DirLock;
-use crate::service::connect::lazy_client;
+use crate::service::connect::{keep_alive_for, lazy_client};
 use crate::service::router::{GrpcRouter, RouterMetrics};
 use crate::spec::AnyGame;
 use crate::Game;
@@ -209,10 +209,13 @@ impl WorkerService {
                 ))
             })?),
         };
+        // The coordinator's lease is three of its worker timeouts (at least 3 s).
+        let lease = Duration::from_millis(u64::from(req.lease_ms.max(1000)));
+        let keep_alive = keep_alive_for(lease / 3);
         let mut peers = Vec::with_capacity(workers);
         for addr in &req.peers {
-            let client =
-                lazy_client(addr, &self.inner.opts.token).map_err(Status::invalid_argument)?;
+            let client = lazy_client(addr, &self.inner.opts.token, keep_alive)
+                .map_err(Status::invalid_argument)?;
             peers.push((addr.clone(), client));
         }
         let (abort, abort_rx) = watch::channel(None);
@@ -257,7 +260,6 @@ impl WorkerService {
         .map_err(|e| Status::internal(format!("opening shards panicked: {e}")))?
         .map_err(Status::from)?;
         let shards = engine.owned_shards().len();
-        let lease = Duration::from_millis(u64::from(req.lease_ms.max(1000)));
         let open = Arc::new(OpenLayer {
             run_id: req.run_id.clone(),
             layer: layer.name.clone(),
