@@ -19,6 +19,22 @@ pub struct LayerProgress {
 
 impl LayerProgress {
     pub fn new(layer: &str, states: u64) -> LayerProgress {
+        let m = metrics();
+        m.counter(
+            "kingmaker_layers_started_total",
+            "Layers started or resumed by this process.",
+        )
+        .add(1);
+        m.gauge(
+            "kingmaker_layer_states",
+            "States of the layer being solved.",
+        )
+        .set(states);
+        m.gauge(
+            "kingmaker_layer_decided",
+            "States of the layer being solved decided so far.",
+        )
+        .set(0);
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(states);
             bar.set_style(
@@ -50,6 +66,11 @@ impl LayerProgress {
             .add(1);
         m.gauge("kingmaker_wave", "The last wave closed.")
             .set(u64::from(w.wave));
+        m.gauge(
+            "kingmaker_layer_decided",
+            "States of the layer being solved decided so far.",
+        )
+        .set(w.decided_total);
         m.counter(
             "kingmaker_states_decided_total",
             "States decided (all layers).",

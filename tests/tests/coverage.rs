@@ -266,11 +266,27 @@ fn metrics_addr(log: &Path, build: &mut Killed) -> String {
     }
 }
 
+/// The per-layer metrics of a coordinator held in its `started`-th layer with `decided` of the
+/// layer's states decided.
+#[track_caller]
+fn assert_layer_gauges(addr: &str, started: u64, decided: u64) {
+    let text = scrape_metrics(addr).unwrap();
+    assert_eq!(
+        (
+            metric(&text, "kingmaker_layers_started_total"),
+            metric(&text, "kingmaker_layer_states"),
+            metric(&text, "kingmaker_layer_decided")
+        ),
+        (Some(started), Some(CC3P_STATES), Some(decided)),
+        "{text}"
+    );
+}
+
 /// With a worker held, the coordinator can close at most the wave in flight: wait until a scrape
 /// of `/metrics` agrees with its wave lines and progress.json names the last of them, and return
 /// the counters with progress.json's (layer, wave). A counter that does not follow the waves
-/// never agrees, and the test fails with both sides after 10 s (well before the held worker's
-/// peers give up on it: about 15 s, their HTTP/2 keep-alive) or as soon as the endpoint is gone.
+/// never agrees, and the test fails with both sides after 10 s (well before the run's worker
+/// timeout of 60 s) or as soon as the endpoint is gone.
 fn settled_counters(addr: &str, log: &Path, run: &Path) -> (Counters, String, u64) {
     let start = Instant::now();
     loop {
@@ -449,6 +465,7 @@ fn coordinator_metrics_follow_the_waves_of_a_distributed_build() {
         a.sent > 0 && a.wire > 0,
         "two workers exchange updates: {a:?}"
     );
+    assert_layer_gauges(&addr, 1, a.decided);
 
     assert!(
         wait_for_wave(&run, &mut build.0, Some("enable_ab"), 3, HANG),
@@ -472,6 +489,7 @@ fn coordinator_metrics_follow_the_waves_of_a_distributed_build() {
         "all of solo's legal states and enable_ab's up to wave {wave}: {b:?}"
     );
     assert!(b.decided <= 2 * CC3P_STATES, "{b:?}");
+    assert_layer_gauges(&addr, 2, decided_by_wave(reference, "enable_ab", wave).0);
     for (name, before, after) in [
         ("waves", a.waves, b.waves),
         ("states decided", a.decided, b.decided),
@@ -487,10 +505,6 @@ fn coordinator_metrics_follow_the_waves_of_a_distributed_build() {
     assert_like(&run, reference, "the build whose metrics were scraped");
 }
 
-/// `build cc3p --level 1 --layers solo,enable_ac` gives exactly those two tables, equal to the full
-/// build's (values and depths), and a summary without control classes; `resume --layers
-/// enable_ab` then adds the third, and the run is the full build: its layers in run.json (in the
-/// game's order), its tables and its whole summary, classes included.
 /// A worker paused (SIGSTOP: a stalled host, a VM migration) for longer than a connection's HTTP/2
 /// keep-alive (about 15 s) but well within the run's `--worker-timeout` (60 s) is waited for: no
 /// connection to it is dropped behind the timeout's back, and the build ends with the reference's
@@ -519,6 +533,10 @@ fn a_worker_paused_within_the_worker_timeout_is_waited_for() {
     assert_like(&run, reference, "after a worker's pause");
 }
 
+/// `build cc3p --level 1 --layers solo,enable_ac` gives exactly those two tables, equal to the full
+/// build's (values and depths), and a summary without control classes; `resume --layers
+/// enable_ab` then adds the third, and the run is the full build: its layers in run.json (in the
+/// game's order), its tables and its whole summary, classes included.
 #[test]
 fn layer_subsets_build_and_resume_to_the_full_build() {
     let reference = cc3p_reference();
