@@ -50,6 +50,17 @@ pub fn bounds(n: usize, solved: &[(i32, u8)]) -> ScoreBounds {
 /// The next threshold to solve, or None when the solved ones pin the score (or its interval, when
 /// some thresholds are draws) down. First the edge of the W thresholds, then that of the L ones.
 pub fn next_threshold(n: usize, solved: &[(i32, u8)]) -> Option<i32> {
+    // The first question is k = 0. Glued surfaces mostly end even or nearly so (4×4: 0 on the
+    // torus and the cylinder), so its neighbour comes next: two layers pin a score of 0 or −1
+    // down, at the price of one layer more elsewhere.
+    if let [(0, value)] = solved {
+        match *value {
+            WIN => return Some(1),
+            // (On one point −1 = −n is W without a layer.)
+            LOSS if n > 1 => return Some(-1),
+            _ => {}
+        }
+    }
     let k = known(n, solved);
     let above_win = k.draws.map_or(k.loss, |d| d.0.min(k.loss));
     if above_win - k.win > 1 {
@@ -95,9 +106,13 @@ mod tests {
                     }
                     assert_eq!(bounds(n, &solved), ScoreBounds { min: a, max: b - 1 });
                     if b == a + 1 {
-                        // No draw: a binary search over 2n + 1 outcomes.
-                        let limit = (usize::BITS - (2 * n + 1).leading_zeros()) as usize;
+                        // No draw: a binary search over 2n + 1 outcomes, one layer more for
+                        // asking 0's neighbour second, and two layers for a score of 0 or −1.
+                        let limit = (usize::BITS - (2 * n + 1).leading_zeros()) as usize + 1;
                         assert!(solved.len() <= limit, "n={n} a={a}: {solved:?}");
+                        if a == 0 || a == -1 {
+                            assert!(solved.len() <= 2, "n={n} a={a}: {solved:?}");
+                        }
                     }
                 }
             }
