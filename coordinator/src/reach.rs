@@ -31,7 +31,7 @@ impl Bitmap {
         self.words[(i / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 
-    #[cfg(test)]
+    #[inline]
     pub fn contains(&self, i: u64) -> bool {
         self.words[(i / 64) as usize].load(Ordering::Relaxed) >> (i % 64) & 1 == 1
     }
@@ -55,6 +55,7 @@ impl Bitmap {
     }
 
     /// Fold over the set states in parallel (each chunk of states in increasing order).
+    #[cfg(test)]
     pub fn par_fold<T: Send>(
         &self,
         init: impl Fn() -> T + Sync + Send,

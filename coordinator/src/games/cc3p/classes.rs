@@ -168,28 +168,45 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
     });
     let ab = run.table("enable_ab")?.values_plane()?;
     let ac = run.table("enable_ac")?.values_plane()?;
-    let counts = reached.par_fold(
-        ReachCounts::default,
-        |acc, i| {
-            let (class, v) = class_of(game, &solo, i);
-            acc.classes.add(class, v);
-            if game.node(i) == Node::Illegal {
-                return;
+    // By placement, as `class_counts`: a placement's three states share its rotations, so each
+    // reached placement is unranked and rotated once (the state-by-state pass took three times
+    // as long at level 2).
+    let counts = (0..game.placements())
+        .into_par_iter()
+        .fold(ReachCounts::default, |mut acc, p| {
+            let first = p * 3;
+            let reached_movers = (0..3u64).filter(|&m| reached.contains(first + m));
+            if reached_movers.clone().next().is_none() {
+                return acc;
             }
-            for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
-                acc.layers[layer][wld(plane.get(i))] += 1;
+            let node = game.node(first);
+            if node == Node::Illegal {
+                acc.classes.by_class[class_slot(Class::Terminal)] += reached_movers.count() as u64;
+                return acc;
             }
-            // Terminal states: read the layer itself through the rotations.
-            let values = if class == Class::Terminal {
-                solo_values(game, &solo, i)
-            } else {
-                v
-            };
-            for (counts, value) in acc.solo_by_player.iter_mut().zip(values) {
-                counts[wld(value)] += 1;
+            let live = matches!(node, Node::Live { .. });
+            let r1 = game.rotate(first) / 3;
+            let r2 = game.rotate(r1 * 3) / 3;
+            for m in reached_movers {
+                let i = first + m;
+                // As A the state itself, as B R²(i), as C R(i) (terminal states too).
+                let v = [
+                    solo.get(i),
+                    solo.get(r2 * 3 + (m + 2) % 3),
+                    solo.get(r1 * 3 + (m + 1) % 3),
+                ];
+                let class = if live { live_class(v) } else { Class::Terminal };
+                acc.classes.add(class, v);
+                for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
+                    acc.layers[layer][wld(plane.get(i))] += 1;
+                }
+                for (counts, value) in acc.solo_by_player.iter_mut().zip(v) {
+                    counts[wld(value)] += 1;
+                }
             }
-        },
-        |mut a, b| {
+            acc
+        })
+        .reduce(ReachCounts::default, |mut a, b| {
             a.classes = a.classes.merge(b.classes);
             for k in 0..3 {
                 for j in 0..3 {
@@ -198,8 +215,7 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
                 }
             }
             a
-        },
-    );
+        });
     let layer_counts: Map<String, Value> = ["solo", "enable_ab", "enable_ac"]
         .iter()
         .zip(counts.layers)
