@@ -92,6 +92,13 @@ fn main() {
             game.size()
         );
         let states = sample_live(&game, 2_000_000, 1);
+        let (node_rate, _) = rate(&states, |s, out| {
+            out.push(matches!(game.node(s), Node::Live { .. }) as u64);
+        });
+        println!(
+            "  unranking (node: unrank and classify): {:.2} M states per CPU-second",
+            node_rate / 1e6
+        );
         let (succ_rate, succ_avg) = rate(&states, |s, out| game.successors(s, out));
         println!("  expansion (successors, ranked): {:.2} M states per CPU-second, {:.1} successors per state", succ_rate / 1e6, succ_avg);
         let (count_rate, _) = rate(&states, |s, out| {

@@ -48,6 +48,16 @@ pub trait Game: Send + Sync {
         out.len()
     }
 
+    /// [`Game::predecessors`], and the successor count of another live state when the game
+    /// learned it on the way: `Some((state, count))`, with `count` what
+    /// [`Game::successor_count`] would return. The kernel keeps it so that it need not count that
+    /// state later. (cc3p: the predecessors of a state move the pieces of the player before the
+    /// mover, so they list that player's moves in the same placement.)
+    fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
+        self.predecessors(index, out);
+        None
+    }
+
     /// Call `f` on every state that is not live (terminal or illegal), each once, and return
     /// true; or return false if the game cannot list them directly. Where they are few, this
     /// spares the kernel's initial pass from classifying every index.

@@ -296,6 +296,9 @@ impl Game for AnyGame {
     fn successor_count(&self, index: u64) -> usize {
         each_game!(self, g => g.successor_count(index))
     }
+    fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
+        each_game!(self, g => g.predecessors_and_count(index, out))
+    }
     fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
         each_game!(self, g => g.each_non_live(f))
     }

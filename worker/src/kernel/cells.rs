@@ -187,6 +187,24 @@ impl ShardArrays {
         }
     }
 
+    /// Keep the successor count of `state` that the game learned while expanding another state
+    /// (`Game::predecessors_and_count`), if the state is in this shard and not counted yet: the
+    /// first update to reach it then need not count. A count the cell cannot hold is left for
+    /// the update to report.
+    pub fn keep_count(&self, state: u64, count: usize) {
+        let Some(i) = state.checked_sub(self.start).filter(|&i| i < self.len) else {
+            return;
+        };
+        if (1..=CELL_MAX_COUNTER as usize).contains(&count) {
+            let _ = self.cells()[i as usize].compare_exchange(
+                CELL_UNCOUNTED,
+                count as u8,
+                Relaxed,
+                Relaxed,
+            );
+        }
+    }
+
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; the map lives as long as `self`.
         unsafe {

@@ -215,7 +215,12 @@ impl<G: Game> WorkerEngine<G> {
                         _ => continue,
                     };
                     preds.clear();
-                    self.game.predecessors(shard.start + i as u64, &mut preds);
+                    let learned = self
+                        .game
+                        .predecessors_and_count(shard.start + i as u64, &mut preds);
+                    if let Some((state, count)) = learned {
+                        shard.keep_count(state, count);
+                    }
                     expanded += 1;
                     for &p in &preds {
                         let owner = self.owners[self.plan.shard_of(p)];

@@ -235,6 +235,10 @@ impl Game for Cc3p {
         self.predecessors_into(index, out);
     }
 
+    fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
+        self.predecessors_into(index, out)
+    }
+
     fn mover(&self, index: u64) -> u8 {
         (index % 3) as u8
     }

@@ -53,31 +53,6 @@ impl Cc3p {
         steps | (visited & !(1u64 << c))
     }
 
-    /// Does `player` have a move in the placement `sets`?
-    #[inline]
-    pub(crate) fn has_move(&self, sets: &[u64; 3], player: usize) -> bool {
-        let occ = sets[0] | sets[1] | sets[2];
-        let lane = self.lane[player];
-        let mut pieces = sets[player];
-        while pieces != 0 {
-            let c = pieces.trailing_zeros() as usize;
-            pieces &= pieces - 1;
-            // A step is the cheap test; jumps only when no piece can step.
-            if self.step[c] & lane & !occ != 0 {
-                return true;
-            }
-        }
-        let mut pieces = sets[player];
-        while pieces != 0 {
-            let c = pieces.trailing_zeros() as usize;
-            pieces &= pieces - 1;
-            if self.destinations(c, occ & !(1u64 << c), lane) != 0 {
-                return true;
-            }
-        }
-        false
-    }
-
     #[inline]
     fn any_goal_filled(&self, sets: &[u64; 3]) -> bool {
         (0..3).any(|p| sets[p] & self.goal[p] == self.goal[p])
@@ -147,8 +122,11 @@ impl Cc3p {
         count.max(1)
     }
 
-    /// Append the distinct live predecessors of `index` (none for illegal states).
-    pub(crate) fn predecessors_into(&self, index: u64, out: &mut Vec<u64>) {
+    /// Append the distinct live predecessors of `index` (none for illegal states). Returns the
+    /// successor count of the same placement with the previous player to move (the player whose
+    /// moves are undone here), when that state is live: the origins of the unmoves are its
+    /// destinations, so counting them is free ([`crate::Game::predecessors_and_count`]).
+    pub(crate) fn predecessors_into(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
         let u = self.tables.unrank_full(index / 3);
         let sets = u.sets;
         let mover = (index % 3) as usize;
@@ -156,7 +134,7 @@ impl Cc3p {
         // A filled goal of anyone but `prev` stays filled in every predecessor: none is live.
         for (p, (&set, &goal)) in sets.iter().zip(&self.goal).enumerate() {
             if p != prev && set & goal == goal {
-                return;
+                return None;
             }
         }
         let goal = self.goal[prev];
@@ -166,12 +144,15 @@ impl Cc3p {
         let par = self.tables.parent(&u, prev);
         let hex = self.tables.hex_mask;
         let p = prev as u64;
+        // Every destination of prev's pieces, before the filter below: prev's moves from here.
+        let mut moves = 0;
         let mut pieces = sets[prev];
         while pieces != 0 {
             let c = pieces.trailing_zeros() as usize;
             pieces &= pieces - 1;
             let at = 1u64 << c;
             let mut origins = self.destinations(c, occ & !at, lane);
+            moves += origins.count_ones() as usize;
             // An origin that fills prev's goal would make the predecessor terminal: only possible
             // when the other pieces hold all of the goal but one cell, that one.
             let missing = goal & !(sets[prev] ^ at);
@@ -197,8 +178,13 @@ impl Cc3p {
                 out.push(self.tables.child_point(&par, &lifted, from) * 3 + p);
             }
         }
-        if !prev_won && !self.has_move(&sets, prev) {
+        if prev_won {
+            return None; // the sibling is terminal
+        }
+        // prev could not move here: the same placement with prev to move passed into it.
+        if moves == 0 {
             out.push(index / 3 * 3 + p);
         }
+        Some((index / 3 * 3 + p, moves.max(1)))
     }
 }

@@ -178,8 +178,25 @@ fn check_state(g: &Cc3p, i: u64) {
             g.format_position(q)
         );
     }
-    // The kernel's shortcuts agree with the plain methods.
+    // The kernel's shortcuts agree with the plain methods: the successor count, and the one the
+    // predecessors report for the same placement with the previous player to move.
     assert_eq!(g.successor_count(i), s.len());
+    let sibling = i / 3 * 3 + (i % 3 + 2) % 3;
+    let mut again = Vec::new();
+    match g.predecessors_and_count(i, &mut again) {
+        Some((state, count)) => {
+            assert_eq!(state, sibling);
+            assert!(matches!(g.node(sibling), Node::Live { .. }));
+            assert_eq!(
+                count,
+                succ(g, sibling).len(),
+                "{}",
+                g.format_position(sibling)
+            );
+        }
+        None => assert!(!matches!(g.node(sibling), Node::Live { .. })),
+    }
+    assert_eq!(again, p);
     let r = g.rotate(i);
     assert_eq!(g.rotate(g.rotate(r)), i);
     let rotated: HashSet<u64> = s.iter().map(|&c| g.rotate(c)).collect();
