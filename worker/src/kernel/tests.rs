@@ -97,6 +97,84 @@ fn in_memory_matches_reference_solver() {
     assert!(draws > 0, "the random graphs should have draws");
 }
 
+/// A random game that also reports, with each state's predecessors, the successor count of the
+/// next index when it is live (as cc3p reports the previous player's count of the same placement):
+/// `Game::predecessors_and_count`. Counts the states the kernel counts itself.
+struct LearningGame {
+    inner: RandomGame,
+    learn: bool,
+    counted: std::sync::atomic::AtomicU64,
+}
+
+impl Game for LearningGame {
+    fn name(&self) -> String {
+        "learning".into()
+    }
+    fn players(&self) -> u8 {
+        self.inner.players
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+    fn node(&self, index: u64) -> Node {
+        self.inner.node(index)
+    }
+    fn successors(&self, index: u64, out: &mut Vec<u64>) {
+        self.inner.successors(index, out);
+    }
+    fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
+        self.inner.predecessors(index, out);
+    }
+    fn mover(&self, index: u64) -> u8 {
+        self.inner.mover(index)
+    }
+    fn successor_count(&self, index: u64) -> usize {
+        self.counted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.succ[index as usize].len()
+    }
+    fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
+        self.inner.predecessors(index, out);
+        let next = (index + 1) % self.size();
+        (self.learn && matches!(self.inner.nodes[next as usize], Node::Live { .. }))
+            .then(|| (next, self.inner.succ[next as usize].len()))
+    }
+}
+
+#[test]
+fn counts_learned_with_the_predecessors_spare_counting_and_change_nothing() {
+    let layer = Layer::new("solo", 1, 1);
+    let mut counted = [0u64; 2];
+    for (k, learn) in [false, true].into_iter().enumerate() {
+        let game = Arc::new(LearningGame {
+            inner: RandomGame::new(11, 4000, 3),
+            learn,
+            counted: Default::default(),
+        });
+        let (values, depth) = reference_solve(game.as_ref(), &layer);
+        // Shards of 64 states: some learned counts belong to the next shard (or worker).
+        let plan = ShardPlan::new(game.size(), 64);
+        let handles =
+            local_workers(game.clone(), &layer, plan, 2, None, CellStorage::Memory).unwrap();
+        game.counted.store(0, std::sync::atomic::Ordering::Relaxed);
+        drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
+        counted[k] = game.counted.load(std::sync::atomic::Ordering::Relaxed);
+        let (mut v, mut d) = (Vec::new(), Vec::new());
+        gather(&plan, &handles, |_, sv, sd| {
+            v.extend(sv);
+            d.extend(sd);
+            Ok::<(), super::KernelError>(())
+        })
+        .unwrap();
+        assert_eq!(v, values, "learn = {learn}");
+        assert_eq!(d, depth, "learn = {learn}");
+    }
+    assert!(
+        counted[1] < counted[0],
+        "learned counts spare counting: {counted:?}"
+    );
+}
+
 #[test]
 fn several_workers_and_shards_give_the_same_tables() {
     let game = Arc::new(RandomGame::new(7, 5000, 3));
