@@ -6,7 +6,7 @@
 //! cargo bench -p kingmaker-tablefmt --bench release -- runs/cc3p-1.rel   # every layer of a release
 //! ```
 //! "Warm" means the file is in the page cache (it is read once before timing); the reader's own
-//! cache holds 32 decompressed blocks, so random lookups over a large layer mostly decompress a
+//! cache holds 256 decompressed blocks, so random lookups over a large layer mostly decompress a
 //! block, and lookups near the previous one mostly do not. Both are reported, in wall-clock time
 //! and in the thread's CPU time: on a shared machine a lookup that is preempted waits a scheduler
 //! tick (4 ms) in wall-clock time, which the CPU time leaves out.

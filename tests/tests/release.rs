@@ -617,6 +617,10 @@ fn serve_answers_the_api_and_refuses_bad_input() {
     assert!(body.contains("unknown cell"), "{body}");
     let (status, body) = get(&format!("{url}api/position?p={}", "x".repeat(5000)));
     assert_eq!(status, 400, "{body}");
+    // A misspelt parameter is an error, not the start position.
+    let (status, body) = get(&format!("{url}api/position?q=A:zz;B:b1;C:e1;A"));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("unknown field `q`"), "{body}");
     for path in [
         "/../manifest.json",
         "/..%2fmanifest.json",

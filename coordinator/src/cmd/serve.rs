@@ -200,7 +200,9 @@ async fn info(State(explorer): State<Arc<Explorer>>) -> Response {
     Json(explorer.info().clone()).into_response()
 }
 
+/// Unknown parameters are refused: `?q=...` would otherwise answer for the start position.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PositionQuery {
     p: Option<String>,
 }

@@ -757,8 +757,11 @@ struct BlockCache {
     blocks: Vec<(u64, Arc<Block>)>,
 }
 
-/// Blocks a reader keeps decompressed.
-pub const DEFAULT_CACHE_BLOCKS: usize = 32;
+/// Blocks a reader keeps decompressed. A cc3p position with all its moves reads each layer file
+/// about three times per state (the state and its two rotations), some 70 blocks for 22 moves at
+/// level 2: 256 keep a few positions warm for `serve` (at most 256 blocks' payloads, under 50 MB
+/// per file; a cache hit is a scan of the list, well under a microsecond).
+pub const DEFAULT_CACHE_BLOCKS: usize = 256;
 
 /// Random access to one layer file. Opening checks the header and the block index; every block
 /// read is checked against its crc32 before it is decompressed.
