@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo bench -p kingmaker-tablefmt --bench release                      # synthetic 16 M-state layer
 //! cargo bench -p kingmaker-tablefmt --bench release -- runs/cc3p-1.rel   # every layer of a release
+//! cargo bench -p kingmaker-tablefmt --bench release -- runs/cc3p-1.rel --lookups-only  # no verify
 //! ```
 //! "Warm" means the file is in the page cache (it is read once before timing); the reader's own
 //! cache holds 256 decompressed blocks, so random lookups over a large layer mostly decompress a
@@ -181,6 +182,12 @@ fn main() {
         None => synthetic(1 << 24),
         Some(dir) => {
             let dir = Path::new(dir);
+            if std::env::args().any(|a| a == "--lookups-only") {
+                for layer in read_manifest(dir).unwrap().layers {
+                    lookups(&dir.join(&layer.file));
+                }
+                return;
+            }
             let t = Instant::now();
             let report_v = verify_release(dir);
             assert!(report_v.ok(), "{:?}", report_v.problems);
