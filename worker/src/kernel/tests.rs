@@ -80,6 +80,18 @@ impl Game for RandomGame {
     }
 }
 
+/// The values and depths of a solved layer, gathered from its workers in index order.
+fn gathered(plan: &ShardPlan, workers: &[Arc<dyn super::WorkerHandle>]) -> (Vec<u8>, Vec<u16>) {
+    let (mut v, mut d) = (Vec::new(), Vec::new());
+    gather(plan, workers, |_, sv, sd| {
+        v.extend(sv);
+        d.extend(sd);
+        Ok::<(), super::KernelError>(())
+    })
+    .unwrap();
+    (v, d)
+}
+
 #[test]
 fn in_memory_matches_reference_solver() {
     let mut draws = 0;
@@ -159,13 +171,7 @@ fn counts_learned_with_the_predecessors_spare_counting_and_change_nothing() {
         game.counted.store(0, std::sync::atomic::Ordering::Relaxed);
         drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
         counted[k] = game.counted.load(std::sync::atomic::Ordering::Relaxed);
-        let (mut v, mut d) = (Vec::new(), Vec::new());
-        gather(&plan, &handles, |_, sv, sd| {
-            v.extend(sv);
-            d.extend(sd);
-            Ok::<(), super::KernelError>(())
-        })
-        .unwrap();
+        let (v, d) = gathered(&plan, &handles);
         assert_eq!(v, values, "learn = {learn}");
         assert_eq!(d, depth, "learn = {learn}");
     }
@@ -199,13 +205,7 @@ fn several_workers_and_shards_give_the_same_tables() {
         )
         .unwrap();
         drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
-        let (mut v, mut d) = (Vec::new(), Vec::new());
-        gather(&plan, &handles, |_, sv, sd| {
-            v.extend(sv);
-            d.extend(sd);
-            Ok::<(), super::KernelError>(())
-        })
-        .unwrap();
+        let (v, d) = gathered(&plan, &handles);
         assert_eq!(v, values, "{workers} workers, shard size {shard_size}");
         assert_eq!(d, depth, "{workers} workers, shard size {shard_size}");
     }
@@ -248,13 +248,7 @@ fn shards_of_many_blocks_give_the_same_tables() {
     )
     .unwrap();
     drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
-    let (mut v, mut d) = (Vec::new(), Vec::new());
-    gather(&plan, &second, |_, sv, sd| {
-        v.extend(sv);
-        d.extend(sd);
-        Ok::<(), super::KernelError>(())
-    })
-    .unwrap();
+    let (v, d) = gathered(&plan, &second);
     assert!(v == values, "values differ");
     assert!(d == depth, "depths differ");
 }
@@ -314,13 +308,7 @@ fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
         let second =
             local_workers(game.clone(), &layer, plan, 2, Some(dir.path()), storage).unwrap();
         drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
-        let (mut v, mut d) = (Vec::new(), Vec::new());
-        gather(&plan, &second, |_, sv, sd| {
-            v.extend(sv);
-            d.extend(sd);
-            Ok::<(), super::KernelError>(())
-        })
-        .unwrap();
+        let (v, d) = gathered(&plan, &second);
         assert_eq!(v, values, "values after a stop at wave {stop_after}");
         assert_eq!(d, depth, "depths after a stop at wave {stop_after}");
     }
@@ -375,13 +363,7 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
         &mut |_: &super::WaveSummary| {},
     )
     .unwrap();
-    let (mut v, mut d) = (Vec::new(), Vec::new());
-    gather(&plan, &workers, |_, sv, sd| {
-        v.extend(sv);
-        d.extend(sd);
-        Ok::<(), super::KernelError>(())
-    })
-    .unwrap();
+    let (v, d) = gathered(&plan, &workers);
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     assert_eq!(v, values, "values after falling back to wave 1");
     assert_eq!(d, depth, "depths after falling back to wave 1");
