@@ -143,21 +143,17 @@ fn position_query(query: &str) -> Option<Result<serde_json::Value, String>> {
 #[test]
 fn every_cut_inside_the_json_is_refused() {
     // All cuts, not a sample: a cut of only the trailing newline once passed as "truncated".
-    let v = valid_run_json();
-    let v = v.trim_ascii_end();
-    for keep in 0..v.len() {
-        assert!(
-            open_run_json(&v[..keep]).is_err(),
-            "run.json cut to {keep} bytes"
-        );
-    }
-    let v = valid_checkpoint_json();
-    let v = v.trim_ascii_end();
-    for keep in 0..v.len() {
-        assert!(
-            open_checkpoint_json(&v[..keep]).is_err(),
-            "checkpoint.json cut to {keep} bytes"
-        );
+    let files: [(&str, Vec<u8>, &dyn Fn(&[u8]) -> bool); 2] = [
+        ("run.json", valid_run_json(), &|b| open_run_json(b).is_err()),
+        ("checkpoint.json", valid_checkpoint_json(), &|b| {
+            open_checkpoint_json(b).is_err()
+        }),
+    ];
+    for (name, bytes, refused) in files {
+        let v = bytes.trim_ascii_end();
+        for keep in 0..v.len() {
+            assert!(refused(&v[..keep]), "{name} cut to {keep} bytes");
+        }
     }
 }
 
