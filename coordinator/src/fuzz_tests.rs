@@ -143,7 +143,8 @@ fn position_query(query: &str) -> Option<Result<serde_json::Value, String>> {
 #[test]
 fn every_cut_inside_the_json_is_refused() {
     // All cuts, not a sample: a cut of only the trailing newline once passed as "truncated".
-    let files: [(&str, Vec<u8>, &dyn Fn(&[u8]) -> bool); 2] = [
+    type Refused<'a> = &'a dyn Fn(&[u8]) -> bool;
+    let files: [(&str, Vec<u8>, Refused); 2] = [
         ("run.json", valid_run_json(), &|b| open_run_json(b).is_err()),
         ("checkpoint.json", valid_checkpoint_json(), &|b| {
             open_checkpoint_json(b).is_err()
