@@ -175,19 +175,21 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
         .into_par_iter()
         .fold(ReachCounts::default, |mut acc, p| {
             let first = p * 3;
-            let reached_movers = (0..3u64).filter(|&m| reached.contains(first + m));
-            if reached_movers.clone().next().is_none() {
+            let reached_mover: [bool; 3] =
+                std::array::from_fn(|m| reached.contains(first + m as u64));
+            let reached_count = reached_mover.iter().filter(|&&r| r).count() as u64;
+            if reached_count == 0 {
                 return acc;
             }
             let node = game.node(first);
             if node == Node::Illegal {
-                acc.classes.by_class[class_slot(Class::Terminal)] += reached_movers.count() as u64;
+                acc.classes.by_class[class_slot(Class::Terminal)] += reached_count;
                 return acc;
             }
             let live = matches!(node, Node::Live { .. });
             let r1 = game.rotate(first) / 3;
             let r2 = game.rotate(r1 * 3) / 3;
-            for m in reached_movers {
+            for m in (0..3u64).filter(|&m| reached_mover[m as usize]) {
                 let i = first + m;
                 // As A the state itself, as B R²(i), as C R(i) (terminal states too).
                 let v = [
