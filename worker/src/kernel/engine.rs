@@ -293,8 +293,9 @@ impl<G: Game> WorkerEngine<G> {
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).
     ///
     /// Counters are initialised lazily: a live state's successors are counted the first time an
-    /// unfavourable child reaches it, so states that no update ever reaches cost nothing, and the
-    /// initial pass needs no move generation.
+    /// unfavourable child reaches it, so states that no update ever reaches cost nothing, states
+    /// that a favourable child reaches first are never counted (it decides them whatever the
+    /// count), and the initial pass needs no move generation.
     fn apply(&self, pred: u64, child_is_win: bool) -> Result<(), KernelError> {
         let shard = self.shard(self.plan.shard_of(pred));
         let i = (pred - shard.start) as usize;
@@ -312,21 +313,24 @@ impl<G: Game> WorkerEngine<G> {
             CELL_WIN_NEW
         };
         let mut current = cell.load(Relaxed);
+        let mut counted = None; // kept if the compare-and-swap below has to retry
         loop {
             if current > CELL_MAX_COUNTER {
                 return Ok(()); // already decided (or illegal, which has no successors)
             }
-            let remaining = if current == CELL_UNCOUNTED {
-                self.count_successors(pred)?
-            } else {
-                current
-            };
             let new = if favourable {
                 child
-            } else if remaining == 1 {
-                bad_for_mover
             } else {
-                remaining - 1
+                let remaining = match (current, counted) {
+                    (CELL_UNCOUNTED, Some(n)) => n,
+                    (CELL_UNCOUNTED, None) => *counted.insert(self.count_successors(pred)?),
+                    (n, _) => n,
+                };
+                if remaining == 1 {
+                    bad_for_mover
+                } else {
+                    remaining - 1
+                }
             };
             match cell.compare_exchange_weak(current, new, Relaxed, Relaxed) {
                 Ok(_) => {

@@ -6,7 +6,7 @@ use super::check::reference_solve;
 use super::driver::drive_layer;
 use super::local::{local_workers, solve_in_memory};
 use super::owners::gather;
-use super::{CellStorage, Layer, ShardPlan};
+use super::{CellStorage, Layer, ShardPlan, LOSS, WIN};
 use crate::game::{Game, Node};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::sync::Arc;
@@ -111,11 +111,11 @@ fn in_memory_matches_reference_solver() {
 
 /// A random game that also reports, with each state's predecessors, the successor count of the
 /// next index when it is live (as cc3p reports the previous player's count of the same placement):
-/// `Game::predecessors_and_count`. Counts the states the kernel counts itself.
+/// `Game::predecessors_and_count`. Records the states the kernel counts itself.
 struct LearningGame {
     inner: RandomGame,
     learn: bool,
-    counted: std::sync::atomic::AtomicU64,
+    counted: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Game for LearningGame {
@@ -141,8 +141,7 @@ impl Game for LearningGame {
         self.inner.mover(index)
     }
     fn successor_count(&self, index: u64) -> usize {
-        self.counted
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.counted.lock().unwrap().push(index);
         self.inner.succ[index as usize].len()
     }
     fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
@@ -168,9 +167,9 @@ fn counts_learned_with_the_predecessors_spare_counting_and_change_nothing() {
         let plan = ShardPlan::new(game.size(), 64);
         let handles =
             local_workers(game.clone(), &layer, plan, 2, None, CellStorage::Memory).unwrap();
-        game.counted.store(0, std::sync::atomic::Ordering::Relaxed);
+        game.counted.lock().unwrap().clear();
         drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
-        counted[k] = game.counted.load(std::sync::atomic::Ordering::Relaxed);
+        counted[k] = game.counted.lock().unwrap().len() as u64;
         let (v, d) = gathered(&plan, &handles);
         assert_eq!(v, values, "learn = {learn}");
         assert_eq!(d, depth, "learn = {learn}");
@@ -179,6 +178,55 @@ fn counts_learned_with_the_predecessors_spare_counting_and_change_nothing() {
         counted[1] < counted[0],
         "learned counts spare counting: {counted:?}"
     );
+}
+
+/// A state is counted only when an unfavourable child reaches it while it is undecided: a state
+/// decided at depth d by a favourable child needs an unfavourable child of depth below d (whose
+/// update came in the same wave or earlier) to have been counted. Counting the others is wasted
+/// move generation (a favourable child decides a state whatever its count).
+#[test]
+fn only_states_reached_by_an_unfavourable_child_are_counted() {
+    for (seed, players, layer) in [
+        (3, 2, Layer::new("solo", 1, 1)),
+        (4, 3, Layer::new("solo", 1, 1)),
+        (5, 3, Layer::new("enable", 0b011, 0b010)),
+    ] {
+        let game = Arc::new(LearningGame {
+            inner: RandomGame::new(seed, 4000, players),
+            learn: false,
+            counted: Default::default(),
+        });
+        assert!(!game.alternates_sides());
+        let (values, depth) = reference_solve(game.as_ref(), &layer);
+        let plan = ShardPlan::new(game.size(), 256);
+        let handles =
+            local_workers(game.clone(), &layer, plan, 2, None, CellStorage::Memory).unwrap();
+        drive_layer(&layer, &handles, None, &mut |_: &super::WaveSummary| {}).unwrap();
+        let counted: std::collections::HashSet<u64> =
+            game.counted.lock().unwrap().iter().copied().collect();
+        let mut spared = 0;
+        for (x, value) in values.iter().enumerate() {
+            let Node::Live { mover } = game.node(x as u64) else {
+                continue;
+            };
+            let good = if layer.in_coalition(mover) { WIN } else { LOSS };
+            let bad = if good == WIN { LOSS } else { WIN };
+            let kids = &game.inner.succ[x];
+            let early_bad = kids.iter().any(|&c| {
+                values[c as usize] == bad && (*value != good || depth[c as usize] < depth[x])
+            });
+            // (Two threads may both count a state that their updates reach at the same time.)
+            assert!(
+                !counted.contains(&(x as u64)) || early_bad,
+                "seed {seed}: state {x} ({value}, depth {}) counted, but no unfavourable child \
+                 reached it while it was undecided",
+                depth[x]
+            );
+            // Decided by a favourable child before any unfavourable one came: counting it is waste.
+            spared += usize::from(*value == good && !early_bad);
+        }
+        assert!(spared > 100, "seed {seed}: {spared} states to spare");
+    }
 }
 
 #[test]
