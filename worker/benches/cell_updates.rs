@@ -6,16 +6,13 @@
 //! `cargo bench -p kingmaker-worker --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
 //! cells and 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
 
+#[path = "clock/mod.rs"]
+mod clock;
+
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a plain system call writing into a local struct.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    clock::cpu_secs(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// xorshift64: reproducible and fast enough not to matter.
@@ -44,6 +41,17 @@ fn prefetch(cells: &[AtomicU8], i: usize) {
             std::arch::x86_64::_MM_HINT_T0,
         )
     };
+}
+
+/// CPU seconds to apply `updates` as the kernel applies a batch: prefetch every cell of 256
+/// updates, then `update` each.
+fn prefetched(cells: &[AtomicU8], updates: &[u64], update: impl Fn(&AtomicU8)) -> f64 {
+    let t = thread_cpu_secs();
+    for batch in updates.chunks(256) {
+        batch.iter().for_each(|&u| prefetch(cells, u as usize));
+        batch.iter().for_each(|&u| update(&cells[u as usize]));
+    }
+    thread_cpu_secs() - t
 }
 
 fn main() {
@@ -76,43 +84,24 @@ fn main() {
     };
 
     let cells = fresh();
-    let t = thread_cpu_secs();
-    for batch in updates.chunks(256) {
-        batch.iter().for_each(|&u| prefetch(&cells, u as usize));
-        for &u in batch {
-            let cell = &cells[u as usize];
-            let mut cur = cell.load(Relaxed);
-            while let Some(new) = next(cur) {
-                match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
-                    Ok(_) => break,
-                    Err(seen) => cur = seen,
-                }
+    let secs = prefetched(&cells, &updates, |cell| {
+        let mut cur = cell.load(Relaxed);
+        while let Some(new) = next(cur) {
+            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+                Ok(_) => break,
+                Err(seen) => cur = seen,
             }
         }
-    }
-    report(
-        "compare-and-swap after prefetch",
-        thread_cpu_secs() - t,
-        &cells,
-    );
+    });
+    report("compare-and-swap after prefetch", secs, &cells);
     drop(cells);
-
     let cells = fresh();
-    let t = thread_cpu_secs();
-    for batch in updates.chunks(256) {
-        batch.iter().for_each(|&u| prefetch(&cells, u as usize));
-        for &u in batch {
-            let cell = &cells[u as usize];
-            if let Some(new) = next(cell.load(Relaxed)) {
-                cell.store(new, Relaxed);
-            }
+    let secs = prefetched(&cells, &updates, |cell| {
+        if let Some(new) = next(cell.load(Relaxed)) {
+            cell.store(new, Relaxed);
         }
-    }
-    report(
-        "plain load and store after prefetch",
-        thread_cpu_secs() - t,
-        &cells,
-    );
+    });
+    report("plain load and store after prefetch", secs, &cells);
     drop(cells);
 
     for zone_bits in [20u32, 24] {

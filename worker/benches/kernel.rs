@@ -7,6 +7,9 @@
 //! whole quarter solved in memory, per state of the full game), and the kernel's working set in
 //! bytes per state.
 
+#[path = "clock/mod.rs"]
+mod clock;
+
 use kingmaker_worker::games::cc2p::half::Cc2pHalf;
 use kingmaker_worker::games::cc2p::{Cc2p, TipRule};
 use kingmaker_worker::games::cc3p::Cc3p;
@@ -40,26 +43,14 @@ fn sample_live(game: &impl Game, count: usize, seed: u64) -> Vec<u64> {
     out
 }
 
-/// CPU time of the calling thread: rates per core stay honest on a machine shared with other work.
+/// CPU time of the calling thread.
 fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a plain system call writing into a local struct.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    clock::cpu_secs(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU time of the whole process (all threads).
 fn process_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: as above.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    clock::cpu_secs(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 /// States per CPU-second on one thread, and generated neighbours per state.
