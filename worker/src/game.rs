@@ -41,7 +41,8 @@ pub trait Game: Send + Sync {
     fn mover(&self, index: u64) -> u8;
 
     /// The number of successors of a live state (a pass counts as one). The kernel counts every
-    /// live state it reaches, so games override this when counting is cheaper than listing.
+    /// live state that an unfavourable child reaches before a favourable one, so games override
+    /// this when counting is cheaper than listing.
     fn successor_count(&self, index: u64) -> usize {
         let mut out = Vec::new();
         self.successors(index, &mut out);

@@ -188,8 +188,8 @@ impl ShardArrays {
     }
 
     /// Keep the successor count of `state` that the game learned while expanding another state
-    /// (`Game::predecessors_and_count`), if the state is in this shard and not counted yet: the
-    /// first update to reach it then need not count. A count the cell cannot hold is left for
+    /// (`Game::predecessors_and_count`), if the state is in this shard and not counted yet: an
+    /// unfavourable update reaching it later then need not count. A count the cell cannot hold is left for
     /// the update to report.
     pub fn keep_count(&self, state: u64, count: usize) {
         let Some(i) = state.checked_sub(self.start).filter(|&i| i < self.len) else {
