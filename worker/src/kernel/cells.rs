@@ -47,6 +47,46 @@ pub const CELL_WIN_NEW: u8 = 253;
 pub const CELL_LOSS_NEW: u8 = 254;
 pub const CELL_ILLEGAL: u8 = 255;
 
+// Aging a cell at the close of a wave subtracts 2: the generations are two apart.
+const _: () = assert!(CELL_WIN_CUR == CELL_WIN_OLD + 2 && CELL_WIN_NEW == CELL_WIN_CUR + 2);
+const _: () = assert!(CELL_LOSS_CUR == CELL_LOSS_OLD + 2 && CELL_LOSS_NEW == CELL_LOSS_CUR + 2);
+const _: () = assert!(CELL_LOSS_OLD == CELL_WIN_OLD + 1 && CELL_LOSS_NEW + 1 == CELL_ILLEGAL);
+
+/// Close a wave on a run of cells: the frontier becomes old and the cells decided in the wave
+/// become the next frontier, whose bits are set in `words` (bit `j` of word `w`: cell `64 w + j`).
+/// Returns whether any bit is set. Branch-free, so the compiler vectorizes it: every cell of a
+/// flagged block is visited, and in the big waves a sixth of them change.
+pub fn age_cells(cells: &mut [u8], words: &mut [u64]) -> bool {
+    debug_assert_eq!(words.len(), cells.len().div_ceil(64));
+    let mut any = 0;
+    for (chunk, word) in cells.chunks_mut(64).zip(words.iter_mut()) {
+        let mut bits = 0u64;
+        for (j, cell) in chunk.iter_mut().enumerate() {
+            let c = *cell;
+            let decided_now = c.wrapping_sub(CELL_WIN_NEW) < 2;
+            let to_age = c.wrapping_sub(CELL_WIN_CUR) < 4; // frontier or decided now
+            *cell = c - 2 * to_age as u8;
+            bits |= (decided_now as u64) << j;
+        }
+        *word = bits;
+        any |= bits;
+    }
+    any != 0
+}
+
+/// Ask the processor to fetch `cell` into the cache (a hint; no effect elsewhere).
+#[inline]
+pub fn prefetch(cell: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr() as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = cell;
+}
+
 /// Is this cell a decided W (any generation)?
 pub fn cell_is_win(cell: u8) -> bool {
     matches!(cell, CELL_WIN_OLD | CELL_WIN_CUR | CELL_WIN_NEW)
@@ -205,24 +245,18 @@ impl ShardArrays {
         }
     }
 
+    /// The address cell 0 of the index space would have if this shard's map began there (the
+    /// map's address minus the shard's start, wrapping): the address of state `index`'s cell is
+    /// then `origin + index`, for the kernel's hot path.
+    pub fn origin(&self) -> usize {
+        (self.cells.as_ptr() as usize).wrapping_sub(self.start as usize)
+    }
+
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; the map lives as long as `self`.
         unsafe {
             std::slice::from_raw_parts(self.cells.as_ptr() as *const AtomicU8, self.len as usize)
         }
-    }
-
-    /// Ask the processor to fetch cell `i` into the cache (a hint; no effect elsewhere).
-    #[inline]
-    pub fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults; `i` is within the map anyway.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(self.cells.as_ptr().add(i) as *const i8);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
     }
 
     /// The raw bytes of the cells.
@@ -231,6 +265,19 @@ impl ShardArrays {
     /// Only at a barrier: no thread may be updating the cells while the slice is alive.
     pub unsafe fn raw(&self) -> &[u8] {
         std::slice::from_raw_parts(self.cells.as_ptr(), self.len as usize)
+    }
+
+    /// The cells of block `b` as plain bytes, for closing a wave.
+    ///
+    /// # Safety
+    /// Only at a barrier, and no two live slices of the same block.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn block_mut(&self, b: usize) -> &mut [u8] {
+        let range = self.block_range(b);
+        std::slice::from_raw_parts_mut(
+            (self.cells.as_ptr() as *mut u8).add(range.start),
+            range.len(),
+        )
     }
 
     /// The raw bytes of the cells, for restoring a checkpoint.
