@@ -1,8 +1,9 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
 use super::cells::{
-    age_cells, cell_is_win, prefetch, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES, CELL_ILLEGAL,
-    CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW,
+    age_cells, cell_is_win, prefetch, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES,
+    CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR,
+    CELL_WIN_NEW,
 };
 use super::memory::CellStorage;
 use super::shard::ShardPlan;
@@ -535,14 +536,8 @@ impl<G: Game> WorkerEngine<G> {
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|(shard, bitmap)| {
-                let zeros;
-                let bitmap = match bitmap {
-                    Some(b) => b,
-                    None => {
-                        zeros = vec![0u64; (shard.len as usize).div_ceil(64)];
-                        &zeros
-                    }
-                };
+                // No bitmap: the wave decided nothing here, and its frame is empty.
+                let bitmap = bitmap.map_or(&[][..], Vec::as_slice);
                 shard.waves.append(wave, bitmap)?;
                 Ok(bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>())
             })

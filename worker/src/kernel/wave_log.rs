@@ -56,7 +56,8 @@ impl WaveLog {
         }
     }
 
-    /// Append the bitmap of the states decided in `wave`; returns the log's new length.
+    /// Append the bitmap of the states decided in `wave` (an empty slice when it decided none);
+    /// returns the log's new length.
     pub fn append(&self, wave: u32, bitmap: &[u64]) -> Result<u64, KernelError> {
         let frame = encode_frame(wave, bitmap).map_err(|e| self.err(e))?;
         let mut store = self.store.lock().expect("wave log");
