@@ -33,7 +33,11 @@ pub fn encode_frame(wave: u32, bitmap: &[u64]) -> std::io::Result<Vec<u8>> {
     let payload = if bitmap.iter().all(|&w| w == 0) {
         Vec::new()
     } else {
-        let bytes: Vec<u8> = bitmap.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // Word by word: a byte-by-byte iterator costs more than the compression.
+        let mut bytes = Vec::with_capacity(8 * bitmap.len());
+        for w in bitmap {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
         zstd::bulk::compress(&bytes, ZSTD_LEVEL)?
     };
     let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
@@ -62,15 +66,22 @@ pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>,
         if crc32fast::hash(payload) != crc {
             return Err(format!("frame of wave {wave} fails its crc32"));
         }
-        let raw = if payload.is_empty() {
-            vec![0u8; words * 8]
+        let bitmap = if payload.is_empty() {
+            vec![0u64; words]
         } else {
-            zstd::bulk::decompress(payload, words * 8).map_err(|e| format!("zstd: {e}"))?
+            let raw =
+                zstd::bulk::decompress(payload, words * 8).map_err(|e| format!("zstd: {e}"))?;
+            if raw.len() != words * 8 {
+                return Err(format!(
+                    "frame of wave {wave} holds {} bytes of bitmap, not {}",
+                    raw.len(),
+                    words * 8
+                ));
+            }
+            raw.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
         };
-        let bitmap = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
         out.push((wave, bitmap));
         at += FRAME_HEADER + len;
     }
@@ -118,6 +129,12 @@ mod tests {
             crc32fast::hash(&log[..cut as usize])
         ));
         assert!(!starts_with(&log[..cut as usize], len, crc));
+
+        // A bitmap of another shard size is an error, not a shorter bitmap.
+        assert_eq!(
+            decode_frames(&log, words + 1).unwrap_err(),
+            "frame of wave 0 holds 40 bytes of bitmap, not 48"
+        );
 
         let mut bad = log.clone();
         bad[FRAME_HEADER + 1] ^= 1;

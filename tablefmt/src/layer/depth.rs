@@ -46,9 +46,20 @@ impl DepthCode {
         }
     }
 
+    /// Whether every class stores plain depths (`encode` and `decode` are the identity).
+    pub fn is_plain(&self) -> bool {
+        self.residue.iter().flatten().all(|&r| r == NONE)
+    }
+
     #[inline]
     fn class(&self, index: u64, value: u8) -> u8 {
-        self.residue[(index % self.modulus as u64) as usize][(value & 3) as usize]
+        // Modulus 1 (a run's own tables) skips the 64-bit division: it runs once per state.
+        let row = if self.modulus == 1 {
+            0
+        } else {
+            (index % self.modulus as u64) as usize
+        };
+        self.residue[row][(value & 3) as usize]
     }
 
     /// The code stored for `depth`. `depth` must be 0 or congruent to the class residue (the

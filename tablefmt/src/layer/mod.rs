@@ -349,16 +349,20 @@ fn encode_payload(
         pack_values(&group(values, period), &mut out);
         return out;
     }
-    let codes: Vec<u16> = (0..n)
-        .map(|j| code.encode(first + j as u64, values[j], depth[j]))
-        .collect();
+    let codes: std::borrow::Cow<[u16]> = if code.is_plain() {
+        depth.into()
+    } else {
+        (0..n)
+            .map(|j| code.encode(first + j as u64, values[j], depth[j]))
+            .collect()
+    };
     let mut out = Vec::with_capacity(max_payload(n, encoding));
     if codes.iter().all(|&c| c < 64) {
         out.push(WIDTH_BYTE);
         out.extend(
             values
                 .iter()
-                .zip(&codes)
+                .zip(codes.iter())
                 .map(|(&v, &c)| (v & 3) | (c as u8) << 2),
         );
     } else {
@@ -645,7 +649,8 @@ impl LayerWriter {
         let values = &self.values[..n];
         let depth = if encoding == ENCODING_PACKED {
             let d = &self.depth[..n];
-            if let Some(j) = (0..n).find(|&j| !code.fits(first + j as u64, values[j], d[j])) {
+            let misfit = || (0..n).find(|&j| !code.fits(first + j as u64, values[j], d[j]));
+            if let Some(j) = (!code.is_plain()).then(misfit).flatten() {
                 return Err(FormatError::Corrupt(format!(
                     "{}: the depth {} of state {} does not fit the layer's depth code",
                     self.path.display(),
