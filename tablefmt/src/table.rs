@@ -11,9 +11,9 @@ use crate::value::{DRAW, ILLEGAL, LOSS, MAX_CODE, WIN};
 use crate::FormatError;
 use std::path::{Path, PathBuf};
 
-/// zstd level of a run's finished layers: fast to write while the workers wait; `pack`
-/// recompresses at its own level.
-pub const RUN_ZSTD_LEVEL: i32 = 3;
+/// zstd level of a run's finished layers: fast to write while the workers wait (level 3 took
+/// a fifth of gathering a level-2 layer); `pack` recompresses at its own level.
+pub const RUN_ZSTD_LEVEL: i32 = 1;
 
 /// Win/loss/draw/illegal counts of one layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

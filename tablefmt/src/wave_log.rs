@@ -48,10 +48,17 @@ pub fn encode_frame(wave: u32, bitmap: &[u64]) -> std::io::Result<Vec<u8>> {
     Ok(frame)
 }
 
-/// Every frame of a log, in order: (wave, bitmap of `words` words), each frame's crc32 checked.
-/// The error says what is wrong (the caller names the log).
-pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>, String> {
-    let mut out = Vec::new();
+/// Call `f` on every frame of a log in order, with its wave and bitmap of `words` words (an empty
+/// slice for an empty payload: the wave decided none of the shard's states), each frame's crc32
+/// checked first. One buffer serves every frame. The error says what is wrong (the caller names
+/// the log).
+pub fn each_frame(
+    bytes: &[u8],
+    words: usize,
+    mut f: impl FnMut(u32, &[u64]),
+) -> Result<(), String> {
+    let mut bitmap = vec![0u64; words];
+    let mut zstd = zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?;
     let mut at = 0;
     while at < bytes.len() {
         if bytes.len() - at < FRAME_HEADER {
@@ -66,25 +73,44 @@ pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>,
         if crc32fast::hash(payload) != crc {
             return Err(format!("frame of wave {wave} fails its crc32"));
         }
-        let bitmap = if payload.is_empty() {
-            vec![0u64; words]
+        if payload.is_empty() {
+            f(wave, &[]);
         } else {
-            let raw =
-                zstd::bulk::decompress(payload, words * 8).map_err(|e| format!("zstd: {e}"))?;
-            if raw.len() != words * 8 {
+            // SAFETY: any bytes are a valid u64; the view covers exactly the buffer.
+            let raw = unsafe {
+                std::slice::from_raw_parts_mut(bitmap.as_mut_ptr() as *mut u8, words * 8)
+            };
+            let got = zstd
+                .decompress_to_buffer(payload, raw)
+                .map_err(|e| format!("zstd: {e}"))?;
+            if got != words * 8 {
                 return Err(format!(
-                    "frame of wave {wave} holds {} bytes of bitmap, not {}",
-                    raw.len(),
+                    "frame of wave {wave} holds {got} bytes of bitmap, not {}",
                     words * 8
                 ));
             }
-            raw.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect()
-        };
-        out.push((wave, bitmap));
+            for w in bitmap.iter_mut() {
+                *w = u64::from_le(*w); // the bytes are little-endian words
+            }
+            f(wave, &bitmap);
+        }
         at += FRAME_HEADER + len;
     }
+    Ok(())
+}
+
+/// Every frame of a log, in order: (wave, bitmap of `words` words, all zero for an empty
+/// payload); see [`each_frame`].
+pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>, String> {
+    let mut out = Vec::new();
+    each_frame(bytes, words, |wave, bitmap| {
+        let bitmap = if bitmap.is_empty() {
+            vec![0; words]
+        } else {
+            bitmap.to_vec()
+        };
+        out.push((wave, bitmap));
+    })?;
     Ok(out)
 }
 

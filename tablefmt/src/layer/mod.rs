@@ -662,18 +662,26 @@ impl LayerWriter {
         } else {
             &[][..]
         };
+        // One compression context per task, not per block.
         let frames: Vec<Result<Vec<u8>, std::io::Error>> = values
             .par_chunks(bs)
             .enumerate()
-            .map(|(k, v)| {
-                let block_first = first + (k * bs) as u64;
-                let d = if depth.is_empty() {
-                    &[][..]
-                } else {
-                    &depth[k * bs..k * bs + v.len()]
-                };
-                zstd::bulk::compress(&encode_payload(encoding, block_first, v, d, &code), level)
-            })
+            .map_init(
+                || zstd::bulk::Compressor::new(level),
+                |zstd, (k, v)| {
+                    let block_first = first + (k * bs) as u64;
+                    let d = if depth.is_empty() {
+                        &[][..]
+                    } else {
+                        &depth[k * bs..k * bs + v.len()]
+                    };
+                    let payload = encode_payload(encoding, block_first, v, d, &code);
+                    match zstd {
+                        Ok(zstd) => zstd.compress(&payload),
+                        Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                    }
+                },
+            )
             .collect();
         for frame in frames {
             let frame = frame.map_err(|e| FormatError::io(&self.tmp, e))?;

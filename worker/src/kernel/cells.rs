@@ -4,7 +4,9 @@
 //! not counted yet, or a counter of successors not yet known to be bad for the mover), or decided
 //! W or L in one of three generations — decided in an earlier wave (*old*), in the previous wave
 //! (*current*: the frontier being expanded) or in this wave (*new*) — or illegal. The frontier is
-//! thus part of the cells and needs no bitmap.
+//! thus part of the cells: a checkpoint of the cells holds it. Closing a wave builds the bitmap of
+//! the states it decided anyway (for the wave log), and the engine keeps it until the next wave
+//! has walked it; after a restore the next wave finds its frontier in the cells instead.
 //!
 //! The depth of a state is the wave that decided it. It is not kept per state while solving:
 //! when a wave closes, the set of states it decided is appended to the shard's *wave log* (one
@@ -132,7 +134,7 @@ pub fn prefetch(cell: &AtomicU8) {
 }
 
 /// Is this cell a decided W (any generation)?
-pub fn cell_is_win(cell: u8) -> bool {
+pub const fn cell_is_win(cell: u8) -> bool {
     matches!(cell, CELL_WIN_OLD | CELL_WIN_CUR | CELL_WIN_NEW)
 }
 

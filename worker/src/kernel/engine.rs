@@ -59,6 +59,21 @@ struct Counters {
     sent: AtomicU64,
 }
 
+/// The final value of every cell byte (a table: gathering maps every cell of a layer).
+const VALUE_OF_CELL: [u8; 256] = {
+    let mut table = [DRAW; 256];
+    let mut c = CELL_MAX_COUNTER as usize + 1;
+    while c < 256 {
+        table[c] = match c as u8 {
+            CELL_ILLEGAL => ILLEGAL,
+            c if cell_is_win(c) => WIN,
+            _ => LOSS,
+        };
+        c += 1;
+    }
+    table
+};
+
 /// One parallel task of a wave: expands frontier states one by one, applies the updates this
 /// worker owns in prefetched batches and buffers the others per owner.
 struct Expander<'a, G: Game> {
@@ -268,9 +283,8 @@ impl<G: Game> WorkerEngine<G> {
             .collect();
         // Every cell live (uncounted), then the game's list of the others, if it has one.
         blocks.par_iter().for_each(|&(shard, b)| {
-            for cell in &shard.cells()[shard.block_range(b)] {
-                cell.store(CELL_UNCOUNTED, Relaxed);
-            }
+            // SAFETY: the initial pass is at a barrier, and each block is one work item.
+            unsafe { shard.block_mut(b) }.fill(CELL_UNCOUNTED);
             shard.set_block_flags(b, 0);
         });
         let listed = self.game.each_non_live(&mut |index, node| {
@@ -496,21 +510,32 @@ impl<G: Game> WorkerEngine<G> {
                 max,
             });
         }
-        // The frontier just expanded is no longer needed: free it before building the next.
-        self.forget_frontier();
+        // The frontier just expanded is no longer needed: its bitmaps are reused for the next
+        // (a fresh gigabyte-sized allocation per wave costs as many page faults as it has pages).
+        let mut spare = self.take_frontier().map(|f| f.bitmaps).unwrap_or_default();
         let active = BLOCK_FRONTIER | BLOCK_FRESH;
         let mut bitmaps: Vec<Option<Vec<u64>>> = self
             .shards
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(id, s)| {
                 let s = s.as_ref()?;
-                (0..s.blocks())
-                    .any(|b| s.block_flags(b) & active != 0)
-                    .then(|| vec![0u64; (s.len as usize).div_ceil(64)])
+                if !(0..s.blocks()).any(|b| s.block_flags(b) & active != 0) {
+                    return None;
+                }
+                let words = (s.len as usize).div_ceil(64);
+                let reused = spare.get_mut(id).and_then(Option::take);
+                Some(
+                    reused
+                        .filter(|b| b.len() == words)
+                        .unwrap_or_else(|| vec![0; words]),
+                )
             })
             .collect();
+        drop(spare);
         // Age the blocks that hold frontier or fresh cells; the fresh ones form the next frontier,
         // set in the shard's bitmap (whole words per block: blocks and shards are multiples of 64).
+        // The other blocks' words are cleared (a reused bitmap holds the last wave's bits).
         let work: Vec<(&ShardArrays, usize, &mut [u64])> = self
             .shards
             .iter()
@@ -522,9 +547,12 @@ impl<G: Game> WorkerEngine<G> {
                     .enumerate()
                     .map(move |(b, words)| (shard, b, words))
             })
-            .filter(|&(shard, b, _)| shard.block_flags(b) & active != 0)
             .collect();
         work.into_par_iter().for_each(|(shard, b, words)| {
+            if shard.block_flags(b) & active == 0 {
+                words.fill(0);
+                return;
+            }
             // SAFETY: closing is at a barrier, and each block is one work item.
             let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
             shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
@@ -558,12 +586,7 @@ impl<G: Game> WorkerEngine<G> {
             arrays
                 .cells()
                 .par_iter()
-                .map(|c| match c.load(Relaxed) {
-                    CELL_ILLEGAL => ILLEGAL,
-                    c if cell_is_win(c) => WIN,
-                    c if c > CELL_MAX_COUNTER => LOSS,
-                    _ => DRAW,
-                })
+                .map(|c| VALUE_OF_CELL[c.load(Relaxed) as usize])
                 .collect(),
         )
     }
@@ -575,7 +598,8 @@ impl<G: Game> WorkerEngine<G> {
             return Ok(None);
         };
         let mut depth = vec![0u16; arrays.len as usize];
-        for (wave, bitmap) in arrays.waves.frames(arrays.len.div_ceil(64) as usize)? {
+        let words = arrays.len.div_ceil(64) as usize;
+        arrays.waves.each_frame(words, |wave, bitmap| {
             for (w, &word) in bitmap.iter().enumerate() {
                 let mut bits = word;
                 while bits != 0 {
@@ -583,7 +607,7 @@ impl<G: Game> WorkerEngine<G> {
                     bits &= bits - 1;
                 }
             }
-        }
+        })?;
         Ok(Some(depth))
     }
 }

@@ -4,7 +4,7 @@
 //! the zstd-compressed bitmap of the states it decided and a crc32.
 
 use super::KernelError;
-use kingmaker_tablefmt::wave_log::{decode_frames, encode_frame, fingerprint, starts_with};
+use kingmaker_tablefmt::wave_log::{each_frame, encode_frame, fingerprint, starts_with};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -121,10 +121,11 @@ impl WaveLog {
         Ok(())
     }
 
-    /// Every frame: (wave, bitmap words), checking each frame's crc.
-    pub fn frames(&self, words: usize) -> Result<Vec<(u32, Vec<u64>)>, KernelError> {
+    /// Call `f` on every frame in order with its wave and bitmap of `words` words (empty for a
+    /// wave that decided none of the shard's states), checking each frame's crc.
+    pub fn each_frame(&self, words: usize, f: impl FnMut(u32, &[u64])) -> Result<(), KernelError> {
         let bytes = self.bytes()?;
-        decode_frames(&bytes, words)
+        each_frame(&bytes, words, f)
             .map_err(|what| KernelError::Checkpoint(format!("wave log {}: {what}", self.name())))
     }
 
