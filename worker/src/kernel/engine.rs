@@ -183,8 +183,9 @@ pub struct WorkerEngine<G: Game> {
     me: usize,
     /// Indexed by shard id: the arrays of the shards this worker owns.
     shards: Vec<Option<ShardArrays>>,
-    /// Indexed by shard id: [`ShardArrays::origin`] of the shards this worker owns. An update finds its cell with one lookup in this small table (a few kilobytes,
-    /// always in cache) instead of reaching into the shard's arrays.
+    /// Indexed by shard id: [`ShardArrays::origin`] of the shards this worker owns. An update
+    /// finds its cell with one lookup in this small table (a few kilobytes, always in cache)
+    /// instead of reaching into the shard's arrays.
     origins: Vec<Option<usize>>,
     /// Whether this worker owns every shard (no update is routed).
     owns_all: bool,
