@@ -99,21 +99,6 @@ pub fn each_frame(
     Ok(())
 }
 
-/// Every frame of a log, in order: (wave, bitmap of `words` words, all zero for an empty
-/// payload); see [`each_frame`].
-pub fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>, String> {
-    let mut out = Vec::new();
-    each_frame(bytes, words, |wave, bitmap| {
-        let bitmap = if bitmap.is_empty() {
-            vec![0; words]
-        } else {
-            bitmap.to_vec()
-        };
-        out.push((wave, bitmap));
-    })?;
-    Ok(out)
-}
-
 /// Length and crc32 of a log as it stands: what a checkpoint records.
 pub fn fingerprint(bytes: &[u8]) -> (u64, u32) {
     (bytes.len() as u64, crc32fast::hash(bytes))
@@ -127,6 +112,21 @@ pub fn starts_with(bytes: &[u8], len: u64, crc: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every frame of a log, in order: (wave, bitmap of `words` words, all zero for an empty
+    /// payload); see [`each_frame`].
+    fn decode_frames(bytes: &[u8], words: usize) -> Result<Vec<(u32, Vec<u64>)>, String> {
+        let mut out = Vec::new();
+        each_frame(bytes, words, |wave, bitmap| {
+            let bitmap = if bitmap.is_empty() {
+                vec![0; words]
+            } else {
+                bitmap.to_vec()
+            };
+            out.push((wave, bitmap));
+        })?;
+        Ok(out)
+    }
 
     #[test]
     fn frames_round_trip_and_damage_is_named() {
