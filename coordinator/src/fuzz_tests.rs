@@ -78,9 +78,7 @@ fn open_run_json(bytes: &[u8]) -> Result<RunInfo, String> {
 /// The outcome of reading `checkpoint.json` = `bytes` (the error must name the file).
 fn open_checkpoint_json(bytes: &[u8]) -> Result<RunState, String> {
     let dir = in_dir("checkpoint.json", bytes);
-    let run = RunDir {
-        path: dir.path().to_path_buf(),
-    };
+    let run = RunDir::at(dir.path());
     run.state().map_err(|e| {
         let m = format!("{e:#}");
         assert!(

@@ -20,7 +20,8 @@
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{bail, Context, Result};
 use kingmaker_tablefmt::layer::LayerFile;
-use kingmaker_tablefmt::table::{open_table, TableSummary};
+use kingmaker_tablefmt::layer::LayerIdentity;
+use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
 use kingmaker_worker::kernel::{Layer, ResumePoint, WaveSummary};
 use kingmaker_worker::lock::DirLock;
 use kingmaker_worker::spec::GameSpec;
@@ -79,6 +80,9 @@ pub struct Distributed {
 
 pub struct RunDir {
     pub path: PathBuf,
+    /// The game of `run.json` (its `spec`, as JSON): what every finished layer file must say it
+    /// holds. Null until `run.json` is read or written.
+    game: serde_json::Value,
 }
 
 impl RunDir {
@@ -86,7 +90,7 @@ impl RunDir {
     /// `path` must not exist, or be empty. (A build killed before it wrote `run.json` leaves at
     /// most a temporary file and the lock file behind, which counts as empty.) The directory is
     /// checked again once locked, so two builds into one new directory cannot both go ahead.
-    pub fn create(path: &Path, command: &str) -> Result<(RunDir, DirLock)> {
+    pub fn create(path: &Path, command: &str, spec: &GameSpec) -> Result<(RunDir, DirLock)> {
         let only_leftovers = || {
             path.is_dir()
                 && path
@@ -115,12 +119,9 @@ impl RunDir {
         if !only_leftovers() {
             return Err(refuse());
         }
-        Ok((
-            RunDir {
-                path: path.to_path_buf(),
-            },
-            lock,
-        ))
+        let mut run = RunDir::at(path);
+        run.game = serde_json::to_value(spec)?;
+        Ok((run, lock))
     }
 
     /// A finished run directory (its summary.json written) with its `run.json`.
@@ -146,12 +147,22 @@ impl RunDir {
         })?;
         let info: RunInfo = serde_json::from_str(&text)
             .with_context(|| format!("{} is malformed", file.display()))?;
-        Ok((
-            RunDir {
-                path: path.to_path_buf(),
-            },
-            info,
-        ))
+        let mut run = RunDir::at(path);
+        run.game = serde_json::to_value(&info.spec)?;
+        Ok((run, info))
+    }
+
+    /// The run directory at `path`, its game not yet known (no layer file can be opened).
+    pub fn at(path: &Path) -> RunDir {
+        RunDir {
+            path: path.to_path_buf(),
+            game: serde_json::Value::Null,
+        }
+    }
+
+    /// What the finished file of `layer` must say it holds.
+    pub fn identity(&self, layer: &str) -> LayerIdentity {
+        LayerIdentity::new(self.game.clone(), layer)
     }
 
     /// The run manifest (`checkpoint.json`); a run that never checkpointed has an empty one.
@@ -174,7 +185,7 @@ impl RunDir {
         let _ = std::fs::rename(&path, self.path.join("checkpoint.json.damaged"));
         let mut state = RunState::default();
         for layer in &info.layers {
-            let Ok(file) = open_table(&self.layers_dir(), &layer.name) else {
+            let Ok(file) = open_table(&self.layers_dir(), &self.identity(&layer.name)) else {
                 break;
             };
             match kingmaker_tablefmt::table::read_summary(&file) {
@@ -206,6 +217,7 @@ impl RunDir {
         write_json_atomically(&self.path.join("progress.json"), progress)
     }
 
+    /// Write `run.json` (its game is the one the directory was created or opened with).
     pub fn write_info(&self, info: &RunInfo) -> Result<()> {
         write_json_atomically(&self.path.join("run.json"), info)
     }
@@ -223,15 +235,71 @@ impl RunDir {
         self.path.join("summary.json")
     }
 
-    /// The finished table of one layer.
+    /// Keep the file of a finished layer that failed its check as `NAME.kmt.damaged` (for a
+    /// look later; the layer is solved again into `NAME.kmt`).
+    pub fn set_aside(&self, layer: &str) {
+        let path = table_path(&self.layers_dir(), layer);
+        if path.exists() {
+            let _ = std::fs::rename(&path, path.with_extension("kmt.damaged"));
+        }
+    }
+
+    /// The finished table of one layer (refused unless its file says it holds that layer of
+    /// this run's game).
     pub fn table(&self, layer: &str) -> Result<LayerFile> {
-        open_table(&self.layers_dir(), layer).with_context(|| {
+        open_table(&self.layers_dir(), &self.identity(layer)).with_context(|| {
             format!(
-                "layer {layer} of {} is missing or incomplete",
+                "layer {layer} of {} is missing, damaged or not this run's",
                 self.path.display()
             )
         })
     }
+
+    /// Read every layer `state` records as finished back whole (its file's identity, every
+    /// block's crc32, the counts, the digest and the max depth) and compare it with the record.
+    /// A layer that fails is taken out of `state` (so that a resume solves it again); the names
+    /// of those layers and why. A summary or a release is built only from layers that passed.
+    pub fn recheck_finished(&self, state: &mut RunState) -> Vec<(String, String)> {
+        let mut failed = Vec::new();
+        state.finished.retain(|f| {
+            let name = &f.layer.name;
+            let started = std::time::Instant::now();
+            let problem = match self.table(name).and_then(|file| Ok(read_summary(&file)?)) {
+                Err(e) => format!("{e:#}"),
+                Ok(read) if read == f.table => {
+                    tracing::info!(
+                        "finished layer {name}: {} states read back and checked in {:.1}s",
+                        read.states,
+                        started.elapsed().as_secs_f64()
+                    );
+                    return true;
+                }
+                Ok(read) => format!(
+                    "layers/{name}.kmt holds {}, but checkpoint.json records {} (one of them was \
+                     altered)",
+                    describe_table(&read),
+                    describe_table(&f.table)
+                ),
+            };
+            failed.push((name.clone(), problem));
+            false
+        });
+        failed
+    }
+}
+
+/// A table's counts and digest in words.
+pub fn describe_table(t: &TableSummary) -> String {
+    format!(
+        "{} states (W {}, L {}, D {}, illegal {}), digest {}, max depth {}",
+        t.states,
+        t.counts.win,
+        t.counts.loss,
+        t.counts.draw,
+        t.counts.illegal,
+        t.digest,
+        t.max_depth
+    )
 }
 
 /// Write JSON to a temporary file, fsync it, and rename it into place.

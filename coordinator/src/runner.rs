@@ -82,6 +82,12 @@ pub fn solve_run_with(
 ) -> Result<()> {
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
+    // Nothing is built on a finished layer before it is read back and checked.
+    for (layer, problem) in run.recheck_finished(&mut state) {
+        tracing::error!("layer {layer}: {problem}");
+        run.set_aside(&layer);
+        tracing::warn!("layer {layer} is solved again (its file is kept as {layer}.kmt.damaged)");
+    }
     // The game the kernel solves: `game` itself, or its symmetry-reduced form.
     let kernel = match &info.solved_as {
         Some(spec) => {

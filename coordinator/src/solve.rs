@@ -175,7 +175,18 @@ pub fn solve_layers(
         next_layer,
     } = solvers;
     let plan = ShardPlan::new(game.size(), opts.shard_size);
+    let scheduled = layers.to_vec();
     let mut layers = layers.to_vec();
+    // The layer with a checkpoint first: the work directory is cleared after every layer, so
+    // solving another one first (a finished layer that failed its check) would lose it.
+    if let Some(at) = state
+        .current
+        .as_ref()
+        .and_then(|c| layers.iter().position(|l| l.name == c.layer))
+    {
+        let current = layers.remove(at);
+        layers.insert(0, current);
+    }
     let mut k = 0;
     loop {
         if k == layers.len() {
@@ -263,9 +274,11 @@ pub fn solve_layers(
                 .with_context(|| format!("removing {}", work.display()))?;
         }
     }
+    // In the run's order, then the layers an adaptive schedule added.
     Ok(Ending::Finished(
-        layers
+        scheduled
             .iter()
+            .chain(&layers[scheduled.len()..])
             .map(|l| (l.clone(), state.finished(&l.name).cloned().expect("solved")))
             .collect(),
     ))
@@ -287,7 +300,7 @@ fn write_table(
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let reduction = game.reduction();
     let full = reduction.map_or(game.size(), |r| r.full_size());
-    let mut writer = TableWriter::create(&dir, &layer.name, full)?;
+    let mut writer = TableWriter::create(&dir, &run.identity(&layer.name), full)?;
     let Some(reduction) = reduction else {
         gather(plan, &workers, |_, values, depth| -> Result<()> {
             writer.append(&values, &depth)?;

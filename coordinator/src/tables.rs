@@ -1,11 +1,12 @@
-//! Where solved tables come from: a finished run directory (mapped `layers/NAME.values|depth`) or
-//! a packed release (`manifest.json` + `NAME.kmt`, see tablefmt::release). `query`, `serve` and
-//! `verify --deep` read through this, so they work on either.
+//! Where solved tables come from: a finished run directory (`layers/NAME.kmt`) or a packed
+//! release (`manifest.json` + `NAME.kmt`, see tablefmt::release). `query`, `serve` and
+//! `verify --deep` read through this, so they work on either; a layer file is refused unless it
+//! is the one asked for (tablefmt's identity record, or a release's sha256 for older files).
 
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
-use kingmaker_tablefmt::release::LayerFile;
+use kingmaker_tablefmt::release::open_listed_file;
 use kingmaker_tablefmt::Lookup;
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::GameSpec;
@@ -119,7 +120,7 @@ impl Tables {
                         names.join(", ")
                     )
                 })?;
-                Ok(Box::new(LayerFile::open(&self.dir.join(&l.file))?))
+                Ok(Box::new(open_listed_file(&self.dir, m, name, &l.file)?))
             }
         }
     }

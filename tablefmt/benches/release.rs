@@ -15,7 +15,7 @@
 use kingmaker_tablefmt::release::manifest::read_manifest;
 use kingmaker_tablefmt::release::verify::verify_release;
 use kingmaker_tablefmt::release::{
-    file_sha256, layer_file_name, write_layer, LayerFile, PackOptions,
+    file_sha256, layer_file_name, write_layer, LayerFile, LayerIdentity, PackOptions,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -137,6 +137,7 @@ fn synthetic(states: u64) {
         let t = Instant::now();
         let w = write_layer(
             &path,
+            &LayerIdentity::new(serde_json::json!({"game": "bench"}), "solo"),
             states,
             &PackOptions {
                 zstd_level: level,

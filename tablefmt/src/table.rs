@@ -6,7 +6,9 @@
 //! the file's encoding. docs/format.md, "Finished layers in a run directory".
 
 use crate::layer::depth::DepthCode;
-use crate::layer::{LayerFile, LayerWriter, DEFAULT_BLOCK_STATES, ENCODING_PACKED, LAYER_EXT};
+use crate::layer::{
+    LayerFile, LayerIdentity, LayerWriter, DEFAULT_BLOCK_STATES, ENCODING_PACKED, LAYER_EXT,
+};
 use crate::value::{DRAW, ILLEGAL, LOSS, MAX_CODE, WIN};
 use crate::FormatError;
 use std::path::{Path, PathBuf};
@@ -70,10 +72,16 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    pub fn create(dir: &Path, layer: &str, states: u64) -> Result<TableWriter, FormatError> {
+    /// Start `dir/NAME.kmt` for the layer `identity` (its name gives the file's).
+    pub fn create(
+        dir: &Path,
+        identity: &LayerIdentity,
+        states: u64,
+    ) -> Result<TableWriter, FormatError> {
         // Plain depths: the writer sees the layer once, so it cannot look for a depth code first.
         let writer = LayerWriter::create(
-            &table_path(dir, layer),
+            &table_path(dir, &identity.layer),
+            identity,
             states,
             DEFAULT_BLOCK_STATES,
             ENCODING_PACKED,
@@ -100,8 +108,10 @@ impl TableWriter {
     }
 }
 
-/// Open the finished layer `layer` of a run's `layers/` directory.
-pub fn open_table(dir: &Path, layer: &str) -> Result<LayerFile, FormatError> {
+/// Open the finished layer `identity` of a run's `layers/` directory, refusing a file that does
+/// not say it holds that layer of that game.
+pub fn open_table(dir: &Path, identity: &LayerIdentity) -> Result<LayerFile, FormatError> {
+    let layer = &identity.layer;
     let path = table_path(dir, layer);
     if !path.exists() && dir.join(format!("{layer}.values")).exists() {
         return Err(FormatError::Corrupt(format!(
@@ -110,7 +120,7 @@ pub fn open_table(dir: &Path, layer: &str) -> Result<LayerFile, FormatError> {
             dir.display()
         )));
     }
-    LayerFile::open(&path)
+    LayerFile::open_as(&path, identity)
 }
 
 /// Counts, digest and max depth of a finished layer, read back from its file (every block

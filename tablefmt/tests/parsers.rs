@@ -6,7 +6,7 @@ use kingmaker_tablefmt::checkpoint::{
     chunk_name, parse_chunk_name, parse_manifest, read_manifest, write_manifest, ChunkRef,
     ShardCheckpoint, WorkerCheckpoint,
 };
-use kingmaker_tablefmt::layer::{LayerFile, LayerHeader, HEADER_LEN};
+use kingmaker_tablefmt::layer::{LayerFile, LayerHeader, LayerIdentity, HEADER_LEN};
 use kingmaker_tablefmt::release::manifest::{manifest_sha256_line, Manifest};
 use kingmaker_tablefmt::release::{write_layer, PackOptions};
 use proptest::prelude::*;
@@ -19,14 +19,20 @@ fn valid_layer() -> Vec<u8> {
         block_states: 64,
         zstd_level: 1,
     };
-    write_layer(&path, 300, &opts, |first, v, d| {
-        for (k, (v, d)) in v.iter_mut().zip(d.iter_mut()).enumerate() {
-            let i = first + k as u64;
-            *v = (i % 3) as u8 + 1;
-            *d = if *v == 3 { 0 } else { (i % 11) as u16 };
-        }
-        Ok(())
-    })
+    write_layer(
+        &path,
+        &LayerIdentity::new(serde_json::json!({"game": "test"}), "solo"),
+        300,
+        &opts,
+        |first, v, d| {
+            for (k, (v, d)) in v.iter_mut().zip(d.iter_mut()).enumerate() {
+                let i = first + k as u64;
+                *v = (i % 3) as u8 + 1;
+                *d = if *v == 3 { 0 } else { (i % 11) as u16 };
+            }
+            Ok(())
+        },
+    )
     .unwrap();
     std::fs::read(&path).unwrap()
 }
@@ -74,6 +80,34 @@ proptest! {
         bytes.truncate(keep);
         // Some edits leave the file valid (a byte set to its own value); most are caught.
         let _ = read_all(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_identity_records_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let _ = LayerIdentity::parse_record(&bytes, "x");
+    }
+
+    #[test]
+    fn identity_records_with_a_valid_crc_are_refused_or_round_trip(json in "\\{(\"[a-z]{1,6}\": ?(\"[a-z0-9]{0,6}\"|[0-9]{1,4}|\\{\\}|null), ?){0,4}\\}") {
+        let mut record = (json.len() as u32).to_le_bytes().to_vec();
+        record.extend_from_slice(json.as_bytes());
+        record.extend_from_slice(&crc32fast::hash(json.as_bytes()).to_le_bytes());
+        if let Ok(id) = LayerIdentity::parse_record(&record, "x") {
+            prop_assert_eq!(LayerIdentity::parse_record(&id.to_record().unwrap(), "x").unwrap(), id);
+        }
+    }
+
+    /// A valid file passes the readers' identity check as its own layer and as no other.
+    #[test]
+    fn a_file_opens_only_as_the_layer_its_record_names(layer in "[a-z_]{1,12}") {
+        let bytes = valid_layer();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.kmt");
+        std::fs::write(&path, &bytes).unwrap();
+        let f = LayerFile::open(&path).unwrap();
+        let held = f.identity().unwrap().clone();
+        let other = LayerIdentity::new(held.game.clone(), &layer);
+        prop_assert_eq!(f.check_identity(&other).is_ok(), layer == held.layer);
     }
 
     #[test]

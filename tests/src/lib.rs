@@ -94,9 +94,14 @@ pub fn assert_same_tables(run_a: &std::path::Path, run_b: &std::path::Path) {
         if a == b {
             continue;
         }
-        use kingmaker_tablefmt::table::open_table;
-        let ta = open_table(&run_a.join("layers"), name).unwrap();
-        let tb = open_table(&run_b.join("layers"), name).unwrap();
+        use kingmaker_tablefmt::layer::LayerFile;
+        let ta = LayerFile::open(&run_a.join("layers").join(&file)).unwrap();
+        let tb = LayerFile::open(&run_b.join("layers").join(&file)).unwrap();
+        assert_eq!(
+            ta.identity(),
+            tb.identity(),
+            "layer {name}: the files hold different layers"
+        );
         assert_eq!(
             ta.states(),
             tb.states(),
@@ -579,13 +584,15 @@ pub fn metric(text: &str, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kingmaker_tablefmt::layer::LayerIdentity;
     use kingmaker_tablefmt::table::TableWriter;
 
     /// A run directory holding one layer `solo` with these values and depths.
     fn run_with(dir: &std::path::Path, values: &[u8], depth: &[u16]) {
         let layers = dir.join("layers");
         std::fs::create_dir_all(&layers).unwrap();
-        let mut w = TableWriter::create(&layers, "solo", values.len() as u64).unwrap();
+        let identity = LayerIdentity::new(serde_json::json!({"game": "test"}), "solo");
+        let mut w = TableWriter::create(&layers, &identity, values.len() as u64).unwrap();
         w.append(values, depth).unwrap();
         w.finish().unwrap();
     }

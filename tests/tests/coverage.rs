@@ -19,7 +19,7 @@ use kingmaker_e2e::{
     read_json, reference_build, scrape_metrics, send_signal, wait_for_wave, Killed, Stopped,
     Worker,
 };
-use kingmaker_tablefmt::table::open_table;
+use kingmaker_tablefmt::layer::LayerFile;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -151,7 +151,7 @@ fn log_text(log: &Path) -> String {
 /// `wave`), and those decided in that wave (depth exactly `wave`): what a build's progress must
 /// say after that wave, from the table alone.
 fn decided_by_wave(dir: &Path, layer: &str, wave: u64) -> (u64, u64) {
-    let table = open_table(&dir.join("layers"), layer).unwrap();
+    let table = LayerFile::open(&dir.join("layers").join(format!("{layer}.kmt"))).unwrap();
     let (mut total, mut at) = (0, 0);
     for i in 0..table.states() {
         let (value, depth) = table.get(i).unwrap();

@@ -1,9 +1,12 @@
-//! Crash matrix (issue 18): `kill -9` the `kingmaker build` process at seeded random moments
+//! Crash matrix: `kill -9` the `kingmaker build` process at seeded random moments
 //! across its phases — before `run.json` exists, during the waves and their checkpoints (one after
 //! every wave), while a layer's table is being written, between the last table and
 //! `summary.json` (classes, summary) — and sometimes the `kingmaker resume` that follows too; then
 //! resume until the run finishes. Every run must end with the tables of an uninterrupted build,
-//! byte for byte, and the same summary counts.
+//! byte for byte, and the same summary counts. Some rounds also damage a finished layer while
+//! the run is down (a flipped byte, a swap, a truncation, a deletion, a forged record in
+//! `checkpoint.json`): resume must find it, solve that layer again, and keep the checkpoint of
+//! the layer it was in.
 //!
 //! The game is cc3p level 1 on two in-process workers with 64-state shards and a checkpoint after
 //! every wave: three layers, ~45 waves, classes and a summary in a few seconds, so random moments
@@ -157,15 +160,78 @@ fn phase(dir: &Path) -> &'static str {
 
 /// One round: build, kill at `moment`; then resume (killing the first resume at
 /// `resume_kill_ms` when given) until the run is complete; compare with the reference.
+/// What to do to the first finished layer of a killed run before resuming it.
+#[derive(Clone, Copy, Debug)]
+enum Damage {
+    FlipByte,
+    SwapWithAnother,
+    Truncate,
+    Delete,
+    ForgeDigest,
+}
+
+const DAMAGES: [Damage; 5] = [
+    Damage::FlipByte,
+    Damage::SwapWithAnother,
+    Damage::Truncate,
+    Damage::Delete,
+    Damage::ForgeDigest,
+];
+
+/// Damage the first layer `checkpoint.json` records as finished; false when none is.
+fn damage(dir: &Path, how: Damage) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("checkpoint.json")) else {
+        return false;
+    };
+    let mut state: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let Some(name) = state["finished"][0]["layer"]["name"].as_str() else {
+        return false;
+    };
+    let file = dir.join("layers").join(format!("{name}.kmt"));
+    let bytes = std::fs::read(&file).unwrap();
+    match how {
+        Damage::FlipByte => {
+            let mut bytes = bytes;
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x04;
+            std::fs::write(&file, bytes).unwrap();
+        }
+        Damage::SwapWithAnother => {
+            let other = layer_order().into_iter().find(|l| l != name).unwrap();
+            let other = dir.join("layers").join(format!("{other}.kmt"));
+            match std::fs::read(&other) {
+                // The other layer is not written yet: put it where it would be found.
+                Err(_) => std::fs::copy(&file, &other).map(|_| ()).unwrap(),
+                Ok(theirs) => {
+                    std::fs::write(&other, &bytes).unwrap();
+                    std::fs::write(&file, theirs).unwrap();
+                }
+            }
+        }
+        Damage::Truncate => std::fs::write(&file, &bytes[..bytes.len() * 2 / 3]).unwrap(),
+        Damage::Delete => std::fs::remove_file(&file).unwrap(),
+        Damage::ForgeDigest => {
+            state["finished"][0]["table"]["digest"] = "ab".repeat(32).into();
+            let text = serde_json::to_string_pretty(&state).unwrap();
+            std::fs::write(dir.join("checkpoint.json"), text).unwrap();
+        }
+    }
+    true
+}
+
 /// Returns the phase the build's kill landed in, or the build's run time when it finished first.
 fn round(
     dir: &Path,
     moment: Moment,
     resume_kill_ms: Option<u64>,
+    harm: Option<Damage>,
 ) -> Result<&'static str, Duration> {
     let mut child = start_build(dir);
     let ended = kill_at(dir, &mut child, moment);
     let landed = ended.is_none().then(|| phase(dir));
+    if let Some(how) = harm.filter(|_| ended.is_none()) {
+        damage(dir, how);
+    }
     let mut resume_kill = resume_kill_ms;
     for attempt in 0.. {
         assert!(attempt < 10, "{}: no end after 10 resumes", dir.display());
@@ -253,7 +319,9 @@ fn matrix(
         };
         let resume_kill = (i % 3 == 2).then_some(20 + c % (span / 2).max(1));
         let dir = tmp.path().join(format!("{tag}{i}"));
-        let landed = round(&dir, moment, resume_kill);
+        // Every fourth round damages a finished layer while the run is down.
+        let harm = (i % 4 == 1).then(|| DAMAGES[(i / 4) % DAMAGES.len()]);
+        let landed = round(&dir, moment, resume_kill, harm);
         let what = match landed {
             Ok(phase) => phase,
             Err(ran) => {
@@ -262,7 +330,8 @@ fn matrix(
             }
         };
         eprintln!(
-            "round {i}: kill {moment:?} landed in {what}; resume killed at {resume_kill:?} ms"
+            "round {i}: kill {moment:?} landed in {what}; damage {harm:?}; resume killed at \
+             {resume_kill:?} ms"
         );
         *phases.entry(what).or_insert(0) += 1;
         interrupted += landed.is_ok_and(|p| p != "after summary.json") as usize;
@@ -300,4 +369,52 @@ fn crash_matrix_soak() {
         .unwrap_or(300);
     let (rounds, interrupted, _) = matrix(rounds, rounds, Duration::ZERO, "soak");
     assert_interrupted_share(interrupted, rounds, 3, 4);
+}
+
+/// A finished layer damaged while the next one has a checkpoint: resume restores that checkpoint
+/// (it is not lost to solving the damaged layer again), then solves the damaged one, and the
+/// tables are those of an uninterrupted build.
+#[test]
+fn a_damaged_finished_layer_does_not_cost_the_next_layers_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let layers = layer_order();
+    for (attempt, how) in DAMAGES.iter().cycle().take(20).enumerate() {
+        let dir = tmp.path().join(format!("d{attempt}"));
+        let mut child = start_build(&dir);
+        let moment = Moment::AtWave {
+            layer: 1,
+            wave: 4,
+            ms: 0,
+        };
+        if kill_at(&dir, &mut child, moment).is_some() {
+            continue;
+        }
+        let state = read_json(&dir.join("checkpoint.json"));
+        let current = state["current"]["layer"].as_str().unwrap_or("");
+        if state["finished"].as_array().map_or(0, Vec::len) != 1 || current != layers[1] {
+            continue;
+        }
+        let wave = state["current"]["last"]["wave"].as_u64().unwrap();
+        assert!(damage(&dir, *how));
+        let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{how:?}: {err}");
+        assert!(
+            err.contains(&format!("layer {}: resuming after wave {wave}", layers[1])),
+            "{how:?}: the checkpoint of {} was not restored: {err}",
+            layers[1]
+        );
+        assert!(
+            err.contains(&format!("layer {} is solved again", layers[0])),
+            "{how:?}: {err}"
+        );
+        let (expected, _) = reference();
+        assert_same_tables(&dir, expected);
+        eprintln!(
+            "{how:?}: checkpoint after wave {wave} kept, {} solved again",
+            layers[0]
+        );
+        return;
+    }
+    panic!("no kill landed in the second layer with the first finished, in 20 builds");
 }

@@ -5,7 +5,6 @@
 
 use kingmaker_e2e::{kingmaker, kingmaker_ok, start_serve};
 use kingmaker_tablefmt::release::LayerFile;
-use kingmaker_tablefmt::table::open_table;
 use kingmaker_tablefmt::Lookup;
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
@@ -14,6 +13,11 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The finished layer `layer` of the run directory `run`.
+fn run_table(run: &Path, layer: &str) -> LayerFile {
+    LayerFile::open(&run.join("layers").join(format!("{layer}.kmt"))).unwrap()
+}
 
 const LAYERS: [&str; 3] = ["solo", "enable_ab", "enable_ac"];
 
@@ -108,7 +112,7 @@ fn pack_verify_and_query_equal_the_run_for_every_state() {
 
     // Library level: every state of every layer.
     for layer in LAYERS {
-        let table = open_table(&run.join("layers"), layer).unwrap();
+        let table = run_table(&run, layer);
         let file = LayerFile::open(&rel.join(format!("{layer}.kmt"))).unwrap();
         assert_eq!(file.states(), table.states());
         for i in 0..table.states() {
@@ -259,11 +263,12 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
         serde_json::from_str(&kingmaker_ok(&["query", s(&run), "start", "--json"])).unwrap();
     let index = start["index"].as_u64().unwrap();
     assert_eq!(start["answers"]["solo"][0]["value"], "L");
-    let table = open_table(&run.join("layers"), "solo").unwrap();
+    let table = run_table(&run, "solo");
     let path = rel.join("solo.kmt");
     std::fs::remove_file(&path).unwrap();
     let w = write_layer(
         &path,
+        table.identity().unwrap(),
         table.states(),
         &PackOptions::default(),
         |first, v, d| {
@@ -283,6 +288,7 @@ fn verify_deep_names_a_state_that_disagrees_with_its_children() {
     std::fs::remove_file(&values_path).unwrap();
     let v = write_values(
         &values_path,
+        table.identity().unwrap(),
         table.states(),
         &PackOptions::default(),
         1,
@@ -652,7 +658,7 @@ fn toppen_packs_verifies_queries_and_serves_its_draw_cycles() {
     kingmaker_ok(&["pack", s(&run), "--out", s(&rel)]);
     let (ok, err) = verify(&rel, &[]);
     assert!(ok, "{err}");
-    let table = open_table(&run.join("layers"), "solo").unwrap();
+    let table = run_table(&run, "solo");
     let file = LayerFile::open(&rel.join("solo.kmt")).unwrap();
     for i in 0..table.states() {
         assert_eq!(file.lookup(i).unwrap(), table.get(i).unwrap(), "state {i}");

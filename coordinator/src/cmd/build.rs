@@ -109,7 +109,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     // Locked for the whole build: a second build or a resume of it is refused.
-    let (run, _lock) = RunDir::create(&out, "kingmaker build")?;
+    let (run, _lock) = RunDir::create(&out, "kingmaker build", &spec)?;
     let info = RunInfo {
         format: 1,
         spec: spec.clone(),

@@ -159,8 +159,10 @@ fn pack_into(
             );
         }
         let file = layer_file_name(&layer.name);
+        let identity = run.identity(&layer.name);
         let written = write_layer(
             &dir.join(&file),
+            &identity,
             info.states,
             opts,
             |first, values, depth| table.read_states(first, values, depth),
@@ -172,6 +174,7 @@ fn pack_into(
         })?;
         let values_only = write_values(
             &dir.join(&values_file),
+            &identity,
             info.states,
             opts,
             period,

@@ -27,7 +27,20 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     // Refused while a build or resume works on the run (it writes summary.json itself).
     let _lock = lock_run(&args.dir, "kingmaker summarize")?;
-    let state = run.state()?;
+    let mut state = run.state()?;
+    let damaged = run.recheck_finished(&mut state);
+    if !damaged.is_empty() {
+        let lines: Vec<String> = damaged
+            .iter()
+            .map(|(layer, problem)| format!("layer {layer}: {problem}"))
+            .collect();
+        bail!(
+            "{}; `kingmaker resume {}` solves {} again",
+            lines.join("; "),
+            args.dir.display(),
+            if damaged.len() == 1 { "it" } else { "them" }
+        );
+    }
     let mut tables = Vec::new();
     for layer in &info.layers {
         let Some(t) = state.finished(&layer.name) else {

@@ -10,7 +10,7 @@ use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::verify::verify_release;
-use kingmaker_tablefmt::release::LayerFile;
+use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
 use kingmaker_tablefmt::Value;
 use kingmaker_worker::kernel::check::expected;
 use kingmaker_worker::kernel::Layer;
@@ -126,7 +126,7 @@ pub struct DeepResult {
 /// state, which the check then reports as a mismatch).
 enum Unpacked {
     Memory(Vec<u8>, Vec<u16>),
-    File(LayerFile),
+    File(Box<LayerFile>),
 }
 
 impl Unpacked {
@@ -143,7 +143,7 @@ fn unpack(file: LayerFile) -> Result<Unpacked> {
     let states = file.states();
     if states > IN_MEMORY_STATES {
         file.set_cache_blocks(DEEP_CACHE_BLOCKS);
-        return Ok(Unpacked::File(file));
+        return Ok(Unpacked::File(Box::new(file)));
     }
     let mut values = vec![0u8; states as usize];
     let mut depth = vec![0u16; states as usize];
@@ -185,7 +185,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     for ml in &manifest.layers {
         let layer_started = Instant::now();
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
-        let file = LayerFile::open(&dir.join(&ml.file))?;
+        let file = open_listed_file(dir, &manifest, &ml.name, &ml.file)?;
         let table = unpack(file)?;
         let which = deep_states(game.size(), sample);
         let done = AtomicU64::new(0);

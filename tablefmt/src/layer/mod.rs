@@ -21,14 +21,18 @@
 
 pub mod depth;
 pub mod grouping;
+pub mod header;
+pub mod identity;
 #[cfg(test)]
 pub(crate) mod tests;
 
 use crate::table::ValueCounts;
 use crate::value::MAX_CODE;
 use crate::{FormatError, Lookup};
-use depth::{DepthCode, DEPTH_CODE_LEN};
+use depth::DepthCode;
 use grouping::{group, Grouping};
+pub use header::{LayerHeader, HEADER_LEN, LAYER_MAGIC, LAYER_VERSION};
+pub use identity::LayerIdentity;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -37,15 +41,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// First eight bytes of a layer file.
-pub const LAYER_MAGIC: [u8; 8] = *b"KMLAYER\0";
-/// Version of the layer file layout. Encodings 2 and 3 (values alone, plain and grouped) came
-/// later without a new version: a reader that does not know one names the encoding.
-pub const LAYER_VERSION: u32 = 1;
-/// Size of the fixed header.
-pub const HEADER_LEN: u64 = 96;
-/// Offset of the header's crc32 (it covers bytes `0..CRC_AT`).
-const CRC_AT: usize = 92;
 /// Size of one block index entry: offset u64, length u32, crc32 u32.
 pub const INDEX_ENTRY_LEN: u64 = 16;
 /// Encoding 1, values and depths: a width byte, then one byte per state (value | depth code << 2)
@@ -70,167 +65,6 @@ pub const LAYER_EXT: &str = "kmt";
 /// crc32 (IEEE, as zlib and crc32fast compute it).
 pub fn crc32(data: &[u8]) -> u32 {
     crc32fast::hash(data)
-}
-
-/// The fixed 96-byte header of a layer file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LayerHeader {
-    pub version: u32,
-    pub states: u64,
-    pub block_states: u32,
-    pub encoding: u32,
-    pub blocks: u64,
-    pub index_offset: u64,
-    pub index_len: u64,
-    pub max_depth: u16,
-    /// How depths are stored (see [`depth`]).
-    pub depth_code: DepthCode,
-}
-
-impl LayerHeader {
-    /// The header of a layer of `states` states cut into blocks of `block_states`.
-    pub fn new(
-        states: u64,
-        block_states: u32,
-        encoding: u32,
-        max_depth: u16,
-        depth_code: DepthCode,
-    ) -> LayerHeader {
-        let blocks = states.div_ceil(block_states as u64);
-        LayerHeader {
-            version: LAYER_VERSION,
-            states,
-            block_states,
-            encoding,
-            blocks,
-            index_offset: HEADER_LEN,
-            index_len: blocks * INDEX_ENTRY_LEN + 4,
-            max_depth,
-            depth_code,
-        }
-    }
-
-    /// Where the first block starts.
-    pub fn data_offset(&self) -> u64 {
-        self.index_offset + self.index_len
-    }
-
-    /// The states `[first, end)` of block `b`.
-    pub fn block_range(&self, b: u64) -> (u64, u64) {
-        let first = b * self.block_states as u64;
-        (first, (first + self.block_states as u64).min(self.states))
-    }
-
-    pub fn to_bytes(&self) -> [u8; HEADER_LEN as usize] {
-        let mut h = [0u8; HEADER_LEN as usize];
-        h[0..8].copy_from_slice(&LAYER_MAGIC);
-        h[8..12].copy_from_slice(&self.version.to_le_bytes());
-        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
-        h[16..24].copy_from_slice(&self.states.to_le_bytes());
-        h[24..28].copy_from_slice(&self.block_states.to_le_bytes());
-        h[28..32].copy_from_slice(&self.encoding.to_le_bytes());
-        h[32..40].copy_from_slice(&self.blocks.to_le_bytes());
-        h[40..48].copy_from_slice(&self.index_offset.to_le_bytes());
-        h[48..56].copy_from_slice(&self.index_len.to_le_bytes());
-        h[56..58].copy_from_slice(&self.max_depth.to_le_bytes());
-        h[58..58 + DEPTH_CODE_LEN].copy_from_slice(&self.depth_code.to_bytes());
-        // Bytes 58..92 hold the depth code; the crc32 at 92 covers everything before it.
-        let crc = crc32(&h[0..CRC_AT]);
-        h[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
-        h
-    }
-
-    /// Parse and check a header; `name` (the file) goes into every error message.
-    pub fn parse(h: &[u8], name: &str) -> Result<LayerHeader, FormatError> {
-        let bad = |what: String| FormatError::Corrupt(format!("{name}: {what}"));
-        if h.len() < HEADER_LEN as usize {
-            return Err(bad(format!(
-                "{} bytes, shorter than the {HEADER_LEN}-byte header (truncated file)",
-                h.len()
-            )));
-        }
-        if h[0..8] != LAYER_MAGIC {
-            return Err(bad(
-                "not a Kingmaker layer file (bad magic in the header)".into()
-            ));
-        }
-        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
-        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
-        let stored_crc = u32_at(CRC_AT);
-        if crc32(&h[0..CRC_AT]) != stored_crc {
-            return Err(bad(
-                "header crc32 mismatch (the header was altered or damaged)".into(),
-            ));
-        }
-        let version = u32_at(8);
-        if version != LAYER_VERSION {
-            return Err(bad(format!(
-                "format version {version}; this kingmaker reads version {LAYER_VERSION} (upgrade kingmaker)"
-            )));
-        }
-        let header = LayerHeader {
-            version,
-            states: u64_at(16),
-            block_states: u32_at(24),
-            encoding: u32_at(28),
-            blocks: u64_at(32),
-            index_offset: u64_at(40),
-            index_len: u64_at(48),
-            max_depth: u16::from_le_bytes([h[56], h[57]]),
-            depth_code: DepthCode::parse(&h[58..58 + DEPTH_CODE_LEN], name)?,
-        };
-        if u32_at(12) as u64 != HEADER_LEN {
-            return Err(bad("unexpected header length".into()));
-        }
-        if ![ENCODING_PACKED, ENCODING_VALUES, ENCODING_GROUPED].contains(&header.encoding) {
-            return Err(bad(format!("unknown value encoding {}", header.encoding)));
-        }
-        if header.encoding == ENCODING_GROUPED
-            && (header.depth_code.modulus < 2
-                || header.depth_code != DepthCode::period(header.depth_code.modulus))
-        {
-            return Err(bad(format!(
-                "grouped values need a period of 2 to 8 and no depth residues (modulus {})",
-                header.depth_code.modulus
-            )));
-        }
-        if header.block_states == 0
-            || !header.block_states.is_multiple_of(4)
-            || header.block_states > MAX_BLOCK_STATES
-        {
-            return Err(bad(format!(
-                "block size {} states (must be a multiple of 4, at most {MAX_BLOCK_STATES})",
-                header.block_states
-            )));
-        }
-        if header.states > MAX_STATES {
-            return Err(bad(format!(
-                "implausible state count {} (more than 2^56)",
-                header.states
-            )));
-        }
-        let want = LayerHeader::new(
-            header.states,
-            header.block_states,
-            header.encoding,
-            header.max_depth,
-            header.depth_code,
-        );
-        if header != want {
-            return Err(bad(format!(
-                "inconsistent header: {} states in blocks of {} need {} blocks and a {}-byte index at \
-                 offset {HEADER_LEN}, the header says {} blocks, {} bytes at {}",
-                header.states,
-                header.block_states,
-                want.blocks,
-                want.index_len,
-                header.blocks,
-                header.index_len,
-                header.index_offset
-            )));
-        }
-        Ok(header)
-    }
 }
 
 /// One entry of the block index.
@@ -535,6 +369,8 @@ pub struct LayerWriter {
     tmp: PathBuf,
     file: File,
     header: LayerHeader,
+    /// The identity record, written after the header.
+    identity: Vec<u8>,
     level: i32,
     entries: Vec<BlockEntry>,
     offset: u64,
@@ -549,11 +385,14 @@ pub struct LayerWriter {
 }
 
 impl LayerWriter {
-    /// Start the layer file `path` (replaced if it exists) of `states` states in blocks of
-    /// `block_states`, with `encoding` and, for [`ENCODING_PACKED`], the depth code `code` (every
-    /// appended depth must fit it: [`DepthCode::plain`] always does).
+    /// Start the layer file `path` (replaced if it exists) of `identity` with `states` states in
+    /// blocks of `block_states`, with `encoding` and, for [`ENCODING_PACKED`], the depth code
+    /// `code` (every appended depth must fit it: [`DepthCode::plain`] always does).
+    // The file's shape is these seven numbers; a struct for them would only be unpacked here.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         path: &Path,
+        identity: &LayerIdentity,
         states: u64,
         block_states: u32,
         encoding: u32,
@@ -571,7 +410,8 @@ impl LayerWriter {
                 "{states} states: a layer file holds at most 2^56"
             )));
         }
-        let header = LayerHeader::new(states, bs, encoding, 0, code);
+        let identity = identity.to_record()?;
+        let header = LayerHeader::new(states, bs, encoding, 0, code, identity.len() as u64);
         let tmp = path.with_extension("kmt.tmp");
         let mut file = File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
         // Header and index are written last; reserve their space.
@@ -582,6 +422,7 @@ impl LayerWriter {
             tmp,
             file,
             header,
+            identity,
             level: zstd_level,
             entries: Vec::with_capacity(header.blocks as usize),
             offset: header.data_offset(),
@@ -722,6 +563,7 @@ impl LayerWriter {
         let io = |e| FormatError::io(&self.tmp, e);
         self.file.seek(SeekFrom::Start(0)).map_err(io)?;
         self.file.write_all(&header.to_bytes()).map_err(io)?;
+        self.file.write_all(&self.identity).map_err(io)?;
         self.file
             .write_all(&index_bytes(&self.entries))
             .map_err(io)?;
@@ -783,6 +625,8 @@ pub struct LayerFile {
     name: String,
     file: File,
     header: LayerHeader,
+    /// What the file says it holds (`None` in a version-1 file, which does not say).
+    identity: Option<LayerIdentity>,
     index: Vec<BlockEntry>,
     cache: Mutex<BlockCache>,
 }
@@ -805,6 +649,14 @@ impl LayerFile {
                 header.data_offset()
             )));
         }
+        let identity = if header.identity_len == 0 {
+            None
+        } else {
+            let mut record = vec![0u8; header.identity_len as usize];
+            file.read_exact_at(&mut record, HEADER_LEN)
+                .map_err(|e| FormatError::io(path, e))?;
+            Some(LayerIdentity::parse_record(&record, &name)?)
+        };
         let mut idx = vec![0u8; header.index_len as usize];
         file.read_exact_at(&mut idx, header.index_offset)
             .map_err(|e| FormatError::io(path, e))?;
@@ -814,6 +666,7 @@ impl LayerFile {
             name,
             file,
             header,
+            identity,
             index,
             cache: Mutex::new(BlockCache {
                 capacity: DEFAULT_CACHE_BLOCKS,
@@ -828,6 +681,38 @@ impl LayerFile {
 
     pub fn header(&self) -> &LayerHeader {
         &self.header
+    }
+
+    /// Which game and layer the file holds; `None` for a version-1 file, which does not say (a
+    /// reader that must know checks such a file against a manifest's sha256 instead).
+    pub fn identity(&self) -> Option<&LayerIdentity> {
+        self.identity.as_ref()
+    }
+
+    /// Refuse a file that does not say it holds `expected`: a misplaced, swapped or older file.
+    pub fn check_identity(&self, expected: &LayerIdentity) -> Result<(), FormatError> {
+        match &self.identity {
+            Some(id) if id == expected => Ok(()),
+            Some(id) => Err(FormatError::Corrupt(format!(
+                "{}: holds {}, not the {} asked for (the file was misplaced, swapped or renamed)",
+                self.name,
+                id.describe(),
+                expected.describe()
+            ))),
+            None => Err(FormatError::Corrupt(format!(
+                "{}: written by an older kingmaker (layer file version 1), which does not record \
+                 which layer a file holds, so it cannot be checked to be {}",
+                self.name,
+                expected.describe()
+            ))),
+        }
+    }
+
+    /// Open `path` and refuse it unless it says it holds `expected` ([`Self::check_identity`]).
+    pub fn open_as(path: &Path, expected: &LayerIdentity) -> Result<LayerFile, FormatError> {
+        let file = LayerFile::open(path)?;
+        file.check_identity(expected)?;
+        Ok(file)
     }
 
     pub fn index(&self) -> &[BlockEntry] {

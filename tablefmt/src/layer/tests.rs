@@ -1,6 +1,12 @@
+use super::header::CRC_AT;
 use super::*;
 use crate::release::{layer_file_name, write_layer, PackOptions};
 use sha2::{Digest, Sha256};
+
+/// The identity the tests' layer files carry.
+pub(crate) fn test_identity(layer: &str) -> LayerIdentity {
+    LayerIdentity::new(serde_json::json!({"game": "test"}), layer)
+}
 
 /// A layer with the structure of a 3-player game: the mover is `index % 3` and a W for the
 /// mover-0 states ends after a number of plies ≡ 1 (mod 3), so the depth code applies.
@@ -61,6 +67,7 @@ pub(crate) fn write(
 ) -> WrittenLayer {
     write_layer(
         &dir.join(layer_file_name(name)),
+        &test_identity(name),
         values.len() as u64,
         opts,
         |first, v, d| {
@@ -135,7 +142,7 @@ fn header_round_trips_and_rejects_nonsense() {
     let mut code = depth::DepthCode::plain();
     code.modulus = 3;
     code.residue[1][2] = 0;
-    let h = LayerHeader::new(1662, 64, ENCODING_PACKED, 14, code);
+    let h = LayerHeader::new(1662, 64, ENCODING_PACKED, 14, code, 0);
     let bytes = h.to_bytes();
     assert_eq!(LayerHeader::parse(&bytes, "x").unwrap(), h);
     let err = LayerHeader::parse(&bytes[..40], "x")
@@ -149,17 +156,33 @@ fn header_round_trips_and_rejects_nonsense() {
         .to_string()
         .contains("magic"));
     // Grouped values need a period of 2 or more and no depth residues.
-    let grouped = LayerHeader::new(1662, 64, ENCODING_GROUPED, 0, depth::DepthCode::period(3));
+    let grouped = LayerHeader::new(
+        1662,
+        64,
+        ENCODING_GROUPED,
+        0,
+        depth::DepthCode::period(3),
+        0,
+    );
     assert_eq!(
         LayerHeader::parse(&grouped.to_bytes(), "x").unwrap(),
         grouped
     );
     for code in [depth::DepthCode::plain(), code] {
-        let bad = LayerHeader::new(1662, 64, ENCODING_GROUPED, 0, code).to_bytes();
+        let bad = LayerHeader::new(1662, 64, ENCODING_GROUPED, 0, code, 0).to_bytes();
         let err = LayerHeader::parse(&bad, "x").unwrap_err().to_string();
         assert!(err.contains("grouped values"), "{err}");
     }
-    // A consistent-looking header with a different version, crc recomputed.
+    // A consistent-looking header with an unknown version, crc recomputed.
+    let mut v3 = bytes;
+    v3[8] = 3;
+    let crc = crc32(&v3[..CRC_AT]);
+    v3[CRC_AT..].copy_from_slice(&crc.to_le_bytes());
+    assert!(LayerHeader::parse(&v3, "x")
+        .unwrap_err()
+        .to_string()
+        .contains("version 3"));
+    // Version 2 with no room for its identity record before the index.
     let mut v2 = bytes;
     v2[8] = 2;
     let crc = crc32(&v2[..CRC_AT]);
@@ -167,7 +190,15 @@ fn header_round_trips_and_rejects_nonsense() {
     assert!(LayerHeader::parse(&v2, "x")
         .unwrap_err()
         .to_string()
-        .contains("version 2"));
+        .contains("identity record"));
+    // A version-2 header round trips with its record's length.
+    let labelled = LayerHeader::new(1662, 64, ENCODING_PACKED, 14, code, 40);
+    assert_eq!(labelled.version, 2);
+    assert_eq!(labelled.index_offset, HEADER_LEN + 40);
+    assert_eq!(
+        LayerHeader::parse(&labelled.to_bytes(), "x").unwrap(),
+        labelled
+    );
     // Wrong block count, crc recomputed: caught by the consistency rule.
     let mut nb = bytes;
     nb[32] = 99;
@@ -247,6 +278,7 @@ fn values_files_planes_and_ranges_agree_with_the_data() {
             let path = tmp.path().join(format!("v{i}-{period}.values.kmt"));
             let w = crate::release::write_values(
                 &path,
+                &test_identity("solo"),
                 states as u64,
                 &PackOptions {
                     block_states: bs,
@@ -281,6 +313,7 @@ fn values_files_planes_and_ranges_agree_with_the_data() {
         let path = tmp.path().join(format!("v{i}.kmt"));
         let mut writer = LayerWriter::create(
             &path,
+            &test_identity("solo"),
             states as u64,
             bs,
             ENCODING_PACKED,
@@ -325,8 +358,18 @@ fn values_files_planes_and_ranges_agree_with_the_data() {
 fn a_writer_refuses_too_few_too_many_and_bad_values() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("x.kmt");
-    let make =
-        || LayerWriter::create(&path, 10, 4, ENCODING_PACKED, DepthCode::plain(), 1).unwrap();
+    let make = || {
+        LayerWriter::create(
+            &path,
+            &test_identity("t"),
+            10,
+            4,
+            ENCODING_PACKED,
+            DepthCode::plain(),
+            1,
+        )
+        .unwrap()
+    };
     let mut w = make();
     w.append(&[1; 5], &[1; 5]).unwrap();
     assert!(w.finish().is_err(), "5 of 10 states");
@@ -337,4 +380,82 @@ fn a_writer_refuses_too_few_too_many_and_bad_values() {
     assert!(w.append(&[4], &[0]).is_err());
     let mut w = make();
     assert!(w.append(&[1, 2], &[0]).is_err());
+}
+
+/// Rewrite a (version 2) layer file as version 1 wrote it: no identity record, the index right
+/// after the header and every block offset moved up.
+pub(crate) fn downgrade_to_version_1(path: &Path) {
+    let file = LayerFile::open(path).unwrap();
+    let h = *file.header();
+    let old = std::fs::read(path).unwrap();
+    let v1 = LayerHeader::new(
+        h.states,
+        h.block_states,
+        h.encoding,
+        h.max_depth,
+        h.depth_code,
+        0,
+    );
+    let shift = h.identity_len;
+    let entries: Vec<BlockEntry> = file
+        .index()
+        .iter()
+        .map(|e| BlockEntry {
+            offset: e.offset - shift,
+            ..*e
+        })
+        .collect();
+    let mut out = v1.to_bytes().to_vec();
+    out.extend_from_slice(&index_bytes(&entries));
+    out.extend_from_slice(&old[h.data_offset() as usize..]);
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn a_file_says_which_layer_of_which_game_it_holds_and_readers_refuse_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (values, depth) = layer_data(300, 4, false);
+    let opts = PackOptions {
+        block_states: 64,
+        zstd_level: 1,
+    };
+    write(tmp.path(), "solo", &values, &depth, &opts);
+    let path = tmp.path().join("solo.kmt");
+    let file = LayerFile::open(&path).unwrap();
+    assert_eq!(file.header().version, LAYER_VERSION);
+    assert_eq!(file.identity(), Some(&test_identity("solo")));
+    LayerFile::open_as(&path, &test_identity("solo")).unwrap();
+    let other_layer = LayerFile::open_as(&path, &test_identity("enable_ab"))
+        .err()
+        .unwrap();
+    assert!(
+        other_layer.to_string().contains("holds layer solo")
+            && other_layer.to_string().contains("not the layer enable_ab"),
+        "{other_layer}"
+    );
+    let other_game = LayerIdentity::new(serde_json::json!({"game": "test", "level": 2}), "solo");
+    assert!(LayerFile::open_as(&path, &other_game).is_err());
+    // An older file opens, says nothing of itself, and cannot be checked by identity.
+    downgrade_to_version_1(&path);
+    let old = LayerFile::open(&path).unwrap();
+    assert_eq!((old.header().version, old.identity()), (1, None));
+    let mut back = vec![0u8; values.len()];
+    old.read_states(0, &mut back, &mut []).unwrap();
+    assert_eq!(back, values);
+    let err = old.check_identity(&test_identity("solo")).unwrap_err();
+    assert!(err.to_string().contains("version 1"), "{err}");
+}
+
+#[test]
+fn identity_records_round_trip_and_bad_ones_are_named() {
+    let id = LayerIdentity::new(serde_json::json!({"game": "cc3p", "level": 1}), "solo");
+    let record = id.to_record().unwrap();
+    assert_eq!(LayerIdentity::parse_record(&record, "f").unwrap(), id);
+    for i in 0..record.len() {
+        let mut bad = record.clone();
+        bad[i] ^= 0x20;
+        assert!(LayerIdentity::parse_record(&bad, "f").is_err(), "byte {i}");
+    }
+    let huge = LayerIdentity::new(serde_json::json!("x".repeat(5000)), "solo");
+    assert!(huge.to_record().is_err());
 }

@@ -19,7 +19,7 @@ pub mod verify;
 use crate::layer::depth::{DepthCode, DepthCodeFinder};
 use crate::layer::grouping::best_period;
 pub use crate::layer::{
-    crc32, file_sha256, LayerFile, WrittenLayer, DEFAULT_BLOCK_STATES, LAYER_EXT,
+    crc32, file_sha256, LayerFile, LayerIdentity, WrittenLayer, DEFAULT_BLOCK_STATES, LAYER_EXT,
 };
 use crate::layer::{LayerWriter, ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::FormatError;
@@ -39,6 +39,42 @@ pub fn layer_file_name(layer: &str) -> String {
 /// The file of a layer's values alone in a release.
 pub fn values_file_name(layer: &str) -> String {
     format!("{layer}.values.{LAYER_EXT}")
+}
+
+/// Open the file `file_name` that the release in `dir` lists for its layer `layer`, refusing one
+/// that is not that layer of the manifest's game: a version-2 file by the identity it records,
+/// a version-1 file (which records none) by its sha256 against the manifest's, read once here.
+pub fn open_listed_file(
+    dir: &Path,
+    manifest: &manifest::Manifest,
+    layer: &str,
+    file_name: &str,
+) -> Result<LayerFile, FormatError> {
+    let path = dir.join(file_name);
+    let file = LayerFile::open(&path)?;
+    if file.identity().is_some() {
+        file.check_identity(&LayerIdentity::new(manifest.game.clone(), layer))?;
+        return Ok(file);
+    }
+    let listed = manifest.file(file_name).ok_or_else(|| {
+        FormatError::Corrupt(format!(
+            "{}: not listed in {}",
+            path.display(),
+            manifest::MANIFEST
+        ))
+    })?;
+    let (_, sha256) = file_sha256(&path)?;
+    if !sha256.eq_ignore_ascii_case(&listed.sha256) {
+        return Err(FormatError::Corrupt(format!(
+            "{}: a version-1 layer file (it does not record its layer) whose sha256 is {sha256}, \
+             not the {} that {} lists for layer {layer}: the file was misplaced, swapped or \
+             damaged; fetch the release again",
+            path.display(),
+            listed.sha256,
+            manifest::MANIFEST
+        )));
+    }
+    Ok(file)
 }
 
 /// How `pack` compresses.
@@ -65,6 +101,7 @@ const GROUP_STATES: u64 = 1 << 22;
 /// states `first .. first + values.len()` in index order (values 0..=3), the same both times.
 pub fn write_layer(
     path: &Path,
+    identity: &LayerIdentity,
     states: u64,
     opts: &PackOptions,
     mut fill: impl FnMut(u64, &mut [u8], &mut [u16]) -> Result<(), FormatError>,
@@ -79,6 +116,7 @@ pub fn write_layer(
     let code = finder.finish();
     let mut writer = LayerWriter::create(
         path,
+        identity,
         states,
         opts.block_states,
         ENCODING_PACKED,
@@ -123,6 +161,7 @@ pub fn choose_values_period(
 /// blocks grouped by `period` when it is above 1 (encoding 3; else encoding 2).
 pub fn write_values(
     path: &Path,
+    identity: &LayerIdentity,
     states: u64,
     opts: &PackOptions,
     period: u8,
@@ -135,6 +174,7 @@ pub fn write_values(
     };
     let mut writer = LayerWriter::create(
         path,
+        identity,
         states,
         opts.block_states,
         encoding,

@@ -24,11 +24,18 @@ fn make_release(dir: &Path) -> Manifest {
         let values_file = values_file_name(name);
         // One values file plain (encoding 2), one grouped by period 3 (encoding 3).
         let period = [1, 3][i];
-        let v = write_values(&dir.join(&values_file), 700, &opts, period, |first, out| {
-            let f = first as usize;
-            out.copy_from_slice(&values[f..f + out.len()]);
-            Ok(())
-        })
+        let v = write_values(
+            &dir.join(&values_file),
+            &crate::layer::tests::test_identity(name),
+            700,
+            &opts,
+            period,
+            |first, out| {
+                let f = first as usize;
+                out.copy_from_slice(&values[f..f + out.len()]);
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(v.digest, w.digest);
         files.push(ManifestFile {
@@ -175,4 +182,56 @@ fn the_manifest_checksum_line_is_sha256sum_format() {
         line,
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  manifest.json\n"
     );
+}
+
+/// Exchange two files of a release directory.
+fn swap(dir: &Path, a: &str, b: &str) {
+    let tmp = dir.join("swap.tmp");
+    std::fs::rename(dir.join(a), &tmp).unwrap();
+    std::fs::rename(dir.join(b), dir.join(a)).unwrap();
+    std::fs::rename(&tmp, dir.join(b)).unwrap();
+}
+
+#[test]
+fn swapped_layer_files_are_refused_by_every_reader_and_by_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let manifest = make_release(dir);
+    open_listed_file(dir, &manifest, "solo", "solo.kmt").unwrap();
+    swap(dir, "solo.kmt", "enable_ab.kmt");
+    let err = open_listed_file(dir, &manifest, "solo", "solo.kmt")
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("holds layer enable_ab"), "{err}");
+    let report = verify_release(dir);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("not the layer solo")),
+        "{:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn version_1_files_of_a_release_are_checked_by_their_sha256() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut manifest = make_release(dir);
+    for f in &mut manifest.files {
+        crate::layer::tests::downgrade_to_version_1(&dir.join(&f.path));
+        f.sha256 = file_sha256(&dir.join(&f.path)).unwrap().1;
+        f.size = std::fs::metadata(dir.join(&f.path)).unwrap().len();
+    }
+    write_manifest(dir, &manifest).unwrap();
+    let report = verify_release(dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    let solo = open_listed_file(dir, &manifest, "solo", "solo.kmt").unwrap();
+    assert_eq!(solo.identity(), None);
+    swap(dir, "solo.kmt", "enable_ab.kmt");
+    let err = open_listed_file(dir, &manifest, "solo", "solo.kmt")
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("sha256"), "{err}");
 }

@@ -4,7 +4,7 @@
 //! Game rules are not consulted here (that is `verify --deep`, in the coordinator).
 
 use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256};
-use super::{file_sha256, LayerFile};
+use super::{file_sha256, LayerFile, LayerIdentity};
 use crate::layer::{ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
 use crate::value::{DRAW, ILLEGAL};
@@ -94,7 +94,7 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     // Every layer file: structure and contents (independently of the sha256 above, so a damaged
     // file is also located: header, index or which block).
     for layer in &manifest.layers {
-        match check_layer(dir, layer) {
+        match check_layer(dir, &manifest.game, layer) {
             Ok(n) => report.states += n,
             Err(problems) => report.problems.extend(problems),
         }
@@ -119,10 +119,18 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
 
 /// Check a layer's files completely (values and depths, and values alone); the number of states
 /// decoded, or the problems found.
-pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>> {
-    let states = check_layer_file(dir, layer, &layer.file, &[ENCODING_PACKED])?;
+/// `game` is the manifest's: every file that names its layer (layer file version 2) must name
+/// this one of this game.
+pub fn check_layer(
+    dir: &Path,
+    game: &serde_json::Value,
+    layer: &ManifestLayer,
+) -> Result<u64, Vec<String>> {
+    let identity = LayerIdentity::new(game.clone(), &layer.name);
+    let states = check_layer_file(dir, &identity, layer, &layer.file, &[ENCODING_PACKED])?;
     if let Some(values) = &layer.values_file {
-        check_layer_file(dir, layer, values, &[ENCODING_VALUES, ENCODING_GROUPED])?;
+        let grouped = [ENCODING_VALUES, ENCODING_GROUPED];
+        check_layer_file(dir, &identity, layer, values, &grouped)?;
     }
     Ok(states)
 }
@@ -130,6 +138,7 @@ pub fn check_layer(dir: &Path, layer: &ManifestLayer) -> Result<u64, Vec<String>
 /// Check one layer file of `layer` against the manifest; its encoding must be one of `encodings`.
 fn check_layer_file(
     dir: &Path,
+    identity: &LayerIdentity,
     layer: &ManifestLayer,
     name: &str,
     encodings: &[u32],
@@ -138,6 +147,12 @@ fn check_layer_file(
     let file = LayerFile::open(&path).map_err(|e| vec![relative(e, dir)])?;
     let h = *file.header();
     let mut problems = Vec::new();
+    // A version-1 file does not say; the sha256 check above covers it.
+    if file.identity().is_some() {
+        if let Err(e) = file.check_identity(identity) {
+            return Err(vec![relative(e, dir)]);
+        }
+    }
     if !encodings.contains(&h.encoding) {
         let listed: Vec<String> = encodings.iter().map(u32::to_string).collect();
         problems.push(format!(
