@@ -122,11 +122,11 @@ pub struct DeepResult {
 }
 
 /// A layer's values and depths for fast random access: unpacked in memory when small enough,
-/// else the layer file itself with a large block cache (a lookup error reads as an illegal
-/// state, which the check then reports as a mismatch).
+/// else the layer file itself with a large block cache. The first lookup error is kept (the
+/// lookup itself answers "illegal" so the pass can go on) and ends the check as itself.
 enum Unpacked {
     Memory(Vec<u8>, Vec<u16>),
-    File(Box<LayerFile>),
+    File(Box<LayerFile>, std::sync::OnceLock<String>),
 }
 
 impl Unpacked {
@@ -134,7 +134,18 @@ impl Unpacked {
     fn get(&self, i: u64) -> (u8, u16) {
         match self {
             Unpacked::Memory(v, d) => (v[i as usize], d[i as usize]),
-            Unpacked::File(f) => f.get(i).unwrap_or((0, 0)),
+            Unpacked::File(f, error) => f.get(i).unwrap_or_else(|e| {
+                let _ = error.set(e.to_string());
+                (0, 0)
+            }),
+        }
+    }
+
+    /// The first lookup error, if any.
+    fn error(&self) -> Option<&String> {
+        match self {
+            Unpacked::Memory(..) => None,
+            Unpacked::File(_, error) => error.get(),
         }
     }
 }
@@ -143,7 +154,7 @@ fn unpack(file: LayerFile) -> Result<Unpacked> {
     let states = file.states();
     if states > IN_MEMORY_STATES {
         file.set_cache_blocks(DEEP_CACHE_BLOCKS);
-        return Ok(Unpacked::File(Box::new(file)));
+        return Ok(Unpacked::File(Box::new(file), Default::default()));
     }
     let mut values = vec![0u8; states as usize];
     let mut depth = vec![0u16; states as usize];
@@ -199,6 +210,9 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
                 expected(&game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
             })
             .collect();
+        if let Some(e) = table.error() {
+            bail!("deep check of {}: {e}", ml.name);
+        }
         states += which.len() as u64;
         tracing::info!(
             "deep check of {}: {} states in {:.2}s, {} mismatches",
