@@ -55,7 +55,6 @@ impl Bitmap {
     }
 
     /// Fold over the set states in parallel (each chunk of states in increasing order).
-    #[cfg(test)]
     pub fn par_fold<T: Send>(
         &self,
         init: impl Fn() -> T + Sync + Send,

@@ -1,8 +1,10 @@
 //! The control classes of cc3p in `summary.json` (docs/rules.md §1): counted over all states from
 //! the `solo` layer alone, and over the states reachable from the start, with each layer's W/L/D,
-//! each player's solo W/L/D and a witness of every class at depth 9.
+//! each player's solo W/L/D, the classes of the states first reached at each ply and a witness of
+//! every class at depth 9.
 
 use super::answers::Class;
+use crate::reach::Bitmap;
 use crate::rundir::RunDir;
 use anyhow::Result;
 use kingmaker_tablefmt::layer::ValuesPlane;
@@ -139,6 +141,44 @@ fn wld(v: u8) -> usize {
     }
 }
 
+/// The states reachable from the start, by ply.
+struct Reached {
+    reached: Bitmap,
+    /// New states at each ply (0: the start).
+    per_depth: Vec<u64>,
+    /// The classes of the states first reached at each ply, by [`class_slot`].
+    classes_per_depth: Vec<[u64; 4]>,
+    /// A state of each class among those first reached at [`WITNESS_DEPTH`], by [`class_slot`].
+    witness: [Option<u64>; 4],
+}
+
+/// The breadth-first search from the start, with each ply's classes counted as it is reached.
+fn reached_from_start(game: &Cc3p, solo: &ValuesPlane) -> Reached {
+    let mut witness: [Option<u64>; 4] = [None; 4];
+    let mut classes_per_depth = Vec::new();
+    let (reached, per_depth) = crate::reach::reachable(game, game.start_index(), |depth, level| {
+        classes_per_depth.push(level.par_fold(
+            <[u64; 4]>::default,
+            |acc, i| acc[class_slot(class_of(game, solo, i).0)] += 1,
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        ));
+        if depth == WITNESS_DEPTH {
+            for (k, w) in witness.iter_mut().enumerate() {
+                *w = level.first_where(|i| class_slot(class_of(game, solo, i).0) == k);
+            }
+        }
+    });
+    Reached {
+        reached,
+        per_depth,
+        classes_per_depth,
+        witness,
+    }
+}
+
 /// Add `classes`, `spoiler_draw_by_player` and with `reach` the `reachable` block to `s`.
 pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
     let started = std::time::Instant::now();
@@ -157,15 +197,13 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
     if !reach {
         return Ok(());
     }
-    // The reachable states, and a witness of each class among those first reached at depth 9.
-    let mut witness: [Option<u64>; 4] = [None; 4];
-    let (reached, per_depth) = crate::reach::reachable(game, game.start_index(), |depth, level| {
-        if depth == WITNESS_DEPTH {
-            for (k, w) in witness.iter_mut().enumerate() {
-                *w = level.first_where(|i| class_slot(class_of(game, &solo, i).0) == k);
-            }
-        }
-    });
+    let Reached {
+        reached,
+        per_depth,
+        classes_per_depth,
+        witness,
+    } = reached_from_start(game, &solo);
+    let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
     let ab = run.table("enable_ab")?.values_plane()?;
     let ac = run.table("enable_ac")?.values_plane()?;
     // By placement, as `class_counts`: a placement's three states share its rotations, so each
@@ -258,6 +296,7 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
         json!({
             "states": reached.count(),
             "new_per_depth": per_depth,
+            "classes_per_depth": classes_per_depth,
             "classes": class_json(&counts.classes.by_class),
             "spoiler_draw_by_player": by_player(counts.classes.spoiler_by_player),
             "layers": layer_counts,
@@ -325,6 +364,54 @@ mod tests {
         assert_eq!(counts.spoiler_by_player, spoilers);
         assert_eq!(want.iter().sum::<u64>(), game.size());
         assert!(want[3] > 0, "level 1 has kingmaker states");
+    }
+
+    /// The classes of the states first reached at each ply agree with a plain breadth-first
+    /// search (a queue and a map of depths) and every state's twelve answers.
+    #[test]
+    fn classes_per_ply_agree_with_a_plain_search_and_the_answers() {
+        let game = Arc::new(Cc3p::new(1).unwrap());
+        let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
+            .layers()
+            .iter()
+            .map(|l| {
+                let s = solve_in_memory(&game, l, 1);
+                InMemory(s.values, s.depth)
+            })
+            .collect();
+        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
+        let plane = ValuesPlane::from_values(&solo.0);
+        let t = Cc3pTables {
+            solo,
+            enable_ab,
+            enable_ac,
+        };
+        let start = game.start_index();
+        let mut depth = std::collections::HashMap::from([(start, 0usize)]);
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut want: Vec<[u64; 4]> = Vec::new();
+        let mut children = Vec::new();
+        while let Some(s) = queue.pop_front() {
+            let d = depth[&s];
+            if want.len() <= d {
+                want.push([0; 4]);
+            }
+            want[d][class_slot(try_answers(&game, &t, s).unwrap().class)] += 1;
+            children.clear();
+            game.successors(s, &mut children);
+            for &c in &children {
+                if let std::collections::hash_map::Entry::Vacant(e) = depth.entry(c) {
+                    e.insert(d + 1);
+                    queue.push_back(c);
+                }
+            }
+        }
+        let got = reached_from_start(&game, &plane);
+        assert_eq!(got.classes_per_depth, want);
+        assert_eq!(got.per_depth.len(), want.len());
+        for (n, c) in got.per_depth.iter().zip(&got.classes_per_depth) {
+            assert_eq!(*n, c.iter().sum::<u64>());
+        }
     }
 
     /// The bitmap search finds the same states as a plain one with a hash set, level by level.
