@@ -299,7 +299,7 @@ mod tests {
         );
     }
 
-    /// Issue 18 item 10: a manifest's chunk file names stay inside its directory — only the
+    /// A manifest's chunk file names stay inside its directory — only the
     /// names the writer produces, for the shard and position they are listed at.
     #[test]
     fn chunk_names_outside_the_directory_are_refused() {

@@ -424,7 +424,7 @@ fn build_killed_after_wave_5(dir: &Path, extra: &[&str]) {
     assert!(!dir.join("summary.json").exists());
 }
 
-/// Issue 18 item 4: a missing or malformed worker checkpoint manifest, or a malformed
+/// A missing or malformed worker checkpoint manifest, or a malformed
 /// checkpoint.json, makes resume fall back (to the checkpoint before, or to the start of the
 /// layer), say so, and end with the right tables; never block the run.
 #[test]
@@ -491,7 +491,7 @@ fn resume_uses_the_builds_local_workers() {
     assert_like_reference(&dir, "resumed on the build's two in-process workers");
 }
 
-/// Issue 18 item 10: a checkpoint manifest whose chunk file name leaves its directory (`../x`,
+/// A checkpoint manifest whose chunk file name leaves its directory (`../x`,
 /// an absolute path) is refused with an error naming the file, and resume treats it as a damaged
 /// checkpoint: it falls back to the one before. The named file is a valid copy of the chunk, so
 /// without the check the forged manifest would be restored from outside the directory.
