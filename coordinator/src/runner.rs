@@ -47,8 +47,15 @@ pub fn check_options(
 }
 
 /// The layers of `spec` named in `names`, in the order given; an unknown name is an error that
-/// lists the game's layers.
+/// lists the game's layers, and so is a name given twice.
 pub fn select_layers(spec: &GameSpec, names: &[String]) -> Result<Vec<Layer>> {
+    if let Some((_, name)) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        anyhow::bail!("--layers names {name:?} twice; list each layer once");
+    }
     let all_layers = spec.layers();
     names
         .iter()
