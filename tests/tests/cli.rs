@@ -44,13 +44,30 @@ fn a_layer_or_threshold_given_twice_is_refused_before_the_run_exists() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     refused(
-        &["build", "cc3p", "--level", "1", "--layers", "solo,solo", "--out", s(&out)],
+        &[
+            "build",
+            "cc3p",
+            "--level",
+            "1",
+            "--layers",
+            "solo,solo",
+            "--out",
+            s(&out),
+        ],
         "\"solo\" twice",
     );
     assert!(!out.exists(), "the refused build created its run directory");
     refused(
         &[
-            "build", "go", "--surface", "plane", "--size", "2x2", "--thresholds", "1,1", "--out",
+            "build",
+            "go",
+            "--surface",
+            "plane",
+            "--size",
+            "2x2",
+            "--thresholds",
+            "1,1",
+            "--out",
             s(&out),
         ],
         "1 twice",
@@ -58,7 +75,15 @@ fn a_layer_or_threshold_given_twice_is_refused_before_the_run_exists() {
     assert!(!out.exists(), "the refused build created its run directory");
     // Distinct ones still build and pack.
     kingmaker_ok(&[
-        "build", "go", "--surface", "plane", "--size", "2x2", "--thresholds", "0,1", "--out",
+        "build",
+        "go",
+        "--surface",
+        "plane",
+        "--size",
+        "2x2",
+        "--thresholds",
+        "0,1",
+        "--out",
         s(&out),
     ]);
     kingmaker_ok(&["pack", s(&out), "--out", s(&tmp.path().join("rel"))]);
@@ -68,4 +93,89 @@ fn a_layer_or_threshold_given_twice_is_refused_before_the_run_exists() {
         &["resume", s(&run), "--layers", "enable_ab,enable_ab"],
         "\"enable_ab\" twice",
     );
+}
+
+// ---- what a killed pack leaves behind ----
+
+/// The pid of a process that has exited (and was reaped): no process has it, for a while.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_pack_killed_with_sigkill_leaves_a_staging_directory_that_the_next_pack_removes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("toppen");
+    kingmaker_ok(&["build", "toppen", "--out", s(&run)]);
+    let rel = tmp.path().join("rel");
+    // A slow pack (zstd level 22), killed as soon as its staging directory exists.
+    let mut child = std::process::Command::new(kingmaker_e2e::bin("kingmaker"))
+        .args(["pack", s(&run), "--out", s(&rel), "--zstd-level", "22"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let staging = tmp.path().join(format!(".rel.packing-{}", child.id()));
+    let started = std::time::Instant::now();
+    while !staging.join("kingmaker.lock").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the pack ended before it could be killed"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(staging.exists(), "kill -9 left no staging directory");
+    assert!(!rel.exists());
+
+    // Leftovers of other kinds, beside it: a dead pid's; a live pid's (this test's) whose lock
+    // nobody holds; a live pid's without a lock file (perhaps a pack about to rename: kept);
+    // another release's.
+    let dead = tmp.path().join(format!(".rel.packing-{}", dead_pid()));
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("solo.kmt"), b"half a table").unwrap();
+    let unlocked = tmp
+        .path()
+        .join(format!(".rel.packing-{}", std::process::id()));
+    std::fs::create_dir(&unlocked).unwrap();
+    std::fs::write(unlocked.join("kingmaker.lock"), b"{}").unwrap();
+    let parent_pid = tmp.path().join(format!(
+        ".rel.packing-{}",
+        std::os::unix::process::parent_id()
+    ));
+    std::fs::create_dir(&parent_pid).unwrap();
+    let other = tmp.path().join(format!(".other.packing-{}", dead_pid()));
+    std::fs::create_dir(&other).unwrap();
+
+    let out = kingmaker(&["pack", s(&run), "--out", s(&rel)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    for gone in [&staging, &dead, &unlocked] {
+        assert!(!gone.exists(), "{} was not removed", gone.display());
+        assert!(
+            log.contains(s(gone)),
+            "the removal of {} is not logged: {log}",
+            gone.display()
+        );
+    }
+    assert!(
+        parent_pid.exists(),
+        "a live pack's staging directory was removed"
+    );
+    assert!(
+        other.exists(),
+        "another release's staging directory was removed"
+    );
+    kingmaker_ok(&["verify", s(&rel)]);
+    // No lock file in the release.
+    assert!(!rel.join("kingmaker.lock").exists());
 }
