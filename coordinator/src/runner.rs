@@ -146,6 +146,12 @@ pub fn solve_run_with(
     };
     let summary = summarize(run, info, game, &tables, reach)?;
     write_json_atomically(&run.summary_path(), &summary)?;
+    let names = tables.iter().map(|(l, _)| l.name.clone()).collect();
+    let last = run.progress().ok().flatten();
+    let done = Progress::finished(names, kernel.size(), last.as_ref(), &workers);
+    if let Err(e) = run.write_progress(&done) {
+        tracing::warn!("could not write progress.json: {e:#}");
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

@@ -179,3 +179,83 @@ fn a_pack_killed_with_sigkill_leaves_a_staging_directory_that_the_next_pack_remo
     // No lock file in the release.
     assert!(!rel.join("kingmaker.lock").exists());
 }
+
+// ---- a finished run's progress and status ----
+
+/// progress.json of a finished run: phase `finished`, every layer finished, all states decided.
+#[track_caller]
+fn assert_progress_finished(run: &Path, layers: &[&str]) {
+    let p = read_json(&run.join("progress.json"));
+    assert_eq!(p["phase"], "finished", "{p}");
+    assert_eq!(p["layers_finished"], serde_json::json!(layers), "{p}");
+    assert_eq!(p["decided_total"], p["states"], "{p}");
+}
+
+/// `status` on a finished run: complete, with the summary's counts, for text and JSON.
+#[track_caller]
+fn assert_status_finished(run: &Path) {
+    let summary = read_json(&run.join("summary.json"));
+    let text = kingmaker_ok(&["status", s(run)]);
+    assert!(
+        text.contains("complete") && text.contains("finished"),
+        "{text}"
+    );
+    assert!(!text.contains("states decided"), "{text}");
+    assert!(!text.contains("last update"), "{text}");
+    for (name, l) in summary["layers"].as_object().unwrap() {
+        let line = format!("W {:>12}  L {:>12}", l["win"], l["loss"]);
+        assert!(
+            text.lines()
+                .any(|t| t.contains(name.as_str()) && t.contains(&line)),
+            "{name}: {line:?} not in {text}"
+        );
+    }
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["status", s(run), "--json"])).unwrap();
+    assert_eq!(v["phase"], "complete", "{v}");
+    assert_eq!(v["progress"]["phase"], "finished", "{v}");
+    assert_eq!(v["progress"]["layers_finished"], v["layers"], "{v}");
+    assert_eq!(v["summary"]["states"], summary["states"], "{v}");
+    assert_eq!(v["summary"]["illegal"], summary["illegal"], "{v}");
+    for (name, l) in summary["layers"].as_object().unwrap() {
+        for count in ["win", "loss", "draw"] {
+            assert_eq!(
+                v["summary"]["layers"][name][count], l[count],
+                "{name} {count}: {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_finished_build_or_resume_says_so_in_progress_and_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = ["solo", "enable_ab", "enable_ac"];
+    let run = build_level_1(tmp.path());
+    assert_progress_finished(&run, &all);
+    assert_status_finished(&run);
+
+    // A resume that gives a run its missing layers ends the same way.
+    let part = tmp.path().join("part");
+    kingmaker_ok(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--layers",
+        "solo",
+        "--out",
+        s(&part),
+    ]);
+    assert_progress_finished(&part, &["solo"]);
+    kingmaker_ok(&["resume", s(&part), "--layers", "enable_ab,enable_ac"]);
+    assert_progress_finished(&part, &all);
+    assert_status_finished(&part);
+
+    // A run finished by an older kingmaker, whose progress.json still shows its last wave.
+    let mut p = read_json(&run.join("progress.json"));
+    p["phase"] = "running".into();
+    p["layers_finished"] = serde_json::json!(["solo", "enable_ab"]);
+    p["decided_total"] = 1587.into();
+    std::fs::write(run.join("progress.json"), p.to_string()).unwrap();
+    assert_status_finished(&run);
+}

@@ -2,6 +2,7 @@
 
 use crate::lock::run_holder;
 use crate::rundir::{unix_now, RunDir};
+use crate::runner::print_summary;
 use anyhow::Result;
 use clap::Args;
 use serde_json::json;
@@ -19,8 +20,22 @@ pub struct StatusArgs {
 pub fn run(args: StatusArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     let state = run.state()?;
-    let progress = run.progress()?;
     let complete = run.summary_path().exists();
+    let mut progress = run.progress()?;
+    if let Some(p) = progress.as_mut().filter(|_| complete) {
+        // A run that finished before progress.json said so at the end: its last wave's progress
+        // (the last layer not yet among the finished, its draws not yet decided).
+        if p.phase != "finished" {
+            p.phase = "finished".into();
+            p.layers_finished = state
+                .finished
+                .iter()
+                .map(|f| f.layer.name.clone())
+                .collect();
+            p.decided_total = p.states;
+            p.decided_in_wave = 0;
+        }
+    }
     // Running means a build or resume holds the run directory's lock: not the pid in
     // progress.json, which a crashed run leaves behind (and which the system may reuse).
     let holder = if complete {
@@ -54,6 +69,12 @@ pub fn run(args: StatusArgs) -> Result<()> {
         .map(|f| f.layer.name.as_str())
         .collect();
     let layers: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+    // A complete run's counts, from its summary (progress.json may predate the last layer's
+    // end: runs from before progress said `finished`).
+    let summary: Option<serde_json::Value> = complete
+        .then(|| std::fs::read_to_string(run.summary_path()).ok())
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok());
     let eta = current.filter(|p| p.rate > 0.0).map(|p| {
         // States left in this layer over the layer's average rate (a rough guide: waves vary).
         (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
@@ -72,6 +93,7 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 "checkpoint": state.current,
                 "progress": progress,
                 "eta_seconds": eta,
+                "summary": summary.as_ref().map(summary_counts),
             }))?
         );
         return Ok(());
@@ -84,6 +106,20 @@ pub fn run(args: StatusArgs) -> Result<()> {
         (Some(h), Some(a)) => format!(" (pid {}, `{}`: {a})", h.pid, h.command),
         _ => String::new(),
     };
+    if complete {
+        println!(
+            "run {}: complete (finished: every layer solved, {} states); the counts are those of \
+             {}",
+            args.dir.display(),
+            info.states,
+            run.summary_path().display()
+        );
+        match &summary {
+            Some(summary) => print_summary(summary),
+            None => println!("  (summary.json cannot be read)"),
+        }
+        return Ok(());
+    }
     println!(
         "run {}: {phase}{doing} ({} states)",
         args.dir.display(),
@@ -129,4 +165,22 @@ pub fn run(args: StatusArgs) -> Result<()> {
         println!("eta for this layer: at most about {:.0}s (waves vary)", eta);
     }
     Ok(())
+}
+
+/// What `status --json` shows of a complete run's summary: the states, illegal states and each
+/// layer's counts (the whole summary is `summary.json`).
+fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
+    let layers: serde_json::Map<String, serde_json::Value> = summary["layers"]
+        .as_object()
+        .map(|layers| {
+            layers
+                .iter()
+                .map(|(name, l)| {
+                    let counts = json!({"win": l["win"], "loss": l["loss"], "draw": l["draw"]});
+                    (name.clone(), counts)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"states": summary["states"], "illegal": summary["illegal"], "layers": layers})
 }
