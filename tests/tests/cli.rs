@@ -259,3 +259,114 @@ fn a_finished_build_or_resume_says_so_in_progress_and_status() {
     std::fs::write(run.join("progress.json"), p.to_string()).unwrap();
     assert_status_finished(&run);
 }
+
+// ---- status and summarize on a release ----
+
+/// "4947100130" -> "4,947,100,130".
+fn grouped(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The bytes of every file in a directory.
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn status_and_summarize_describe_a_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, rel) = build_and_pack(tmp.path());
+    let manifest = read_json(&rel.join("manifest.json"));
+    let bytes = dir_bytes(&rel);
+
+    let text = kingmaker_ok(&["status", s(&rel)]);
+    assert!(
+        text.contains("complete") && text.contains("release"),
+        "{text}"
+    );
+    for l in manifest["layers"].as_array().unwrap() {
+        let c = &l["counts"];
+        let words = format!(
+            "W {} L {} D {} illegal {}",
+            grouped(c["win"].as_u64().unwrap()),
+            grouped(c["loss"].as_u64().unwrap()),
+            grouped(c["draw"].as_u64().unwrap()),
+            grouped(c["illegal"].as_u64().unwrap())
+        );
+        let name = l["name"].as_str().unwrap();
+        assert!(
+            text.lines().any(|t| t.contains(name) && t.contains(&words)),
+            "{name}: {words:?} not in {text}"
+        );
+    }
+    assert!(
+        text.contains(&format!("{} bytes", grouped(bytes))),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["status", s(&rel), "--json"])).unwrap();
+    assert_eq!(v["kind"], "release", "{v}");
+    assert_eq!(v["phase"], "complete", "{v}");
+    assert_eq!(v["states"], 1662, "{v}");
+    assert_eq!(
+        v["layers"],
+        serde_json::json!(["solo", "enable_ab", "enable_ac"])
+    );
+    assert_eq!(v["bytes"], bytes, "{v}");
+    for l in manifest["layers"].as_array().unwrap() {
+        let name = l["name"].as_str().unwrap();
+        for count in ["win", "loss", "draw", "illegal"] {
+            assert_eq!(
+                v["counts"][name][count], l["counts"][count],
+                "{name} {count}"
+            );
+        }
+    }
+
+    // summarize prints the release's summary (the run's, as packed), and writes nothing.
+    let summary = read_json(&run.join("summary.json"));
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["summarize", s(&rel), "--json"])).unwrap();
+    assert_eq!(v, summary);
+    let from_run = kingmaker_ok(&["summarize", s(&run), "--reachable"]);
+    let from_rel = kingmaker_ok(&["summarize", s(&rel)]);
+    let counts = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("  ") || l.starts_with("cc3p"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(!counts(&from_rel).is_empty(), "{from_rel}");
+    assert_eq!(counts(&from_rel), counts(&from_run), "{from_rel}");
+    assert!(from_rel.contains("release"), "{from_rel}");
+    assert_eq!(dir_bytes(&rel), bytes, "summarize wrote into the release");
+    kingmaker_ok(&["verify", s(&rel)]);
+
+    // --reachable needs the run when the packed summary has no reachable counts.
+    let bare = tmp.path().join("bare");
+    kingmaker_ok(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--reachable",
+        "false",
+        "--out",
+        s(&bare),
+    ]);
+    let bare_rel = tmp.path().join("bare-rel");
+    kingmaker_ok(&["pack", s(&bare), "--out", s(&bare_rel)]);
+    refused(
+        &["summarize", s(&bare_rel), "--reachable"],
+        "summarize RUN_DIR --reachable",
+    );
+}

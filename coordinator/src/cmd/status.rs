@@ -1,10 +1,14 @@
 //! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
 
+use crate::digits::thousands;
 use crate::lock::run_holder;
 use crate::rundir::{unix_now, RunDir};
 use crate::runner::print_summary;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
+use kingmaker_tablefmt::release::manifest::{
+    counts_in_words, read_manifest, release_bytes, MANIFEST, MANIFEST_SHA256,
+};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -18,6 +22,9 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs) -> Result<()> {
+    if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
+        return release_status(&args);
+    }
     let (run, info) = RunDir::open(&args.dir)?;
     let state = run.state()?;
     let complete = run.summary_path().exists();
@@ -183,4 +190,81 @@ fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
         })
         .unwrap_or_default();
     json!({"states": summary["states"], "illegal": summary["illegal"], "layers": layers})
+}
+
+/// `status` on a release (a directory with `manifest.json`): a release is complete by
+/// construction (`pack` renames it into place whole); its game, layers and counts, from the
+/// manifest (checked against `manifest.sha256`; `verify` checks the files).
+fn release_status(args: &StatusArgs) -> Result<()> {
+    let dir = &args.dir;
+    let manifest = read_manifest(dir).with_context(|| {
+        format!(
+            "{} looks like a release but its manifest cannot be read",
+            dir.display()
+        )
+    })?;
+    let bytes = release_bytes(dir, &manifest);
+    let files = manifest.files.len() + 2;
+    let names: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
+    let p = &manifest.provenance;
+    if args.json {
+        let layers: serde_json::Map<String, serde_json::Value> = manifest
+            .layers
+            .iter()
+            .map(|l| {
+                let v = json!({
+                    "win": l.counts.win, "loss": l.counts.loss, "draw": l.counts.draw,
+                    "illegal": l.counts.illegal, "max_depth": l.max_depth, "digest": l.digest,
+                });
+                (l.name.clone(), v)
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "release": dir,
+                "kind": "release",
+                "phase": "complete",
+                "game": manifest.game,
+                "name": manifest.name,
+                "states": manifest.states,
+                "layers": names,
+                "finished": names,
+                "counts": layers,
+                "files": files,
+                "bytes": bytes,
+                "packed_at": p.packed_at,
+                "summary": summary_counts(&p.summary),
+            }))?
+        );
+        return Ok(());
+    }
+    println!(
+        "release {}: complete: a release of {} ({} states, every layer finished), packed {} on {} \
+         by kingmaker {}",
+        dir.display(),
+        manifest.name,
+        thousands(manifest.states),
+        p.packed_at,
+        p.host,
+        p.kingmaker_version
+    );
+    println!("layers: {}", names.join(", "));
+    for l in &manifest.layers {
+        println!(
+            "  layer {:<10} {}  max depth {}  digest {}",
+            l.name,
+            counts_in_words(&l.counts),
+            l.max_depth,
+            l.digest
+        );
+    }
+    println!(
+        "{files} files, {} bytes in all; `kingmaker verify {}` checks them, `kingmaker summarize \
+         {}` prints the run's summary",
+        thousands(bytes),
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
 }

@@ -176,3 +176,18 @@ fn the_manifest_checksum_line_is_sha256sum_format() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  manifest.json\n"
     );
 }
+
+#[test]
+fn counts_read_as_words() {
+    let c = crate::table::ValueCounts {
+        win: 1234,
+        loss: 5,
+        draw: 6,
+        illegal: 4_947_100_130,
+    };
+    assert_eq!(counts_in_words(&c), "W 1,234 L 5 D 6 illegal 4,947,100,130");
+    assert_eq!(
+        counts_in_words(&Default::default()),
+        "W 0 L 0 D 0 illegal 0"
+    );
+}
