@@ -370,3 +370,112 @@ fn status_and_summarize_describe_a_release() {
         "summarize RUN_DIR --reachable",
     );
 }
+
+// ---- what pack and verify report ----
+
+/// The number (digits grouped by commas) just before `suffix` in `text`.
+fn number_before(text: &str, suffix: &str) -> u64 {
+    let at = text
+        .find(suffix)
+        .unwrap_or_else(|| panic!("{suffix:?} not in {text}"));
+    let digits: String = text[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no number before {suffix:?} in {text}"))
+}
+
+/// Write `manifest` as the release's manifest.json and its manifest.sha256 to match.
+fn rewrite_manifest(rel: &Path, manifest: &Value) {
+    let text = serde_json::to_string_pretty(manifest).unwrap() + "\n";
+    std::fs::write(rel.join("manifest.json"), &text).unwrap();
+    let out = std::process::Command::new("sha256sum")
+        .arg("manifest.json")
+        .current_dir(rel)
+        .output()
+        .expect("sha256sum");
+    assert!(out.status.success());
+    std::fs::write(rel.join("manifest.sha256"), &out.stdout).unwrap();
+}
+
+#[test]
+fn pack_and_verify_report_the_same_bytes_and_what_was_sampled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = build_level_1(tmp.path());
+    let rel = tmp.path().join("rel");
+    let packed = kingmaker_ok(&["pack", s(&run), "--out", s(&rel)]);
+    let bytes = dir_bytes(&rel);
+    assert_eq!(number_before(&packed, " bytes in all"), bytes, "{packed}");
+    let verified = kingmaker_ok(&["verify", s(&rel)]);
+    assert_eq!(
+        number_before(&verified, " bytes in all"),
+        bytes,
+        "{verified}"
+    );
+    let json_rel = tmp.path().join("rel-json");
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "pack",
+        s(&run),
+        "--out",
+        s(&json_rel),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["bytes"], dir_bytes(&json_rel), "{v}");
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["verify", s(&rel), "--json"])).unwrap();
+    assert_eq!(v["bytes"], bytes, "{v}");
+
+    // A sample of 0 checks nothing: refused.
+    refused(
+        &["verify", s(&rel), "--deep", "--sample", "0"],
+        "checks nothing",
+    );
+    // A sample: the states actually checked, by name.
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "verify",
+        s(&rel),
+        "--deep",
+        "--sample",
+        "100",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["deep_sample_per_layer"], 100, "{v}");
+    assert_eq!(v["deep_states_checked"], 300, "{v}");
+    assert_eq!(v["states_decoded"], 3 * 1662, "{v}");
+    let text = kingmaker_ok(&["verify", s(&rel), "--deep", "--sample", "100"]);
+    assert!(text.contains("100 distinct states of each layer"), "{text}");
+    assert!(!text.contains("every state of every layer"), "{text}");
+    // A whole pass, and a sample as large as a layer, check every state.
+    for extra in [&[][..], &["--sample", "5000"][..]] {
+        let mut args = vec!["verify", s(&rel), "--deep", "--json"];
+        args.extend_from_slice(extra);
+        let v: Value = serde_json::from_str(&kingmaker_ok(&args)).unwrap();
+        assert_eq!(v["deep_states_checked"], 3 * 1662, "{extra:?}: {v}");
+        assert_eq!(v["deep_sample_per_layer"], Value::Null, "{extra:?}: {v}");
+    }
+
+    // Counts that differ are written in words, not as a Rust structure.
+    let mut manifest = read_json(&rel.join("manifest.json"));
+    let win = manifest["layers"][0]["counts"]["win"].as_u64().unwrap();
+    manifest["layers"][0]["counts"]["win"] = (win + 1000).into();
+    rewrite_manifest(&rel, &manifest);
+    let c = &manifest["layers"][0]["counts"];
+    let err = refused(&["verify", s(&rel)], "solo.kmt");
+    let want = format!(
+        "W {} L {} D {} illegal {}",
+        grouped(win + 1000),
+        grouped(c["loss"].as_u64().unwrap()),
+        c["draw"],
+        c["illegal"]
+    );
+    assert!(err.contains(&want), "{want:?} not in {err}");
+    assert!(!err.contains("ValueCounts"), "{err}");
+}

@@ -4,11 +4,12 @@
 //! when complete, so `--out` is either absent/empty or a whole release. A pack that is killed
 //! leaves its staging directory behind; the next pack into the same `--out` removes it.
 
+use crate::digits::thousands;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::manifest::{
-    write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
+    release_bytes, write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
 };
 use kingmaker_tablefmt::release::{
     choose_values_period, layer_file_name, values_file_name, write_layer, write_values,
@@ -100,21 +101,28 @@ pub fn run(args: PackArgs) -> Result<()> {
     if let Ok(d) = std::fs::File::open(&parent) {
         let _ = d.sync_all();
     }
-    let total: u64 = manifest.files.iter().map(|f| f.size).sum();
+    // Every file of the release, the manifest and its checksum included: what `verify` and
+    // `status` report too.
+    let total = release_bytes(&args.out, &manifest);
+    let tables: u64 = manifest.files.iter().map(|f| f.size).sum();
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "release": args.out, "layers": manifest.layers, "files": manifest.files, "bytes": total
+                "release": args.out, "layers": manifest.layers, "files": manifest.files,
+                "bytes": total, "table_bytes": tables, "manifest_bytes": total - tables,
             }))?
         );
     } else {
         println!(
-            "release of {} written to {} ({} files, {} bytes); check it with `kingmaker verify {}`",
+            "release of {} written to {} ({} files, {} bytes in all: {} of tables, {} of manifest); \
+             check it with `kingmaker verify {}`",
             manifest.name,
             args.out.display(),
             manifest.files.len() + 2,
-            total,
+            thousands(total),
+            thousands(tables),
+            thousands(total - tables),
             args.out.display()
         );
     }
