@@ -479,3 +479,53 @@ fn pack_and_verify_report_the_same_bytes_and_what_was_sampled() {
     assert!(err.contains(&want), "{want:?} not in {err}");
     assert!(!err.contains("ValueCounts"), "{err}");
 }
+
+// ---- illegal states in query ----
+
+#[test]
+fn query_calls_an_illegal_state_illegal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = build_level_1(tmp.path());
+    // A and B both on their goals: illegal.
+    let pos = "A:d1;B:d4;C:e1;A";
+    let text = kingmaker_ok(&["query", s(&run), pos]);
+    assert!(!text.contains("-0"), "{text}");
+    assert!(
+        text.contains("A=illegal") && text.contains("A>B=illegal"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&kingmaker_ok(&["query", s(&run), pos, "--json"])).unwrap();
+    let a = &v["answers"];
+    for p in 0..3 {
+        assert_eq!(a["solo"][p]["value"], "illegal", "{v}");
+        assert_eq!(a["enable"][p][p], Value::Null, "unused: {v}");
+        for q in (0..3).filter(|&q| q != p) {
+            assert_eq!(a["enable"][p][q]["value"], "illegal", "{v}");
+        }
+    }
+    // A legal state is unchanged.
+    let v: Value =
+        serde_json::from_str(&kingmaker_ok(&["query", s(&run), "start", "--json"])).unwrap();
+    assert_eq!(v["answers"]["solo"][0]["value"], "L", "{v}");
+    assert_eq!(v["answers"]["enable"][0][1]["value"], "W", "{v}");
+
+    // A two-player game: both pieces on their goals.
+    let cc2p = tmp.path().join("cc2p");
+    kingmaker_ok(&[
+        "build",
+        "cc2p",
+        "--board",
+        "4x4",
+        "--pieces",
+        "1",
+        "--out",
+        s(&cc2p),
+    ]);
+    let pos = "0:15;1:0;0";
+    let text = kingmaker_ok(&["query", s(&cc2p), pos]);
+    assert!(text.contains("value illegal"), "{text}");
+    assert!(!text.contains("-0"), "{text}");
+    let v: Value =
+        serde_json::from_str(&kingmaker_ok(&["query", s(&cc2p), pos, "--json"])).unwrap();
+    assert_eq!(v["value"], "illegal", "{v}");
+}
