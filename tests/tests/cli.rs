@@ -529,3 +529,106 @@ fn query_calls_an_illegal_state_illegal() {
         serde_json::from_str(&kingmaker_ok(&["query", s(&cc2p), pos, "--json"])).unwrap();
     assert_eq!(v["value"], "illegal", "{v}");
 }
+
+// ---- deck and deck verify ----
+
+/// `kingmaker deck verify FILE` on `text` written to `dir/name`: (success, stdout, stderr).
+fn deck_verify(dir: &Path, name: &str, text: &str) -> (bool, String, String) {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let out = kingmaker(&["deck", "verify", s(&file)]);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn deck_speaks_of_one_card_in_the_singular() {
+    let out = kingmaker_ok(&["deck", "--order", "2", "--cards", "1"]);
+    assert!(out.contains("1 card of 3 pictures"), "{out}");
+    assert!(out.contains("(each on 1 card)"), "{out}");
+    assert!(out.contains("for 1 card of 3"), "{out}");
+    assert!(!out.contains("1 cards"), "{out}");
+    let tmp = tempfile::tempdir().unwrap();
+    let (ok, out, err) = deck_verify(tmp.path(), "pair.txt", "0\n0\n");
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("2 cards of 1 picture, 1 distinct picture (on 2 cards)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn deck_verify_names_bad_numbers_and_empty_cards() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text, want) in [
+        (
+            "big.json",
+            r#"{"cards": [[0, 100000000000000000000000]]}"#,
+            "picture id 100000000000000000000000 is too large",
+        ),
+        (
+            "big.txt",
+            "0 1\n0 4294967296\n",
+            "line 2: picture id 4294967296 is too large",
+        ),
+        (
+            "half.json",
+            r#"{"cards": [[0, 1.5]]}"#,
+            "not a whole number",
+        ),
+        (
+            "empty.json",
+            r#"{"cards": [[]]}"#,
+            "card 0 shows no picture",
+        ),
+        (
+            "empty2.json",
+            r#"{"cards": [[0, 1], [1, 2], []]}"#,
+            "card 2 shows no picture",
+        ),
+    ] {
+        let (ok, _, err) = deck_verify(tmp.path(), name, text);
+        assert!(!ok, "{name} was accepted");
+        assert!(err.contains(want), "{name}: {want:?} not in {err}");
+        assert!(!err.contains("floating point"), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn deck_verify_checks_a_200000_card_deck_quickly() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A pencil: picture 0 on every card, two pictures of its own on each (every deck of more
+    // than m² − m + 1 cards is one). Pairwise, 2·10^10 pairs of cards.
+    let k = 200_000u32;
+    let text: String = (0..k)
+        .map(|i| format!("0 {} {}\n", 2 * i + 1, 2 * i + 2))
+        .collect();
+    let started = std::time::Instant::now();
+    let (ok, out, err) = deck_verify(tmp.path(), "pencil.txt", &text);
+    let took = started.elapsed();
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("200000 cards of 3 pictures") && out.contains("valid"),
+        "{out}"
+    );
+    // The last card loses the common picture: it still meets card 0 (in picture 1), but not
+    // card 1.
+    let mut bad: Vec<String> = text.lines().map(str::to_string).collect();
+    bad[k as usize - 1] = "1 900000 900001".into();
+    let (ok, _, err) = deck_verify(tmp.path(), "bad.txt", &(bad.join("\n") + "\n"));
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("cards 1 and {} share no picture", k - 1)),
+        "{err}"
+    );
+    let took_both = started.elapsed();
+    // 22 s for the first alone when every pair of cards was walked.
+    assert!(
+        took < std::time::Duration::from_secs(5) && took_both < std::time::Duration::from_secs(10),
+        "{took:?}, {took_both:?}"
+    );
+}
