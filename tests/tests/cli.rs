@@ -632,3 +632,37 @@ fn deck_verify_checks_a_200000_card_deck_quickly() {
         "{took:?}, {took_both:?}"
     );
 }
+
+// ---- bfs past the last new state ----
+
+#[test]
+fn bfs_stops_at_the_last_depth_with_a_new_state_and_says_so() {
+    let started = std::time::Instant::now();
+    let text = kingmaker_ok(&["bfs", "cc3p", "--level", "1", "--depth", "1000000"]);
+    assert!(text.lines().count() < 20, "{} lines", text.lines().count());
+    assert!(
+        text.contains("depth 12:") && !text.contains("depth 13:"),
+        "{text}"
+    );
+    assert!(text.contains("the search ended at depth 12"), "{text}");
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "bfs", "cc3p", "--level", "1", "--depth", "1000000", "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        v["new_per_depth"],
+        serde_json::json!([2, 4, 8, 20, 53, 143, 261, 324, 256, 132, 34, 7])
+    );
+    assert_eq!(v["total_with_start"], 1245);
+    assert_eq!(v["last_depth"], 12);
+    assert_eq!(v["exhausted"], true);
+    // Asked for no more than there is: not exhausted (depth 13 was not looked at).
+    let v: Value = serde_json::from_str(&kingmaker_ok(&[
+        "bfs", "cc3p", "--level", "1", "--depth", "12", "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["exhausted"], false);
+    let text = kingmaker_ok(&["bfs", "cc3p", "--level", "1", "--depth", "5"]);
+    assert!(!text.contains("ended"), "{text}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
