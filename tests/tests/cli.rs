@@ -666,3 +666,64 @@ fn bfs_stops_at_the_last_depth_with_a_new_state_and_says_so() {
     assert!(!text.contains("ended"), "{text}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
+
+// ---- the HTTP API's parameters ----
+
+/// `GET url` over a fresh connection (`url` as `start_serve` gives it, plus a path): the status
+/// code and the body.
+fn http_get(base: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let addr = base
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, body.to_string())
+}
+
+#[test]
+fn serve_refuses_unknown_and_missing_parameters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, rel) = build_and_pack(tmp.path());
+    let (_server, url) = kingmaker_e2e::start_serve(&rel);
+    let (code, body) = http_get(&url, "/api/info");
+    assert_eq!(code, 200, "{body}");
+    let info: Value = serde_json::from_str(&body).unwrap();
+    let (code, _) = http_get(&url, "/api/info?");
+    assert_eq!(code, 200);
+    for (path, want) in [
+        ("/api/info?x=1", "`x`"),
+        ("/api/info?p=start", "`p`"),
+        ("/api/position", "missing parameter `p`"),
+        ("/api/position?", "missing parameter `p`"),
+        ("/api/position?x=1", "`x`"),
+    ] {
+        let (code, body) = http_get(&url, path);
+        assert_eq!(code, 400, "{path}: {body}");
+        let v: Value = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body}"));
+        let error = v["error"].as_str().unwrap_or_else(|| panic!("{path}: {v}"));
+        assert!(error.contains(want), "{path}: {want:?} not in {error}");
+    }
+    // p=start still answers for the start.
+    let (code, body) = http_get(&url, "/api/position?p=start");
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["position"], info["start"], "{v}");
+}
