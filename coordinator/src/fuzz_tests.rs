@@ -307,11 +307,19 @@ fn every_position_round_trips_through_the_query_string() {
         answered += 1;
     }
     assert!(answered > 10, "{answered} positions");
-    // No p: the start; an empty p: an error, not the start.
-    let start = position_query("").unwrap().unwrap();
+    // p=start: the start; no p, or an empty one: an error naming p, not the start.
+    let start = position_query("p=start").unwrap().unwrap();
     assert_eq!(
         Some(start["position"].as_str().unwrap()),
         explorer().info()["start"].as_str()
     );
+    for query in ["", "&", "x=1"] {
+        let m = position_query(query).unwrap().unwrap_err();
+        assert!(m.contains('p'), "{query:?}: {m}");
+    }
+    assert!(position_query("")
+        .unwrap()
+        .unwrap_err()
+        .contains("missing parameter `p`"));
     assert!(position_query("p=").unwrap().is_err());
 }

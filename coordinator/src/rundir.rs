@@ -414,8 +414,10 @@ pub struct Progress {
     pub last_checkpoint: Option<(String, u32)>,
     pub workers: Vec<String>,
     /// `starting` (a build or resume without a checkpoint to restore, before its first wave),
-    /// `restoring` (a resume restoring its checkpoint, until the first wave after it closes), or
-    /// `running` (waves are closing). Absent in files from before: `running`.
+    /// `restoring` (a resume restoring its checkpoint, until the first wave after it closes),
+    /// `running` (waves are closing), or `finished` (every layer is solved and `summary.json`
+    /// is written: the last layer and wave, every state decided). Absent in files from before:
+    /// `running`.
     #[serde(default = "running")]
     pub phase: String,
 }
@@ -458,6 +460,35 @@ impl Progress {
                 .map(|c| (c.layer.clone(), c.last.wave)),
             workers: workers.to_vec(),
             phase: running(),
+        }
+    }
+
+    /// What a build or resume writes once its run is finished and `summary.json` written: every
+    /// layer in `layers_finished`, all `states` decided, the layer, wave, rate and workers of
+    /// `last` (the last wave's progress, if any; else `workers`).
+    pub fn finished(
+        layers_finished: Vec<String>,
+        states: u64,
+        last: Option<&Progress>,
+        workers: &[String],
+    ) -> Progress {
+        Progress {
+            layer: last.map_or_else(
+                || layers_finished.last().cloned().unwrap_or_default(),
+                |p| p.layer.clone(),
+            ),
+            wave: last.map_or(0, |p| p.wave),
+            decided_in_wave: 0,
+            decided_total: states,
+            states,
+            layers_finished,
+            seconds: last.map_or(0.0, |p| p.seconds),
+            rate: last.map_or(0.0, |p| p.rate),
+            updated_unix: unix_now(),
+            pid: std::process::id(),
+            last_checkpoint: None,
+            workers: last.map_or_else(|| workers.to_vec(), |p| p.workers.clone()),
+            phase: "finished".into(),
         }
     }
 

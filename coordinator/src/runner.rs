@@ -47,8 +47,15 @@ pub fn check_options(
 }
 
 /// The layers of `spec` named in `names`, in the order given; an unknown name is an error that
-/// lists the game's layers.
+/// lists the game's layers, and so is a name given twice.
 pub fn select_layers(spec: &GameSpec, names: &[String]) -> Result<Vec<Layer>> {
+    if let Some((_, name)) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        anyhow::bail!("--layers names {name:?} twice; list each layer once");
+    }
     let all_layers = spec.layers();
     names
         .iter()
@@ -145,6 +152,12 @@ pub fn solve_run_with(
     };
     let summary = summarize(run, info, game, &tables, reach)?;
     write_json_atomically(&run.summary_path(), &summary)?;
+    let names = tables.iter().map(|(l, _)| l.name.clone()).collect();
+    let last = run.progress().ok().flatten();
+    let done = Progress::finished(names, kernel.size(), last.as_ref(), &workers);
+    if let Err(e) = run.write_progress(&done) {
+        tracing::warn!("could not write progress.json: {e:#}");
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

@@ -22,6 +22,10 @@ pub enum ParseError {
     },
     #[error("line {line}: `{token}` is not a picture id (ids are whole numbers from 0 to 4294967295, separated by spaces or commas)")]
     BadId { line: usize, token: String },
+    #[error(
+        "line {line}: picture id {token} is too large (ids are whole numbers from 0 to 4294967295)"
+    )]
+    IdTooLarge { line: usize, token: String },
     #[error("the deck has no cards (text: one card per line, e.g. `0 1 2`; JSON: {{\"cards\": [[0, 1, 2], ...]}})")]
     NoCards,
 }
@@ -56,14 +60,76 @@ pub fn parse(text: &str) -> Result<Deck, ParseError> {
 /// The JSON form of a deck (other fields are ignored).
 #[derive(Deserialize)]
 struct JsonDeck {
-    cards: Vec<Vec<u32>>,
+    cards: Vec<Vec<Id>>,
+}
+
+/// A picture id in JSON, with errors that say what is wrong with a number (serde_json reads an
+/// integer beyond 64 bits as floating point, which is no reason to call it that).
+struct Id(u32);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+        d.deserialize_any(IdVisitor)
+    }
+}
+
+struct IdVisitor;
+
+const ID_RANGE: &str = "ids are whole numbers from 0 to 4294967295";
+
+impl serde::de::Visitor<'_> for IdVisitor {
+    type Value = Id;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a picture id ({ID_RANGE})")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Id, E> {
+        u32::try_from(v)
+            .map(Id)
+            .map_err(|_| E::custom(format!("picture id {v} is too large ({ID_RANGE})")))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Id, E> {
+        match u64::try_from(v) {
+            Ok(v) => self.visit_u64(v),
+            Err(_) => Err(E::custom(format!(
+                "picture id {v} is negative ({ID_RANGE})"
+            ))),
+        }
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Id, E> {
+        if !v.is_finite() || v.fract() != 0.0 {
+            Err(E::custom(format!(
+                "picture id {v} is not a whole number ({ID_RANGE})"
+            )))
+        } else if v < 0.0 {
+            Err(E::custom(format!(
+                "picture id {v} is negative ({ID_RANGE})"
+            )))
+        } else if v > f64::from(u32::MAX) {
+            Err(E::custom(format!(
+                "picture id {v} is too large ({ID_RANGE})"
+            )))
+        } else {
+            Ok(Id(v as u32))
+        }
+    }
+}
+
+fn ids(cards: Vec<Vec<Id>>) -> Vec<Vec<u32>> {
+    cards
+        .into_iter()
+        .map(|c| c.into_iter().map(|Id(x)| x).collect())
+        .collect()
 }
 
 fn parse_json(text: &str) -> Result<Vec<Vec<u32>>, ParseError> {
     let result = if text.trim_start().starts_with('{') {
-        serde_json::from_str::<JsonDeck>(text).map(|d| d.cards)
+        serde_json::from_str::<JsonDeck>(text).map(|d| ids(d.cards))
     } else {
-        serde_json::from_str::<Vec<Vec<u32>>>(text)
+        serde_json::from_str::<Vec<Vec<Id>>>(text).map(ids)
     };
     result.map_err(|e| {
         let full = e.to_string();
@@ -86,15 +152,16 @@ fn parse_text(text: &str) -> Result<Vec<Vec<u32>>, ParseError> {
             .filter(|t| !t.is_empty())
         {
             // Digits only: `+5` and `-0` are not ids.
-            let id = token
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| token.parse::<u32>().ok())
-                .flatten()
-                .ok_or_else(|| ParseError::BadId {
+            if !token.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(ParseError::BadId {
                     line: i + 1,
                     token: shorten(token),
-                })?;
+                });
+            }
+            let id = token.parse::<u32>().map_err(|_| ParseError::IdTooLarge {
+                line: i + 1,
+                token: shorten(token),
+            })?;
             card.push(id);
         }
         if !card.is_empty() {
@@ -156,11 +223,32 @@ mod tests {
         let e = parse("0 4294967296\n").unwrap_err();
         assert_eq!(
             e,
-            ParseError::BadId {
+            ParseError::IdTooLarge {
                 line: 1,
                 token: "4294967296".into()
             }
         );
+        assert!(e.to_string().contains("is too large"), "{e}");
+        // JSON numbers: too large (serde_json reads those past 64 bits as floating point),
+        // negative, not whole.
+        for (json, want) in [
+            ("[[0, 4294967296]]", "picture id 4294967296 is too large"),
+            ("[[0, 18446744073709551616]]", "is too large"),
+            (
+                "{\"cards\": [[0, 100000000000000000000000]]}",
+                "is too large",
+            ),
+            ("[[0, 1e23]]", "is too large"),
+            ("[[0, -1]]", "picture id -1 is negative"),
+            ("[[0, 1.5]]", "picture id 1.5 is not a whole number"),
+            ("[[0, \"7\"]]", "expected a picture id"),
+        ] {
+            let e = parse(json).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(want), "{json}: {text}");
+            assert!(!text.contains("floating point"), "{json}: {text}");
+        }
+        assert_eq!(parse("[[0, 7.0]]").unwrap().cards(), &[vec![0, 7]][..]);
         let e = parse("{\"cards\": [[0, 1],\n [1, -2]]}").unwrap_err();
         assert!(matches!(e, ParseError::Json { line: 2, .. }), "{e}");
         let e = parse("{\"decks\": []}").unwrap_err();

@@ -1,16 +1,31 @@
-//! Check any deck: every two cards share exactly one picture, every card shows as many pictures as
-//! the first, no card shows a picture twice, and (optionally) the expected numbers of cards,
-//! pictures per card and pictures. The first violation is named: for the pairs, the pair (a, b)
-//! with the smallest b, then the smallest a. Cards are numbered from 0 in deck order.
+//! Check any deck: no card is empty, every two cards share exactly one picture, every card shows
+//! as many pictures as the first, no card shows a picture twice, and (optionally) the expected
+//! numbers of cards, pictures per card and pictures. The first violation is named: for the pairs,
+//! the pair (a, b) with the smallest b, then the smallest a. Cards are numbered from 0 in deck
+//! order.
 //!
 //! **How it is fast.** Pictures are renumbered densely and each gets the ascending list of the
-//! cards showing it. For each card b, walking those lists up to b counts, for every earlier card a,
-//! how many pictures a shares with b (a stamp per card avoids clearing the counters). If the walk
-//! made exactly b steps and no counter passed 1, every earlier card shares exactly one picture with
-//! b; otherwise the earlier cards are scanned for the first whose count is not 1. A deck that
-//! passes costs Σ_x C(r_x, 2) = C(K, 2) steps (r_x = cards showing picture x): every step is a pair
-//! of cards, met once. PG(2, 101), 10,303 cards of 102 pictures, is 53 million steps. A failing deck
-//! stops at its first bad card, after at most C(b, 2) + b·m steps.
+//! cards showing it (r_x cards for picture x); every card shows m pictures (checked first). Two
+//! checks find the first bad pair, and the cheaper one for the deck is run:
+//!
+//! - *By cards* (a deck passing costs Σ_x C(r_x, 2) = C(K, 2) steps: every pair of cards, met
+//!   once). For each card b, walking its pictures' lists up to b counts, for every earlier card
+//!   a, how many pictures a shares with b (a stamp per card avoids clearing the counters). If the
+//!   walk made exactly b steps and no counter passed 1, every earlier card shares exactly one
+//!   picture with b; otherwise the earlier cards are scanned for the first whose count is not 1.
+//!   A failing deck stops at its first bad card, after at most C(b, 2) + b·m steps.
+//! - *By pictures* (K·C(m, 2) steps, plus a pass over the incidences). Two cards share two
+//!   pictures exactly when a pair of pictures is on two cards: for each picture x, walking its
+//!   cards and marking the pictures above x on each finds the first card that repeats a pair
+//!   with an earlier card. Before that card, no two cards share more than one picture, so card b
+//!   meets every earlier card exactly when the counts of earlier cards on its pictures add up to
+//!   b — one addition per incidence.
+//!
+//! A whole projective plane costs the same both ways (C(K, 2) = K·C(m, 2)): PG(2, 101), 10,303
+//! cards of 102 pictures, is 53 million steps. A large deck of small cards — which must be a
+//! pencil, one picture on every card, when K > m² − m + 1 (`bound`) — costs a few steps per
+//! incidence by pictures where the walk by cards would meet all C(K, 2) pairs: 200,000 cards of
+//! 3 pictures are 600,000 steps instead of 2·10^10.
 
 use serde::Serialize;
 use std::collections::HashMap;
@@ -28,6 +43,8 @@ pub struct Expect {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Violation {
+    /// A card shows no picture: it can share none.
+    EmptyCard { card: usize },
     /// A card shows the same picture twice.
     RepeatedPicture { card: usize, picture: u32 },
     /// A card shows a different number of pictures from card 0 (or from the expected number).
@@ -48,9 +65,27 @@ pub enum Violation {
     Pictures { found: usize, expected: usize },
 }
 
+/// "1 card", "3 cards".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "were" or "was", for `n` things.
+fn were(n: usize) -> &'static str {
+    if n == 1 {
+        "was"
+    } else {
+        "were"
+    }
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Violation::EmptyCard { card } => write!(
+                f,
+                "card {card} shows no picture (an empty card shares none; every card needs pictures)"
+            ),
             Violation::RepeatedPicture { card, picture } => {
                 write!(f, "card {card} shows picture {picture} more than once")
             }
@@ -60,7 +95,9 @@ impl fmt::Display for Violation {
                 expected,
             } => write!(
                 f,
-                "card {card} shows {pictures} pictures where {expected} were expected"
+                "card {card} shows {} where {expected} {} expected",
+                count(*pictures, "picture", "pictures"),
+                were(*expected)
             ),
             Violation::Shared { a, b, shared } if shared.is_empty() => {
                 write!(f, "cards {a} and {b} share no picture")
@@ -74,15 +111,17 @@ impl fmt::Display for Violation {
                     list.join(", ")
                 )
             }
-            Violation::Cards { found, expected } => {
-                write!(
-                    f,
-                    "the deck has {found} cards where {expected} were expected"
-                )
-            }
+            Violation::Cards { found, expected } => write!(
+                f,
+                "the deck has {} where {expected} {} expected",
+                count(*found, "card", "cards"),
+                were(*expected)
+            ),
             Violation::Pictures { found, expected } => write!(
                 f,
-                "the cards show {found} distinct pictures where {expected} were expected"
+                "the cards show {} where {expected} {} expected",
+                count(*found, "distinct picture", "distinct pictures"),
+                were(*expected)
             ),
         }
     }
@@ -114,21 +153,27 @@ pub struct Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let per_card = match self.per_card {
-            Some(m) => format!("{m} pictures"),
+            Some(m) => count(m, "picture", "pictures"),
             None => format!("{}–{} pictures", self.min_per_card, self.max_per_card),
         };
         let on = if self.min_cards_per_picture == self.max_cards_per_picture {
-            self.min_cards_per_picture.to_string()
+            count(self.min_cards_per_picture, "card", "cards")
         } else {
             format!(
-                "{}–{}",
+                "{}–{} cards",
                 self.min_cards_per_picture, self.max_cards_per_picture
             )
         };
+        let pictures = count(self.pictures, "distinct picture", "distinct pictures");
+        let each = match self.pictures {
+            0 => String::new(),
+            1 => format!(" (on {on})"),
+            _ => format!(" (each on {on})"),
+        };
         write!(
             f,
-            "{} cards of {per_card}, {} distinct pictures (each on {on} cards): ",
-            self.cards, self.pictures
+            "{} of {per_card}, {pictures}{each}: ",
+            count(self.cards, "card", "cards")
         )?;
         match &self.violation {
             None => {
@@ -180,6 +225,9 @@ pub fn verify_expecting(cards: &[Vec<u32>], expect: &Expect) -> Report {
 }
 
 fn first_violation(cards: &[Vec<u32>], dense: &Dense, expect: &Expect) -> Option<Violation> {
+    if let Some(card) = cards.iter().position(Vec::is_empty) {
+        return Some(Violation::EmptyCard { card });
+    }
     for (c, card) in dense.cards.iter().enumerate() {
         let mut sorted = card.clone();
         sorted.sort_unstable();
@@ -297,8 +345,92 @@ impl Dense {
 }
 
 /// The first pair (a, b), a < b, smallest b then smallest a, that does not share exactly one
-/// picture (see the module docs). Cards show no picture twice here.
+/// picture, by the cheaper of the two checks (see the module docs). Cards show no picture twice
+/// here.
 fn first_bad_pair(dense: &Dense) -> Option<(usize, usize)> {
+    let pairs = |n: usize| (n as u128) * (n as u128).saturating_sub(1) / 2;
+    let by_cards: u128 = dense.incidence.iter().map(|l| pairs(l.len())).sum();
+    let by_pictures: u128 = dense.cards.iter().map(|c| pairs(c.len())).sum();
+    if by_cards <= by_pictures {
+        first_bad_pair_by_cards(dense)
+    } else {
+        first_bad_pair_by_pictures(dense)
+    }
+}
+
+/// [`first_bad_pair`] by pairs of pictures: the first card repeating a pair of pictures of an
+/// earlier card, and before it the first card whose pictures' earlier cards do not add up to
+/// its number.
+fn first_bad_pair_by_pictures(dense: &Dense) -> Option<(usize, usize)> {
+    let k = dense.cards.len();
+    let sorted: Vec<Vec<u32>> = dense
+        .cards
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.sort_unstable();
+            c
+        })
+        .collect();
+    // The first card that shows two pictures together with an earlier card (k: none). For each
+    // picture x, `mark[y] == x` says an earlier card of x's list shows y (y > x).
+    let mut over = k;
+    let mut mark = vec![u32::MAX; dense.pictures];
+    for (x, cards) in dense.incidence.iter().enumerate() {
+        let x = x as u32;
+        for &c in cards {
+            if c as usize >= over {
+                break;
+            }
+            let card = &sorted[c as usize];
+            let above = card.partition_point(|&y| y <= x);
+            for &y in &card[above..] {
+                if mark[y as usize] == x {
+                    over = c as usize;
+                    break;
+                }
+                mark[y as usize] = x;
+            }
+        }
+    }
+    // Before `over`, two cards share at most one picture, so the earlier cards showing card b's
+    // pictures are distinct and b meets them all exactly when there are b of them.
+    let mut earlier = vec![0u32; dense.pictures];
+    let mut bad = over;
+    for (b, card) in dense.cards.iter().enumerate().take(over) {
+        let mut met = 0u64;
+        for &x in card {
+            met += u64::from(earlier[x as usize]);
+            earlier[x as usize] += 1;
+        }
+        if met != b as u64 {
+            bad = b;
+            break;
+        }
+    }
+    if bad == k {
+        return None;
+    }
+    // Which earlier card: count what each shares with `bad`.
+    let b = bad;
+    let mut shared = vec![0u32; b];
+    for &x in &dense.cards[b] {
+        for &a in &dense.incidence[x as usize] {
+            if a as usize >= b {
+                break;
+            }
+            shared[a as usize] += 1;
+        }
+    }
+    let a = shared
+        .iter()
+        .position(|&n| n != 1)
+        .expect("a card that does not share exactly one picture");
+    Some((a, b))
+}
+
+/// [`first_bad_pair`] by pairs of cards (see the module docs).
+fn first_bad_pair_by_cards(dense: &Dense) -> Option<(usize, usize)> {
     let k = dense.cards.len();
     // Per earlier card a: [the card b it was last counted for, how many pictures it shares with b],
     // side by side so that a step touches one cache line.
@@ -464,6 +596,102 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_card_is_refused() {
+        assert_eq!(
+            verify(&[vec![]]).violation,
+            Some(Violation::EmptyCard { card: 0 })
+        );
+        let r = verify(&[vec![0, 1], vec![1, 2], vec![]]);
+        assert_eq!(r.violation, Some(Violation::EmptyCard { card: 2 }));
+        assert!(r.to_string().contains("card 2 shows no picture"), "{r}");
+    }
+
+    #[test]
+    fn numbers_of_one_read_in_the_singular() {
+        let r = verify(&[vec![4, 5, 6]]);
+        assert_eq!(
+            r.to_string(),
+            "1 card of 3 pictures, 3 distinct pictures (each on 1 card): valid, every two cards \
+             share exactly one picture"
+        );
+        let r = verify(&[vec![0], vec![0]]);
+        assert!(
+            r.to_string()
+                .starts_with("2 cards of 1 picture, 1 distinct picture (on 2 cards): valid"),
+            "{r}"
+        );
+        let r = verify_expecting(
+            &[vec![0, 1]],
+            &Expect {
+                cards: Some(2),
+                ..Expect::default()
+            },
+        );
+        assert_eq!(
+            r.violation.unwrap().to_string(),
+            "the deck has 1 card where 2 were expected"
+        );
+        let r = verify(&[vec![0, 1], vec![1]]);
+        assert_eq!(
+            r.violation.unwrap().to_string(),
+            "card 1 shows 1 picture where 2 were expected"
+        );
+    }
+
+    /// A pencil of `k` cards of 3 pictures: picture 0 on every card, two of its own on each.
+    fn pencil(k: u32) -> Vec<Vec<u32>> {
+        (0..k).map(|i| vec![0, 2 * i + 1, 2 * i + 2]).collect()
+    }
+
+    #[test]
+    fn a_large_pencil_is_checked_in_linear_time() {
+        // 10^6 cards: the walk by cards would take 5·10^11 steps.
+        let mut cards = pencil(1_000_000);
+        let started = std::time::Instant::now();
+        let r = verify(&cards);
+        assert!(r.valid, "{r}");
+        // The last card without the common picture: it meets card 0 in nothing.
+        cards[999_999] = vec![1, 5_000_000, 5_000_001];
+        let r = verify(&cards);
+        assert_eq!(
+            r.violation,
+            Some(Violation::Shared {
+                a: 1,
+                b: 999_999,
+                shared: vec![]
+            })
+        );
+        // Sharing two pictures with card 3 (and none with card 0).
+        let mut cards = pencil(1_000_000);
+        cards[500_000] = vec![7, 8, 9_999_999];
+        let r = verify(&cards);
+        assert_eq!(
+            r.violation,
+            Some(Violation::Shared {
+                a: 0,
+                b: 500_000,
+                shared: vec![]
+            })
+        );
+        let mut cards = pencil(1_000_000);
+        cards[500_000] = vec![0, 7, 8];
+        let r = verify(&cards);
+        assert_eq!(
+            r.violation,
+            Some(Violation::Shared {
+                a: 3,
+                b: 500_000,
+                shared: vec![0, 7, 8]
+            })
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
     fn a_pencil_is_valid() {
         let cards: Vec<Vec<u32>> = (0..10).map(|i| vec![0, 2 * i + 1, 2 * i + 2]).collect();
         let r = verify(&cards);
@@ -492,6 +720,38 @@ mod tests {
                     );
                 }
             }
+        }
+
+        /// Both checks of the pairs name the first bad pair of the definition (on decks whose
+        /// cards all show m distinct pictures, as they do by the time the pairs are checked).
+        #[test]
+        fn both_pair_checks_agree_with_brute_force(cards in (1usize..5).prop_flat_map(|m| prop::collection::vec(
+            prop::collection::btree_set(0u32..10, m).prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+            0..12,
+        ))) {
+            let dense = Dense::new(&cards);
+            let pair = brute_force(&cards);
+            prop_assert_eq!(first_bad_pair_by_cards(&dense), pair);
+            prop_assert_eq!(first_bad_pair_by_pictures(&dense), pair);
+        }
+
+        /// Pencils and planes with a card damaged, both checks.
+        #[test]
+        fn both_pair_checks_find_damage(k in 2u32..40, card in 0usize..40, slot in 0usize..3, to in 0u32..90, plane in any::<bool>()) {
+            let mut cards = if plane {
+                Deck::projective_plane(5).unwrap().cards().to_vec()
+            } else {
+                (0..k).map(|i| vec![0, 2 * i + 1, 2 * i + 2]).collect()
+            };
+            let c = card % cards.len();
+            let slot = slot % cards[c].len();
+            if !cards[c].contains(&to) {
+                cards[c][slot] = to;
+            }
+            let dense = Dense::new(&cards);
+            let pair = brute_force(&cards);
+            prop_assert_eq!(first_bad_pair_by_cards(&dense), pair);
+            prop_assert_eq!(first_bad_pair_by_pictures(&dense), pair);
         }
 
         /// Random subsets of PG(2, 4)'s lines with one picture changed, or not.

@@ -28,14 +28,15 @@ impl Hasher for IndexHasher {
 
 type IndexSet = HashSet<u64, BuildHasherDefault<IndexHasher>>;
 
-/// The number of new states at each depth 1..=depth from `start`. Terminal states are reached
-/// but not expanded (they have no successors).
+/// The number of new states at each depth 1..=depth from `start`, ending early at the last depth
+/// that has any: the result is shorter than `depth` when the search found every state reachable
+/// from `start` before it. Terminal states are reached but not expanded (they have no successors).
 pub fn new_per_depth(game: &(impl Game + ?Sized), start: u64, depth: u32) -> Vec<u64> {
     let mut seen = IndexSet::default();
     seen.insert(start);
     let mut frontier = vec![start];
     let mut children = Vec::new();
-    let mut result = Vec::with_capacity(depth as usize);
+    let mut result = Vec::with_capacity(depth.min(1024) as usize);
     for _ in 0..depth {
         let mut next = Vec::new();
         for &s in &frontier {
@@ -46,6 +47,9 @@ pub fn new_per_depth(game: &(impl Game + ?Sized), start: u64, depth: u32) -> Vec
                     next.push(c);
                 }
             }
+        }
+        if next.is_empty() {
+            break;
         }
         result.push(next.len() as u64);
         frontier = next;

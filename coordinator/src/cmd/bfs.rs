@@ -1,5 +1,5 @@
 //! `kingmaker bfs GAME --depth D`: new states per depth from the start (terminal states are
-//! reached but not expanded).
+//! reached but not expanded), up to depth D or the last depth with a new state.
 
 use crate::games::GameChoice;
 use anyhow::Result;
@@ -10,7 +10,7 @@ use kingmaker_worker::{Game, Notation};
 pub struct BfsArgs {
     #[command(subcommand)]
     pub game: GameChoice,
-    /// How many plies to search.
+    /// How many plies to search (the search ends earlier when a depth brings no new state).
     #[arg(long, global = true, default_value_t = 9)]
     pub depth: u32,
     /// Print JSON.
@@ -28,10 +28,16 @@ pub fn run(args: BfsArgs) -> Result<()> {
     };
     let per_depth = kingmaker_worker::bfs::new_per_depth(&game, start, args.depth);
     let total: u64 = 1 + per_depth.iter().sum::<u64>();
+    // Fewer depths than asked: the search found every reachable state and stopped.
+    let last = per_depth.len() as u32;
+    let exhausted = last < args.depth;
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"new_per_depth": per_depth, "total_with_start": total})
+            serde_json::json!({
+                "new_per_depth": per_depth, "total_with_start": total,
+                "depth_requested": args.depth, "last_depth": last, "exhausted": exhausted,
+            })
         );
     } else {
         for (d, n) in per_depth.iter().enumerate() {
@@ -45,6 +51,14 @@ pub fn run(args: BfsArgs) -> Result<()> {
             "total (start included): {}",
             crate::digits::group_digits(&total.to_string())
         );
+        if exhausted {
+            println!(
+                "the search ended at depth {last}: no new state at depth {} (every state reachable \
+                 from the start is counted; --depth {} was not needed)",
+                last + 1,
+                args.depth
+            );
+        }
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use kingmaker_designs::deck::Deck;
 use kingmaker_designs::parse::parse_bytes;
 use kingmaker_designs::plane::Plane;
 use kingmaker_designs::svg::Drawer;
-use kingmaker_designs::verify::{verify_expecting, Expect, Report};
+use kingmaker_designs::verify::{count, verify_expecting, Expect, Report};
 use serde_json::json;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -111,7 +111,11 @@ fn run_build(args: DeckArgs) -> Result<()> {
         write_svg(
             &deck,
             dir,
-            &format!("Spot It deck: PG(2, {order}) over {field_name}, {k} cards of {m} pictures"),
+            &format!(
+                "Spot It deck: PG(2, {order}) over {field_name}, {} of {}",
+                count(k, "card", "cards"),
+                count(m, "picture", "pictures")
+            ),
         )?;
     }
     if args.json {
@@ -161,8 +165,9 @@ fn bound_sentence(b: &FewestPictures, shown: usize) -> String {
         b.exact = (b.lower == b.upper).then_some(b.upper);
     }
     let head = format!(
-        "fewest pictures possible for {} cards of {}",
-        b.cards, b.per_card
+        "fewest pictures possible for {} of {}",
+        count(b.cards as usize, "card", "cards"),
+        b.per_card
     );
     match b.exact {
         Some(v) if b.only_pencils => format!(

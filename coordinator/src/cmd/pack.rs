@@ -1,19 +1,22 @@
 //! `kingmaker pack RUN_DIR --out RELEASE_DIR`: pack a finished run into a release (docs/format.md).
 //!
 //! The release is written into a hidden staging directory beside `--out` and renamed into place
-//! when complete, so `--out` is either absent/empty or a whole release.
+//! when complete, so `--out` is either absent/empty or a whole release. A pack that is killed
+//! leaves its staging directory behind; the next pack into the same `--out` removes it.
 
+use crate::digits::thousands;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::manifest::{
-    write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
+    release_bytes, write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
 };
 use kingmaker_tablefmt::release::{
     choose_values_period, layer_file_name, values_file_name, write_layer, write_values,
     PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
 };
 use kingmaker_tablefmt::value::MAX_CODE;
+use kingmaker_worker::lock::{DirLock, LOCK_FILE};
 use kingmaker_worker::Game;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -70,10 +73,20 @@ pub fn run(args: PackArgs) -> Result<()> {
         .context("--out needs a directory name")?
         .to_string_lossy()
         .into_owned();
-    let staging = parent.join(format!(".{base}.packing-{}", std::process::id()));
+    remove_stale_staging(&parent, &base);
+    let staging = parent.join(format!("{}{}", staging_prefix(&base), std::process::id()));
     std::fs::create_dir(&staging).with_context(|| format!("creating {}", staging.display()))?;
-    let manifest = match pack_into(&run, &info, &summary, &staging, &opts) {
-        Ok(m) => m,
+    // Held while the staging directory fills, so that another pack can tell it from the leftover
+    // of a pack that was killed (see `remove_stale_staging`).
+    let lock = DirLock::acquire(&staging, "kingmaker pack").map_err(anyhow::Error::new);
+    let manifest = match lock.and_then(|lock| {
+        let m = pack_into(&run, &info, &summary, &staging, &opts)?;
+        // The lock file is no file of the release; the lock itself lasts until `lock` is dropped.
+        std::fs::remove_file(lock.path())
+            .with_context(|| format!("removing {}", lock.path().display()))?;
+        Ok((m, lock))
+    }) {
+        Ok((m, _lock)) => m,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(e);
@@ -88,25 +101,95 @@ pub fn run(args: PackArgs) -> Result<()> {
     if let Ok(d) = std::fs::File::open(&parent) {
         let _ = d.sync_all();
     }
-    let total: u64 = manifest.files.iter().map(|f| f.size).sum();
+    // Every file of the release, the manifest and its checksum included: what `verify` and
+    // `status` report too.
+    let total = release_bytes(&args.out, &manifest);
+    let tables: u64 = manifest.files.iter().map(|f| f.size).sum();
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "release": args.out, "layers": manifest.layers, "files": manifest.files, "bytes": total
+                "release": args.out, "layers": manifest.layers, "files": manifest.files,
+                "bytes": total, "table_bytes": tables, "manifest_bytes": total - tables,
             }))?
         );
     } else {
         println!(
-            "release of {} written to {} ({} files, {} bytes); check it with `kingmaker verify {}`",
+            "release of {} written to {} ({} files, {} bytes in all: {} of tables, {} of manifest); \
+             check it with `kingmaker verify {}`",
             manifest.name,
             args.out.display(),
             manifest.files.len() + 2,
-            total,
+            thousands(total),
+            thousands(tables),
+            thousands(total - tables),
             args.out.display()
         );
     }
     Ok(())
+}
+
+/// The staging directories of a pack into `parent/base` are `parent/.base.packing-PID`.
+fn staging_prefix(base: &str) -> String {
+    format!(".{base}.packing-")
+}
+
+/// Remove what packs into `parent/base` that were killed (kill -9, a crash, power loss) left
+/// behind: staging directories whose process is gone, or whose lock nobody holds although its
+/// pid is alive (another process got that pid). A staging directory is kept only while a pack
+/// may still be writing it.
+fn remove_stale_staging(parent: &Path, base: &str) {
+    let prefix = staging_prefix(base);
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        let stale = if pid == std::process::id() || !process_alive(pid) {
+            true
+        } else {
+            // Alive: stale only if its lock file is there and nobody holds it. (Without a lock
+            // file it may be a pack between removing its lock file and renaming.)
+            path.join(LOCK_FILE).exists() && matches!(DirLock::holder(&path), Ok(None))
+        };
+        if !stale {
+            continue;
+        }
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => tracing::info!(
+                "removed {}, left behind by a pack that did not finish (pid {pid})",
+                path.display()
+            ),
+            Err(e) => tracing::warn!(
+                "could not remove {}, left behind by a pack that did not finish: {e}",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Whether a process `pid` exists (a zombie counts).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let sent = unsafe { libc::kill(pid, 0) } == 0;
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// `--out` must not exist, or be an empty directory.

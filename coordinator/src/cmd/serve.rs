@@ -2,9 +2,10 @@
 //!
 //! Routes (nothing else is served; no path reaches the file system):
 //! - `GET /` — the explorer page; `/app.js`, `/app.css` — its script and style (embedded).
-//! - `GET /api/info` — the game, its players, layers, start position and board.
+//! - `GET /api/info` — the game, its players, layers, start position and board (no parameters).
 //! - `GET /api/position?p=TEXT` — a position's labels and every move with the labels after it
-//!   (`p` omitted: the start). A position that does not parse is a 400 with `{"error": "..."}`.
+//!   (`p=start`: the start). A missing `p`, a position that does not parse, or a parameter the
+//!   route does not take is a 400 with `{"error": "..."}`.
 //!
 //! Connections are accepted by a loop of our own rather than `axum::serve`, for two limits it
 //! does not have: a client must send a request's headers within `--header-timeout` seconds (also
@@ -196,23 +197,43 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({"error": message.into()}))).into_response()
 }
 
-async fn info(State(explorer): State<Arc<Explorer>>) -> Response {
+async fn info(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
+    if let Err(m) = check_info_query(&uri) {
+        return error(StatusCode::BAD_REQUEST, m);
+    }
     Json(explorer.info().clone()).into_response()
 }
 
-/// Unknown parameters are refused: `?q=...` would otherwise answer for the start position.
+/// `/api/info` takes no parameters: any is refused (an empty query string is none).
+pub fn check_info_query(uri: &Uri) -> Result<(), String> {
+    match uri.query().filter(|q| !q.is_empty()) {
+        None => Ok(()),
+        Some(q) => {
+            let name = q.split(['&', '=']).next().unwrap_or(q);
+            let name: String = name.chars().take(40).collect();
+            Err(format!(
+                "unknown parameter `{name}`: /api/info takes no parameters"
+            ))
+        }
+    }
+}
+
+/// Unknown parameters are refused: `?q=...` would otherwise be taken for a missing `p`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PositionQuery {
     p: Option<String>,
 }
 
-/// The position text of `/api/position`'s query string, percent-decoded (no `p`: `start`); the
-/// error says what is wrong with the query.
+/// The position text of `/api/position`'s query string, percent-decoded; the error says what is
+/// wrong with the query (a missing `p` among others: `p=start` asks for the start).
 pub fn parse_position_query(uri: &Uri) -> Result<String, String> {
-    Query::<PositionQuery>::try_from_uri(uri)
-        .map(|Query(q)| q.p.unwrap_or_else(|| "start".to_string()))
-        .map_err(|e| format!("{e}: use /api/position?p=POSITION"))
+    let Query(q) = Query::<PositionQuery>::try_from_uri(uri)
+        .map_err(|e| format!("{e}: use /api/position?p=POSITION"))?;
+    q.p.ok_or_else(|| {
+        "missing parameter `p`: use /api/position?p=POSITION (p=start for the start position)"
+            .to_string()
+    })
 }
 
 async fn position(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {

@@ -1,9 +1,14 @@
 //! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
 
+use crate::digits::thousands;
 use crate::lock::run_holder;
 use crate::rundir::{unix_now, RunDir};
-use anyhow::Result;
+use crate::runner::print_summary;
+use anyhow::{Context, Result};
 use clap::Args;
+use kingmaker_tablefmt::release::manifest::{
+    counts_in_words, read_manifest, release_bytes, MANIFEST, MANIFEST_SHA256,
+};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -17,10 +22,27 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs) -> Result<()> {
+    if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
+        return release_status(&args);
+    }
     let (run, info) = RunDir::open(&args.dir)?;
     let state = run.state()?;
-    let progress = run.progress()?;
     let complete = run.summary_path().exists();
+    let mut progress = run.progress()?;
+    if let Some(p) = progress.as_mut().filter(|_| complete) {
+        // A run that finished before progress.json said so at the end: its last wave's progress
+        // (the last layer not yet among the finished, its draws not yet decided).
+        if p.phase != "finished" {
+            p.phase = "finished".into();
+            p.layers_finished = state
+                .finished
+                .iter()
+                .map(|f| f.layer.name.clone())
+                .collect();
+            p.decided_total = p.states;
+            p.decided_in_wave = 0;
+        }
+    }
     // Running means a build or resume holds the run directory's lock: not the pid in
     // progress.json, which a crashed run leaves behind (and which the system may reuse).
     let holder = if complete {
@@ -54,6 +76,12 @@ pub fn run(args: StatusArgs) -> Result<()> {
         .map(|f| f.layer.name.as_str())
         .collect();
     let layers: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+    // A complete run's counts, from its summary (progress.json may predate the last layer's
+    // end: runs from before progress said `finished`).
+    let summary: Option<serde_json::Value> = complete
+        .then(|| std::fs::read_to_string(run.summary_path()).ok())
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok());
     let eta = current.filter(|p| p.rate > 0.0).map(|p| {
         // States left in this layer over the layer's average rate (a rough guide: waves vary).
         (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
@@ -72,6 +100,7 @@ pub fn run(args: StatusArgs) -> Result<()> {
                 "checkpoint": state.current,
                 "progress": progress,
                 "eta_seconds": eta,
+                "summary": summary.as_ref().map(summary_counts),
             }))?
         );
         return Ok(());
@@ -84,6 +113,20 @@ pub fn run(args: StatusArgs) -> Result<()> {
         (Some(h), Some(a)) => format!(" (pid {}, `{}`: {a})", h.pid, h.command),
         _ => String::new(),
     };
+    if complete {
+        println!(
+            "run {}: complete (finished: every layer solved, {} states); the counts are those of \
+             {}",
+            args.dir.display(),
+            info.states,
+            run.summary_path().display()
+        );
+        match &summary {
+            Some(summary) => print_summary(summary),
+            None => println!("  (summary.json cannot be read)"),
+        }
+        return Ok(());
+    }
     println!(
         "run {}: {phase}{doing} ({} states)",
         args.dir.display(),
@@ -128,5 +171,100 @@ pub fn run(args: StatusArgs) -> Result<()> {
     if let Some(eta) = eta {
         println!("eta for this layer: at most about {:.0}s (waves vary)", eta);
     }
+    Ok(())
+}
+
+/// What `status --json` shows of a complete run's summary: the states, illegal states and each
+/// layer's counts (the whole summary is `summary.json`).
+fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
+    let layers: serde_json::Map<String, serde_json::Value> = summary["layers"]
+        .as_object()
+        .map(|layers| {
+            layers
+                .iter()
+                .map(|(name, l)| {
+                    let counts = json!({"win": l["win"], "loss": l["loss"], "draw": l["draw"]});
+                    (name.clone(), counts)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"states": summary["states"], "illegal": summary["illegal"], "layers": layers})
+}
+
+/// `status` on a release (a directory with `manifest.json`): a release is complete by
+/// construction (`pack` renames it into place whole); its game, layers and counts, from the
+/// manifest (checked against `manifest.sha256`; `verify` checks the files).
+fn release_status(args: &StatusArgs) -> Result<()> {
+    let dir = &args.dir;
+    let manifest = read_manifest(dir).with_context(|| {
+        format!(
+            "{} looks like a release but its manifest cannot be read",
+            dir.display()
+        )
+    })?;
+    let bytes = release_bytes(dir, &manifest);
+    let files = manifest.files.len() + 2;
+    let names: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
+    let p = &manifest.provenance;
+    if args.json {
+        let layers: serde_json::Map<String, serde_json::Value> = manifest
+            .layers
+            .iter()
+            .map(|l| {
+                let v = json!({
+                    "win": l.counts.win, "loss": l.counts.loss, "draw": l.counts.draw,
+                    "illegal": l.counts.illegal, "max_depth": l.max_depth, "digest": l.digest,
+                });
+                (l.name.clone(), v)
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "release": dir,
+                "kind": "release",
+                "phase": "complete",
+                "game": manifest.game,
+                "name": manifest.name,
+                "states": manifest.states,
+                "layers": names,
+                "finished": names,
+                "counts": layers,
+                "files": files,
+                "bytes": bytes,
+                "packed_at": p.packed_at,
+                "summary": summary_counts(&p.summary),
+            }))?
+        );
+        return Ok(());
+    }
+    println!(
+        "release {}: complete: a release of {} ({} states, every layer finished), packed {} on {} \
+         by kingmaker {}",
+        dir.display(),
+        manifest.name,
+        thousands(manifest.states),
+        p.packed_at,
+        p.host,
+        p.kingmaker_version
+    );
+    println!("layers: {}", names.join(", "));
+    for l in &manifest.layers {
+        println!(
+            "  layer {:<10} {}  max depth {}  digest {}",
+            l.name,
+            counts_in_words(&l.counts),
+            l.max_depth,
+            l.digest
+        );
+    }
+    println!(
+        "{files} files, {} bytes in all; `kingmaker verify {}` checks them, `kingmaker summarize \
+         {}` prints the run's summary",
+        thousands(bytes),
+        dir.display(),
+        dir.display()
+    );
     Ok(())
 }

@@ -7,8 +7,9 @@ use crate::lock::lock_run;
 use crate::rundir::{write_json_atomically, RunDir};
 use crate::runner::print_summary;
 use crate::summary::summarize;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_tablefmt::release::manifest::{read_manifest, MANIFEST, MANIFEST_SHA256};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -24,6 +25,9 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
+    if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
+        return release_summary(&args);
+    }
     let (run, info) = RunDir::open(&args.dir)?;
     // Refused while a build or resume works on the run (it writes summary.json itself).
     let _lock = lock_run(&args.dir, "kingmaker summarize")?;
@@ -61,6 +65,38 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     } else {
         print_summary(&summary);
         println!("summary.json written to {}", run.path.display());
+    }
+    Ok(())
+}
+
+/// `summarize` on a release: its summary is the run's, fixed in the manifest when it was packed;
+/// printed, nothing written. `--reachable` needs the run directory.
+fn release_summary(args: &SummarizeArgs) -> Result<()> {
+    let dir = &args.dir;
+    let manifest = read_manifest(dir).with_context(|| {
+        format!(
+            "{} looks like a release but its manifest cannot be read",
+            dir.display()
+        )
+    })?;
+    let summary = &manifest.provenance.summary;
+    if args.reachable && summary.get("reachable").is_none() {
+        bail!(
+            "{} is a release: its summary was fixed when it was packed, without the counts over \
+             the reachable states. Run `kingmaker summarize RUN_DIR --reachable` on the run it was \
+             packed from, then pack it again",
+            dir.display()
+        );
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(summary)?);
+    } else {
+        print_summary(summary);
+        println!(
+            "the summary of the release {} (its manifest's copy of the run's summary.json; \
+             nothing written)",
+            dir.display()
+        );
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! states of each) is re-derived from its children by the rules (`kernel::check::expected`), and
 //! any disagreement is reported by position.
 
+use crate::digits::thousands;
 use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -31,13 +32,27 @@ pub struct VerifyArgs {
     /// game's move generator).
     #[arg(long)]
     pub deep: bool,
-    /// With `--deep`: check N states of each layer drawn at random (seeded: the same N states
-    /// every time) instead of all of them; for tables too large for a full pass.
-    #[arg(long, value_name = "N", requires = "deep")]
+    /// With `--deep`: check N distinct states of each layer drawn at random (seeded: the same N
+    /// states every time) instead of all of them; for tables too large for a full pass. At
+    /// least 1; N at or above the layer's size checks every state.
+    #[arg(long, value_name = "N", requires = "deep", value_parser = parse_sample)]
     pub sample: Option<u64>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--sample N`: a whole number of at least 1.
+fn parse_sample(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err(
+            "a sample of 0 states checks nothing: give at least 1, or leave --sample \
+                      out to check every state"
+                .into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a number of states")),
+    }
 }
 
 /// Layers up to this many states are unpacked in memory by `--deep` (3 bytes per state); larger
@@ -83,31 +98,51 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         deep = Some(deep_check(&args.dir, args.sample)?);
     }
     if args.json {
+        // `bytes`: every file of the release, the manifest included (as `pack` and `status`
+        // report it); `states` (= `states_decoded`): states the byte-level check decoded, every
+        // state of every layer; `deep_states_checked`: states the deep check re-derived (all of
+        // them, or `deep_sample_per_layer` distinct random ones per layer).
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "ok": true, "game": manifest.game, "name": manifest.name, "files": report.files,
-                "bytes": report.bytes, "states": report.states, "seconds": secs, "deep": deep.is_some(),
+                "bytes": report.bytes, "states": report.states, "states_decoded": report.states,
+                "seconds": secs, "deep": deep.is_some(),
+                "deep_states_checked": deep.as_ref().map(|d| d.states),
+                "deep_sample_per_layer": deep.as_ref().and_then(|d| d.sampled.then_some(d.per_layer)),
                 "warnings": report.warnings,
             }))?
         );
     } else {
         println!(
-            "{}: OK: {} files, {} bytes, {} layers of {} states checked in {:.2}s ({:.1} MB/s, {:.1} M states/s)",
+            "{}: OK: {} files, {} bytes in all; {} layers of {} states decoded ({} states) with their \
+             counts and digests, in {:.2}s ({:.1} MB/s, {:.1} M states/s)",
             args.dir.display(),
             report.files,
-            report.bytes,
+            thousands(report.bytes),
             manifest.layers.len(),
-            manifest.states,
+            thousands(manifest.states),
+            thousands(report.states),
             secs,
             mb / secs.max(1e-9),
             report.states as f64 / secs.max(1e-9) / 1e6
         );
         if let Some(d) = deep {
-            println!(
-                "deep: every state of every layer agrees with its children ({} states in {:.2}s)",
-                d.states, d.seconds
-            );
+            if d.sampled {
+                println!(
+                    "deep: a random sample of {} distinct states of each layer ({} states in all) \
+                     agrees with their children, in {:.2}s",
+                    thousands(d.per_layer),
+                    thousands(d.states),
+                    d.seconds
+                );
+            } else {
+                println!(
+                    "deep: every state of every layer agrees with its children ({} states in {:.2}s)",
+                    thousands(d.states),
+                    d.seconds
+                );
+            }
         }
     }
     Ok(())
@@ -117,7 +152,12 @@ pub fn run(args: VerifyArgs) -> Result<()> {
 type Mismatch = (u64, (u8, u16), (u8, u16));
 
 pub struct DeepResult {
+    /// States checked, over all layers.
     pub states: u64,
+    /// States checked in each layer.
+    pub per_layer: u64,
+    /// A sample (fewer than every state of a layer), not a full pass.
+    pub sampled: bool,
     pub seconds: f64,
 }
 
@@ -162,24 +202,54 @@ fn unpack(file: LayerFile) -> Result<Unpacked> {
     Ok(Unpacked::Memory(values, depth))
 }
 
-/// The states a deep check looks at: all of them, or `n` drawn at random with a fixed seed.
+/// The states a deep check looks at, ascending: all of them, or `n` distinct ones drawn at random
+/// with a fixed seed (all of them when `n` is at least `states`).
 fn deep_states(states: u64, sample: Option<u64>) -> Vec<u64> {
     match sample {
-        None => (0..states).collect(),
-        Some(n) => {
-            // splitmix64: a fixed, dependency-free sequence, so a sample is reproducible.
-            let mut x = 0x9E37_79B9_7F4A_7C15u64;
-            (0..n.min(states))
-                .map(|_| {
-                    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                    let mut z = x;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                    (z ^ (z >> 31)) % states
-                })
-                .collect()
+        Some(n) if n < states => {
+            // A set of at most half the states is drawn directly; a larger sample is every state
+            // but a drawn set of the others.
+            if n <= states / 2 {
+                distinct_random(states, n)
+            } else {
+                let left_out = distinct_random(states, states - n);
+                let mut out = Vec::with_capacity(n as usize);
+                let mut skip = left_out.iter().peekable();
+                for i in 0..states {
+                    if skip.peek() == Some(&&i) {
+                        skip.next();
+                    } else {
+                        out.push(i);
+                    }
+                }
+                out
+            }
         }
+        _ => (0..states).collect(),
     }
+}
+
+/// `n` distinct states of `0..states`, ascending, drawn by a fixed sequence (n ≤ states / 2, so
+/// each round of draws finds at least half of what it still needs).
+fn distinct_random(states: u64, n: u64) -> Vec<u64> {
+    // splitmix64: a fixed, dependency-free sequence, so a sample is reproducible.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % states
+    };
+    let mut out: Vec<u64> = Vec::with_capacity(n as usize);
+    while (out.len() as u64) < n {
+        let missing = n - out.len() as u64;
+        out.extend((0..missing).map(|_| next()));
+        out.sort_unstable();
+        out.dedup();
+    }
+    out.truncate(n as usize);
+    out
 }
 
 /// Re-derive every state of every layer (or a sample of each) from its children.
@@ -193,6 +263,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let game = tables.spec.build()?;
     let mut failures = Vec::new();
     let mut states = 0;
+    let mut per_layer = 0;
     for ml in &manifest.layers {
         let layer_started = Instant::now();
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
@@ -214,6 +285,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
             bail!("deep check of {}: {e}", ml.name);
         }
         states += which.len() as u64;
+        per_layer = which.len() as u64;
         tracing::info!(
             "deep check of {}: {} states in {:.2}s, {} mismatches",
             ml.name,
@@ -250,6 +322,8 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     }
     Ok(DeepResult {
         states,
+        per_layer,
+        sampled: per_layer < game.size(),
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -264,5 +338,35 @@ fn label((v, d): (u8, u16)) -> String {
         Some(decided @ (Value::Win | Value::Loss)) => format!("{}{d}", decided.letter()),
         Some(Value::Draw) => Value::Draw.letter().into(),
         _ => "illegal".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deep_states;
+
+    #[test]
+    fn samples_are_distinct_ascending_and_as_large_as_asked() {
+        for (states, n) in [
+            (1662, 1),
+            (1662, 100),
+            (1662, 831),
+            (1662, 832),
+            (1662, 1661),
+            (10, 9),
+        ] {
+            let s = deep_states(states, Some(n));
+            assert_eq!(s.len() as u64, n, "{n} of {states}");
+            assert!(s.windows(2).all(|w| w[0] < w[1]), "{n} of {states}");
+            assert!(s.iter().all(|&i| i < states));
+            assert_eq!(
+                s,
+                deep_states(states, Some(n)),
+                "the same sample every time"
+            );
+        }
+        assert_eq!(deep_states(5, Some(5)), vec![0, 1, 2, 3, 4]);
+        assert_eq!(deep_states(5, Some(99)), vec![0, 1, 2, 3, 4]);
+        assert_eq!(deep_states(5, None), vec![0, 1, 2, 3, 4]);
     }
 }

@@ -111,6 +111,18 @@ fn labels_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
     })
 }
 
+/// The labels as `query --json` prints them: an illegal state's value is `"illegal"` (the
+/// explorer's API keeps `"-"`).
+fn query_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
+    let mut labels = labels_json(values, b);
+    if let Some(list) = labels["thresholds"].as_array_mut() {
+        for t in list.iter_mut().filter(|t| t["value"] == "-") {
+            t["value"] = json!("illegal");
+        }
+    }
+    labels
+}
+
 impl GameView for GoView {
     fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
         let go = self.go();
@@ -127,12 +139,12 @@ impl GameView for GoView {
                 "position": go.format_position(index),
                 "index": index,
                 "node": node,
-                "labels": labels_json(&here, b),
+                "labels": query_json(&here, b),
             });
             let mut list = Vec::new();
             for (text, child) in &moves {
                 let (v, b) = t.at(*child)?;
-                list.push(json!({"move": text, "position": go.format_position(*child), "index": child, "labels": labels_json(&v, b)}));
+                list.push(json!({"move": text, "position": go.format_position(*child), "index": child, "labels": query_json(&v, b)}));
             }
             out["moves"] = json!(list);
             println!("{}", serde_json::to_string_pretty(&out)?);
@@ -146,6 +158,7 @@ impl GameView for GoView {
             .iter()
             .map(|&(k, v, d)| match letter(v).as_str() {
                 "D" => format!("≥{k:+}:D"),
+                "-" => format!("≥{k:+}:illegal"),
                 l => format!("≥{k:+}:{l}{d}"),
             })
             .collect();

@@ -46,8 +46,14 @@ impl GameView for TwoPlayerView {
             Node::Terminal { winner } => format!("terminal: {}", game.outcome_text(winner)),
             Node::Live { mover } => format!("{} to move", game.player_name(mover)),
         };
+        // In JSON a value is "W", "L", "D" or "illegal".
+        let value_json = |v: char| match v {
+            '-' => "illegal".to_string(),
+            v => v.to_string(),
+        };
         if json {
             let (v, d) = label(index);
+            let v = value_json(v);
             let out = json!({
                 "position": game.format_position(index),
                 "index": index,
@@ -56,15 +62,17 @@ impl GameView for TwoPlayerView {
                 "depth": d,
                 "moves": moves.iter().map(|(text, child)| {
                     let (v, d) = label(*child);
+                    let v = value_json(v);
                     json!({"move": text, "position": game.format_position(*child), "index": child, "value": v, "depth": d})
                 }).collect::<Vec<_>>(),
             });
             println!("{}", serde_json::to_string_pretty(&out)?);
             return Ok(());
         }
-        // A draw has no depth worth showing.
+        // A draw has no depth worth showing, an illegal state no value.
         let value_text = |i: u64| match label(i) {
             ('D', _) => "D".to_string(),
+            ('-', _) => "illegal".to_string(),
             (v, d) => format!("{v}{d}"),
         };
         println!("position {}  (index {index})", game.format_position(index));

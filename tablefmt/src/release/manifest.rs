@@ -207,6 +207,41 @@ impl Manifest {
     }
 }
 
+/// The size of the release in `dir` in bytes: every file the manifest lists (at its listed size)
+/// plus `manifest.json` and `manifest.sha256` themselves (as they are on disk). What `pack`,
+/// `verify` and `status` report as the release's bytes.
+pub fn release_bytes(dir: &Path, manifest: &Manifest) -> u64 {
+    let own: u64 = [MANIFEST, MANIFEST_SHA256]
+        .iter()
+        .map(|name| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len()))
+        .sum();
+    own + manifest.files.iter().map(|f| f.size).sum::<u64>()
+}
+
+/// Counts as people read them: `W 1,234 L 5 D 6 illegal 7`.
+pub fn counts_in_words(c: &ValueCounts) -> String {
+    format!(
+        "W {} L {} D {} illegal {}",
+        thousands(c.win),
+        thousands(c.loss),
+        thousands(c.draw),
+        thousands(c.illegal)
+    )
+}
+
+/// 4947100130 -> "4,947,100,130".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// Read `dir/manifest.json`, checked against `dir/manifest.sha256`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     let read = |name: &str| {

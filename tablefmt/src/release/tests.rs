@@ -235,3 +235,18 @@ fn version_1_files_of_a_release_are_checked_by_their_sha256() {
         .unwrap();
     assert!(err.to_string().contains("sha256"), "{err}");
 }
+
+#[test]
+fn counts_read_as_words() {
+    let c = crate::table::ValueCounts {
+        win: 1234,
+        loss: 5,
+        draw: 6,
+        illegal: 4_947_100_130,
+    };
+    assert_eq!(counts_in_words(&c), "W 1,234 L 5 D 6 illegal 4,947,100,130");
+    assert_eq!(
+        counts_in_words(&Default::default()),
+        "W 0 L 0 D 0 illegal 0"
+    );
+}

@@ -3,7 +3,9 @@
 //! decompression, payload layout), and the decoded values against the manifest's counts and digest.
 //! Game rules are not consulted here (that is `verify --deep`, in the coordinator).
 
-use super::manifest::{read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256};
+use super::manifest::{
+    counts_in_words, read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256,
+};
 use super::{file_sha256, LayerFile, LayerIdentity};
 use crate::layer::{ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
@@ -242,8 +244,9 @@ fn check_layer_file(
     }
     if counts != layer.counts {
         problems.push(format!(
-            "{name}: decoded counts {counts:?} differ from {MANIFEST}'s {:?}",
-            layer.counts
+            "{name}: the decoded values count {}, {MANIFEST} says {}",
+            counts_in_words(&counts),
+            counts_in_words(&layer.counts)
         ));
     }
     let digest = hex::encode(hasher.finalize());

@@ -99,7 +99,11 @@ impl GameSpec {
                 thresholds,
             } => {
                 let game = Go::new(Surface::parse(surface)?, *rows as usize, *cols as usize)?;
-                for &k in thresholds {
+                for (i, &k) in thresholds.iter().enumerate() {
+                    anyhow::ensure!(
+                        !thresholds[..i].contains(&k),
+                        "--thresholds lists {k} twice; list each threshold once"
+                    );
                     game.threshold_layer(k)?;
                 }
                 AnyGame::Go(game)

@@ -19,11 +19,41 @@ pub struct Cc3pTables<T: Lookup = LayerFile> {
     pub enable_ac: T,
 }
 
-/// A value with the wave that decided it.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+/// A value with the wave that decided it. `value` is `W`, `L`, `D`, or `-` for an illegal state
+/// (JSON: `"illegal"`, depth 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Answer {
     pub value: char,
     pub depth: u16,
+}
+
+impl Answer {
+    pub fn is_illegal(&self) -> bool {
+        self.value == '-'
+    }
+
+    /// `W3`, `L0`, `D0`, or `illegal`.
+    pub fn text(&self) -> String {
+        if self.is_illegal() {
+            "illegal".into()
+        } else {
+            format!("{}{}", self.value, self.depth)
+        }
+    }
+}
+
+impl Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Answer", 2)?;
+        if self.is_illegal() {
+            out.serialize_field("value", "illegal")?;
+        } else {
+            out.serialize_field("value", &self.value.to_string())?;
+        }
+        out.serialize_field("depth", &self.depth)?;
+        out.end()
+    }
 }
 
 fn answer((value, depth): (u8, u16)) -> Answer {
@@ -55,13 +85,31 @@ impl Class {
 }
 
 /// All twelve answers for one state.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Answers {
     /// `solo[P]`: can P force a win (W), be forced out (L), or hold a draw (D)?
     pub solo: [Answer; 3],
-    /// `enable[P][Q]` (P ≠ Q): can P hand the win to Q? (`enable[P][P]` is unused.)
+    /// `enable[P][Q]` (P ≠ Q): can P hand the win to Q? (`enable[P][P]` is unused: null in JSON.)
     pub enable: [[Answer; 3]; 3],
     pub class: Class,
+}
+
+impl Serialize for Answers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let enable: Vec<Vec<Option<Answer>>> = (0..3)
+            .map(|p| {
+                (0..3)
+                    .map(|q| (p != q).then_some(self.enable[p][q]))
+                    .collect()
+            })
+            .collect();
+        let mut out = s.serialize_struct("Answers", 3)?;
+        out.serialize_field("solo", &self.solo)?;
+        out.serialize_field("enable", &enable)?;
+        out.serialize_field("class", &self.class)?;
+        out.end()
+    }
 }
 
 impl Answers {

@@ -53,21 +53,22 @@ fn node_text(node: Node) -> String {
 /// Class, the three solo answers, the three pairouts, the six enables, each with its depth.
 fn print_answers(a: &Answers, indent: &str) {
     let solo: Vec<String> = (0..3)
-        .map(|p| format!("{}={}{}", PLAYERS[p], a.solo[p].value, a.solo[p].depth))
+        .map(|p| format!("{}={}", PLAYERS[p], a.solo[p].text()))
         .collect();
     let pairout: Vec<String> = (0..3)
         .map(|p| {
-            let yes = if a.solo[p].value == 'L' { "yes" } else { "no" };
+            let yes = match a.solo[p].value {
+                'L' => "yes",
+                '-' => "illegal",
+                _ => "no",
+            };
             format!("{}={yes}", PLAYERS[p])
         })
         .collect();
     let mut enable = Vec::new();
     for (p, row) in a.enable.iter().enumerate() {
         for q in (0..3).filter(|&q| q != p) {
-            enable.push(format!(
-                "{}>{}={}{}",
-                PLAYERS[p], PLAYERS[q], row[q].value, row[q].depth
-            ));
+            enable.push(format!("{}>{}={}", PLAYERS[p], PLAYERS[q], row[q].text()));
         }
     }
     let kingmakers: Vec<String> = (0..3)

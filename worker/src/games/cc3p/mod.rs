@@ -338,7 +338,7 @@ pub fn counts(level: u8) -> Result<Cc3pCounts, Cc3pError> {
 }
 
 /// Breadth-first search from the start position that does not expand terminal states: the number
-/// of new states at each depth 1..=depth.
+/// of new states at each depth 1..=depth (up to the last depth that has any).
 pub fn bfs_new_per_depth(game: &Cc3p, depth: u32) -> Vec<u64> {
     crate::bfs::new_per_depth(game, game.start_index(), depth)
 }
