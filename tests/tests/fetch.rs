@@ -1,0 +1,233 @@
+//! `kingmaker fetch` against misbehaving servers: ones that ignore Range requests or send
+//! truncated copies, and local damage to a partial download.
+
+use kingmaker_e2e::{kingmaker, packed_release};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// How the test's static server misbehaves.
+#[derive(Default)]
+struct Quirks {
+    /// Answer every request with 200 and the whole file, whatever its Range header.
+    ignore_range: bool,
+    /// Files served shorter than they are (truncated on the server), by this many bytes.
+    truncated: std::collections::HashMap<String, usize>,
+    /// Files whose next answer breaks off halfway (then the name is removed).
+    cut_once: std::collections::HashSet<String>,
+}
+
+/// A static HTTP/1.1 server of the plain file names in `root` at `http://ADDR/rel/` (one request
+/// per connection), misbehaving as `quirks` say.
+fn static_server(
+    root: std::path::PathBuf,
+    quirks: std::sync::Arc<std::sync::Mutex<Quirks>>,
+) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/rel/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (root, quirks) = (root.clone(), quirks.clone());
+            std::thread::spawn(move || {
+                let _ = answer(stream, &root, &quirks);
+            });
+        }
+    });
+    url
+}
+
+fn answer(
+    mut stream: TcpStream,
+    root: &Path,
+    quirks: &std::sync::Mutex<Quirks>,
+) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    let mut range = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("range") {
+                range = v
+                    .trim()
+                    .strip_prefix("bytes=")
+                    .and_then(|r| r.strip_suffix('-'))
+                    .and_then(|n| n.parse::<usize>().ok());
+            }
+        }
+    }
+    let name = request
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.strip_prefix("/rel/"))
+        .unwrap_or("")
+        .to_string();
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let Some(mut body) = plain
+        .then(|| std::fs::read(root.join(&name)).ok())
+        .flatten()
+    else {
+        return write!(
+            stream,
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+    };
+    let (ignore_range, cut) = {
+        let mut q = quirks.lock().unwrap();
+        if let Some(&short) = q.truncated.get(&name) {
+            body.truncate(body.len() - short);
+        }
+        (q.ignore_range, q.cut_once.remove(&name))
+    };
+    let total = body.len();
+    let from = match range {
+        Some(n) if !ignore_range && n >= total => {
+            return write!(
+                stream,
+                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{total}\r\n\
+                 Content-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+        Some(n) if !ignore_range => n,
+        _ => 0,
+    };
+    let mut head = format!(
+        "HTTP/1.1 {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        if from > 0 {
+            "206 Partial Content"
+        } else {
+            "200 OK"
+        },
+        total - from
+    );
+    if from > 0 {
+        head += &format!("Content-Range: bytes {from}-{}/{total}\r\n", total - 1);
+    }
+    stream.write_all(format!("{head}\r\n").as_bytes())?;
+    if cut {
+        stream.write_all(&body[from..from + (total - from) / 2])?;
+        return stream.shutdown(std::net::Shutdown::Both);
+    }
+    stream.write_all(&body[from..])
+}
+
+fn fetch(url: &str, dest: &Path) -> (bool, String) {
+    let out = kingmaker(&["fetch", url, s(dest), "--retries", "2"]);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `dest/NAME.part` holding the first half of the release's NAME (bytes flipped at `flip`).
+fn partial(rel: &Path, dest: &Path, name: &str, flip: Option<usize>) {
+    std::fs::create_dir_all(dest).unwrap();
+    let mut bytes = std::fs::read(rel.join(name)).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    if let Some(i) = flip {
+        bytes[i] ^= 0x40;
+    }
+    std::fs::write(dest.join(format!("{name}.part")), bytes).unwrap();
+}
+
+fn same_release(a: &Path, b: &Path) {
+    for entry in std::fs::read_dir(a).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert_eq!(
+            std::fs::read(a.join(&name)).unwrap(),
+            std::fs::read(b.join(&name)).unwrap(),
+            "{name:?}"
+        );
+    }
+}
+
+#[test]
+fn fetch_restarts_a_file_when_the_server_ignores_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let quirks = std::sync::Arc::new(std::sync::Mutex::new(Quirks {
+        ignore_range: true,
+        ..Quirks::default()
+    }));
+    let url = static_server(rel.clone(), quirks.clone());
+    // A partial file from an earlier fetch: the server answers its range request with 200.
+    let dest = tmp.path().join("with-part");
+    partial(&rel, &dest, "solo.kmt", None);
+    let (ok, err) = fetch(&url, &dest);
+    assert!(ok, "{err}");
+    assert!(err.contains("ignores range requests"), "{err}");
+    same_release(&rel, &dest);
+    // A download that breaks off and is resumed within the run, against the same server.
+    let dest = tmp.path().join("cut");
+    quirks
+        .lock()
+        .unwrap()
+        .cut_once
+        .insert("enable_ab.kmt".into());
+    let (ok, err) = fetch(&url, &dest);
+    assert!(ok, "{err}");
+    same_release(&rel, &dest);
+}
+
+#[test]
+fn fetch_does_not_blame_the_server_for_a_damaged_local_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let url = static_server(rel.clone(), Default::default());
+    let dest = tmp.path().join("dest");
+    partial(&rel, &dest, "solo.kmt", Some(40));
+    let (ok, err) = fetch(&url, &dest);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("the fault may be local") && err.contains("afresh"),
+        "{err}"
+    );
+    assert!(!err.contains("server's copy is corrupt"), "{err}");
+    same_release(&rel, &dest);
+}
+
+#[test]
+fn fetch_says_a_truncated_server_copy_is_truncated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let quirks = std::sync::Arc::new(std::sync::Mutex::new(Quirks::default()));
+    quirks
+        .lock()
+        .unwrap()
+        .truncated
+        .insert("solo.kmt".into(), 10);
+    let url = static_server(rel.clone(), quirks);
+    // From the start, and resuming a part the truncated copy does not reach past.
+    let size = std::fs::metadata(rel.join("solo.kmt")).unwrap().len();
+    for (what, part) in [("no part", None), ("a part", Some(()))] {
+        let dest = tmp.path().join(what.replace(' ', "-"));
+        if part.is_some() {
+            std::fs::create_dir_all(&dest).unwrap();
+            let bytes = std::fs::read(rel.join("solo.kmt")).unwrap();
+            std::fs::write(dest.join("solo.kmt.part"), &bytes[..bytes.len() - 5]).unwrap();
+        }
+        let (ok, err) = fetch(&url, &dest);
+        assert!(!ok, "{what}: a truncated copy was accepted");
+        assert!(
+            err.contains("truncated on the server")
+                && err.contains(&format!("the manifest lists {size}")),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("refused"), "{what}: {err}");
+        assert!(!dest.join("manifest.sha256").exists());
+    }
+}
