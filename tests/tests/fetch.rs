@@ -231,3 +231,21 @@ fn fetch_says_a_truncated_server_copy_is_truncated() {
         assert!(!dest.join("manifest.sha256").exists());
     }
 }
+
+#[test]
+fn a_timeout_of_zero_or_past_a_day_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("dest");
+    for t in ["0", "86401", "18446744073709551615"] {
+        let out = kingmaker(&["fetch", "http://127.0.0.1:9/rel/", s(&dest), "--timeout", t]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{t}: {err}");
+        assert!(
+            err.contains(&format!("invalid value '{t}' for '--timeout <SECONDS>'"))
+                && err.contains("1..=86400"),
+            "{t}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{t}: {err}");
+        assert!(!dest.exists(), "{t}: the directory was created");
+    }
+}

@@ -19,6 +19,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The longest `--timeout`, a day. The shortest is a second: 0 would fail every request at once,
+/// and one too long for the clock to add would panic in the HTTP client.
+const MAX_TIMEOUT: u64 = 86_400;
+
 #[derive(Args, Debug)]
 pub struct FetchArgs {
     /// URL of the release directory (http:// or https://), as served by any static web server.
@@ -31,8 +35,9 @@ pub struct FetchArgs {
     /// The expected sha256 of manifest.json (as published beside the URL), to pin the release.
     #[arg(long)]
     pub manifest_sha256: Option<String>,
-    /// Seconds to wait for a connection and for a response's headers.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds to wait for a connection and for a response's headers (1 to 86400).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub timeout: u64,
 }
 
