@@ -1,11 +1,15 @@
-//! `kingmaker fetch` against misbehaving servers: ones that ignore Range requests or send
-//! truncated copies, and local damage to a partial download.
+//! `kingmaker fetch` against misbehaving servers (ones that ignore Range requests, send truncated
+//! copies, stop sending mid-body or redirect out of HTTP), local damage to a partial download, a
+//! full disk, and two fetches into one directory.
 
-use kingmaker_e2e::{kingmaker, packed_release};
-use std::io::{BufRead, BufReader, Write};
+use kingmaker_e2e::{bin, kingmaker, packed_release};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -17,17 +21,23 @@ struct Quirks {
     /// Answer every request with 200 and the whole file, whatever its Range header.
     ignore_range: bool,
     /// Files served shorter than they are (truncated on the server), by this many bytes.
-    truncated: std::collections::HashMap<String, usize>,
+    truncated: HashMap<String, usize>,
     /// Files whose next answer breaks off halfway (then the name is removed).
-    cut_once: std::collections::HashSet<String>,
+    cut_once: HashSet<String>,
+    /// Files whose next N answers send the headers (with the Content-Length of the whole answer)
+    /// and 10 bytes of the body, then nothing more for a minute, the connection open.
+    stall: HashMap<String, u32>,
+}
+
+type Shared = Arc<Mutex<Quirks>>;
+
+fn quirks(q: Quirks) -> Shared {
+    Arc::new(Mutex::new(q))
 }
 
 /// A static HTTP/1.1 server of the plain file names in `root` at `http://ADDR/rel/` (one request
 /// per connection), misbehaving as `quirks` say.
-fn static_server(
-    root: std::path::PathBuf,
-    quirks: std::sync::Arc<std::sync::Mutex<Quirks>>,
-) -> String {
+fn static_server(root: std::path::PathBuf, quirks: Shared) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/rel/", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -41,11 +51,7 @@ fn static_server(
     url
 }
 
-fn answer(
-    mut stream: TcpStream,
-    root: &Path,
-    quirks: &std::sync::Mutex<Quirks>,
-) -> std::io::Result<()> {
+fn answer(mut stream: TcpStream, root: &Path, quirks: &Mutex<Quirks>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request = String::new();
@@ -86,12 +92,19 @@ fn answer(
             "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
     };
-    let (ignore_range, cut) = {
+    let (ignore_range, cut, stall) = {
         let mut q = quirks.lock().unwrap();
         if let Some(&short) = q.truncated.get(&name) {
             body.truncate(body.len() - short);
         }
-        (q.ignore_range, q.cut_once.remove(&name))
+        let stall = match q.stall.get_mut(&name) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        };
+        (q.ignore_range, q.cut_once.remove(&name), stall)
     };
     let total = body.len();
     let from = match range {
@@ -122,6 +135,12 @@ fn answer(
         stream.write_all(&body[from..from + (total - from) / 2])?;
         return stream.shutdown(std::net::Shutdown::Both);
     }
+    if stall {
+        stream.write_all(&body[from..from + 10])?;
+        stream.flush()?;
+        std::thread::sleep(Duration::from_secs(60));
+        return Ok(());
+    }
     stream.write_all(&body[from..])
 }
 
@@ -131,6 +150,49 @@ fn fetch(url: &str, dest: &Path) -> (bool, String) {
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// How a `kingmaker fetch` that may hang ended.
+struct Ran {
+    /// Whether it succeeded; None if it was still running at the deadline (and was killed).
+    ok: Option<bool>,
+    stderr: String,
+    took: Duration,
+}
+
+/// `kingmaker fetch URL DEST EXTRA...`, killed if still running after `deadline`.
+fn fetch_within(url: &str, dest: &Path, extra: &[&str], deadline: Duration) -> Ran {
+    let started = Instant::now();
+    let mut child = Command::new(bin("kingmaker"))
+        .args(["fetch", url, s(dest)])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting kingmaker fetch");
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    });
+    let ok = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status.success());
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = started.elapsed();
+    Ran {
+        ok,
+        stderr: reader.join().unwrap(),
+        took,
+    }
 }
 
 /// `dest/NAME.part` holding the first half of the release's NAME (bytes flipped at `flip`).
@@ -159,10 +221,10 @@ fn same_release(a: &Path, b: &Path) {
 fn fetch_restarts_a_file_when_the_server_ignores_range() {
     let tmp = tempfile::tempdir().unwrap();
     let rel = packed_release(tmp.path());
-    let quirks = std::sync::Arc::new(std::sync::Mutex::new(Quirks {
+    let quirks = quirks(Quirks {
         ignore_range: true,
         ..Quirks::default()
-    }));
+    });
     let url = static_server(rel.clone(), quirks.clone());
     // A partial file from an earlier fetch: the server answers its range request with 200.
     let dest = tmp.path().join("with-part");
@@ -204,13 +266,13 @@ fn fetch_does_not_blame_the_server_for_a_damaged_local_part() {
 fn fetch_says_a_truncated_server_copy_is_truncated() {
     let tmp = tempfile::tempdir().unwrap();
     let rel = packed_release(tmp.path());
-    let quirks = std::sync::Arc::new(std::sync::Mutex::new(Quirks::default()));
-    quirks
-        .lock()
-        .unwrap()
-        .truncated
-        .insert("solo.kmt".into(), 10);
-    let url = static_server(rel.clone(), quirks);
+    let url = static_server(
+        rel.clone(),
+        quirks(Quirks {
+            truncated: [("solo.kmt".into(), 10)].into(),
+            ..Quirks::default()
+        }),
+    );
     // From the start, and resuming a part the truncated copy does not reach past.
     let size = std::fs::metadata(rel.join("solo.kmt")).unwrap().len();
     for (what, part) in [("no part", None), ("a part", Some(()))] {
@@ -230,6 +292,46 @@ fn fetch_says_a_truncated_server_copy_is_truncated() {
         assert!(!err.contains("refused"), "{what}: {err}");
         assert!(!dest.join("manifest.sha256").exists());
     }
+}
+
+#[test]
+fn fetch_gives_up_on_a_server_that_stops_sending_mid_body() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let q = quirks(Quirks::default());
+    let url = static_server(rel.clone(), q.clone());
+    let args = ["--timeout", "2", "--retries", "1"];
+    let bound = Duration::from_secs(20);
+    // It stalls once: the download is resumed after 2 s of silence, and completes.
+    q.lock().unwrap().stall.insert("solo.kmt".into(), 1);
+    let dest = tmp.path().join("once");
+    let ran = fetch_within(&url, &dest, &args, Duration::from_secs(30));
+    assert_eq!(ran.ok, Some(true), "after {:?}: {}", ran.took, ran.stderr);
+    assert!(ran.took < bound, "took {:?}", ran.took);
+    assert!(
+        ran.stderr
+            .contains("solo.kmt: the server stopped sending for 2 s at byte 10")
+            && ran.stderr.contains("resuming"),
+        "{}",
+        ran.stderr
+    );
+    same_release(&rel, &dest);
+    // It stalls every time: the fetch fails, naming the file and the silence, and keeps the part.
+    q.lock().unwrap().stall.insert("solo.kmt".into(), u32::MAX);
+    let dest = tmp.path().join("always");
+    let ran = fetch_within(&url, &dest, &args, Duration::from_secs(30));
+    assert_eq!(ran.ok, Some(false), "after {:?}: {}", ran.took, ran.stderr);
+    assert!(ran.took < bound, "took {:?}", ran.took);
+    let last = ran.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.contains("solo.kmt: the server stopped sending for 2 s")
+            && last.contains("run the same fetch again to resume"),
+        "{}",
+        ran.stderr
+    );
+    let part = std::fs::metadata(dest.join("solo.kmt.part")).unwrap().len();
+    assert_eq!(part, 20, "10 bytes from each of the two answers");
+    assert!(!dest.join("manifest.sha256").exists());
 }
 
 #[test]

@@ -7,6 +7,10 @@
 //! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
 //! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
 //! whole release. A file whose sha256 does not match is deleted, never kept.
+//!
+//! `--timeout T` bounds the wait for a connection, for a response's headers, and for every read of
+//! a body: a server that sends nothing for T seconds, mid-file included, counts as a dropped
+//! connection (resumed as above). A slow server that keeps sending is never cut off.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -35,7 +39,8 @@ pub struct FetchArgs {
     /// The expected sha256 of manifest.json (as published beside the URL), to pin the release.
     #[arg(long)]
     pub manifest_sha256: Option<String>,
-    /// Seconds to wait for a connection and for a response's headers (1 to 86400).
+    /// Seconds to wait for a connection, for a response's headers, and for more of a body: a
+    /// server silent this long has dropped the connection (resumed, see --retries). 1 to 86400.
     #[arg(long, default_value_t = 30, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub timeout: u64,
@@ -44,18 +49,12 @@ pub struct FetchArgs {
 pub fn run(args: FetchArgs) -> Result<()> {
     let started = Instant::now();
     let base = base_url(&args.url)?;
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_connect(Some(Duration::from_secs(args.timeout)))
-        .timeout_recv_response(Some(Duration::from_secs(args.timeout)))
-        .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let http = Http::new(args.timeout);
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
 
-    let sha_line = get_small(&agent, &base, MANIFEST_SHA256, 4096)?;
-    let manifest_bytes = get_small(&agent, &base, MANIFEST, 64 << 20)?;
+    let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
+    let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
     let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
         .with_context(|| format!("the release at {base} is not consistent"))?;
     crate::tables::release_game(&manifest, &format!("the release at {base}"))?;
@@ -73,7 +72,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     );
     let mut downloaded = 0u64;
     for f in &manifest.files {
-        downloaded += fetch_file(&agent, &base, f, &args.dir, args.retries)?;
+        downloaded += fetch_file(&http, &base, f, &args.dir, args.retries)?;
     }
     write_file_atomically(&args.dir, MANIFEST, &manifest_bytes)?;
     write_file_atomically(&args.dir, MANIFEST_SHA256, &sha_line)?;
@@ -85,6 +84,43 @@ pub fn run(args: FetchArgs) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The HTTP client and its timeout.
+struct Http {
+    agent: ureq::Agent,
+    /// `--timeout`, in seconds.
+    timeout: u64,
+}
+
+impl Http {
+    fn new(timeout: u64) -> Http {
+        let t = Some(Duration::from_secs(timeout));
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(t)
+            .timeout_recv_response(t)
+            // Each read from the connection, the body's included: no progress for T seconds is
+            // an error, however long the whole body takes.
+            .timeout_per_read(t)
+            .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Http { agent, timeout }
+    }
+
+    /// What went wrong, in words: timeouts say which wait ran out.
+    fn describe(&self, e: ureq::Error) -> String {
+        let t = self.timeout;
+        match e {
+            ureq::Error::Timeout(ureq::Timeout::PerRead) => {
+                format!("the server stopped sending for {t} s")
+            }
+            ureq::Error::Timeout(ureq::Timeout::Connect) => format!("no connection within {t} s"),
+            ureq::Error::Timeout(what) => format!("no answer within {t} s (timeout: {what})"),
+            e => e.to_string(),
+        }
+    }
 }
 
 /// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped).
@@ -102,12 +138,13 @@ fn base_url(url: &str) -> Result<String> {
 }
 
 /// A small file, whole.
-fn get_small(agent: &ureq::Agent, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
+fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
     let url = format!("{base}{name}");
-    let mut resp = agent
+    let mut resp = http
+        .agent
         .get(&url)
         .call()
-        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("{url}: {}", http.describe(e)))?;
     let status = resp.status().as_u16();
     if status == 404 {
         bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
@@ -116,23 +153,27 @@ fn get_small(agent: &ureq::Agent, base: &str, name: &str, limit: u64) -> Result<
         bail!("{url}: the server answered HTTP {status}");
     }
     let mut out = Vec::new();
-    resp.body_mut()
+    let read = resp
+        .body_mut()
         .with_config()
         .limit(limit)
         .reader()
-        .read_to_end(&mut out)
-        .with_context(|| format!("{url}: the download broke off (truncated); run fetch again"))?;
+        .read_to_end(&mut out);
+    if let Err(e) = read {
+        match ureq::Error::from(e) {
+            e @ ureq::Error::Timeout(_) => bail!("{url}: {}; run fetch again", http.describe(e)),
+            e => {
+                return Err(anyhow::Error::new(e)).with_context(|| {
+                    format!("{url}: the download broke off (truncated); run fetch again")
+                })
+            }
+        }
+    }
     Ok(out)
 }
 
 /// Download one file into `dir` (resuming `NAME.part`); the bytes actually transferred.
-fn fetch_file(
-    agent: &ureq::Agent,
-    base: &str,
-    f: &ManifestFile,
-    dir: &Path,
-    retries: u32,
-) -> Result<u64> {
+fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u32) -> Result<u64> {
     let target = dir.join(&f.path);
     let part = dir.join(format!("{}.part", f.path));
     if target.exists()
@@ -167,7 +208,7 @@ fn fetch_file(
         let outcome = if have == f.size {
             Ok(())
         } else {
-            download(agent, &url, &part, have, f.size, &mut transferred)
+            download(http, &url, &part, have, f.size, &mut transferred)
         };
         match outcome {
             Ok(()) => {}
@@ -249,21 +290,21 @@ fn fatal(msg: String) -> Failure {
 
 /// One GET of `url` from byte `have` on, appended to `part`.
 fn download(
-    agent: &ureq::Agent,
+    http: &Http,
     url: &str,
     part: &Path,
     have: u64,
     size: u64,
     transferred: &mut u64,
 ) -> Result<(), Failure> {
-    let mut req = agent.get(url);
+    let mut req = http.agent.get(url);
     if have > 0 {
         req = req.header("Range", format!("bytes={have}-"));
     }
     let mut resp = match req.call() {
         Ok(r) => r,
         Err(ureq::Error::Io(e)) => return Err(Failure::Retry(format!("connection failed: {e}"))),
-        Err(ureq::Error::Timeout(t)) => return Err(Failure::Retry(format!("timed out ({t})"))),
+        Err(e @ ureq::Error::Timeout(_)) => return Err(Failure::Retry(http.describe(e))),
         Err(e) => return Err(fatal(format!("{url}: {e}"))),
     };
     let status = resp.status().as_u16();
@@ -354,7 +395,13 @@ fn download(
                     "the server sends more than the {size} bytes the manifest lists"
                 )))
             }
-            Err(e) => break Err(Failure::Retry(format!("connection lost ({e})"))),
+            Err(e) => {
+                break Err(Failure::Retry(match ureq::Error::from(e) {
+                    ureq::Error::Io(e) => format!("connection lost ({e})"),
+                    e @ ureq::Error::Timeout(_) => http.describe(e),
+                    e => format!("connection lost ({e})"),
+                }))
+            }
         }
     };
     file.sync_all()?;
