@@ -335,6 +335,65 @@ fn fetch_gives_up_on_a_server_that_stops_sending_mid_body() {
 }
 
 #[test]
+fn a_second_fetch_into_the_same_directory_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let q = quirks(Quirks {
+        stall: [("solo.kmt".into(), u32::MAX)].into(),
+        ..Quirks::default()
+    });
+    let url = static_server(rel.clone(), q.clone());
+    let dest = tmp.path().join("dest");
+    // The first fetch is stuck in solo.kmt's body (the server stalls, its timeout is long).
+    let first = kingmaker_e2e::Killed(
+        Command::new(bin("kingmaker"))
+            .args(["fetch", &url, s(&dest), "--timeout", "60", "--retries", "0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting kingmaker fetch"),
+    );
+    let part = dest.join("solo.kmt.part");
+    let waiting = Instant::now();
+    while std::fs::metadata(&part).map_or(0, |m| m.len()) < 10 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(30),
+            "the first fetch did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ran = fetch_within(&url, &dest, &["--timeout", "60"], Duration::from_secs(20));
+    assert_eq!(ran.ok, Some(false), "after {:?}: {}", ran.took, ran.stderr);
+    assert!(ran.took < Duration::from_secs(5), "took {:?}", ran.took);
+    assert!(
+        ran.stderr.contains(&format!(
+            "{} is in use by pid {}",
+            dest.display(),
+            first.0.id()
+        )) && ran.stderr.contains("kingmaker fetch"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(
+        std::fs::metadata(&part).unwrap().len(),
+        10,
+        "the part was touched"
+    );
+    // Once the first is gone the directory is free: the next fetch resumes its part.
+    drop(first);
+    q.lock().unwrap().stall.clear();
+    let (ok, err) = fetch(&url, &dest);
+    assert!(ok, "{err}");
+    same_release(&rel, &dest);
+    // The lock's file stays (a lock file never deleted cannot be raced); verify knows it.
+    assert!(dest.join("kingmaker.lock").exists());
+    let out = kingmaker(&["verify", s(&dest)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("not part of the release"), "{err}");
+}
+
+#[test]
 fn a_timeout_of_zero_or_past_a_day_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dest = tmp.path().join("dest");

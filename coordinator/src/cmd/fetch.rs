@@ -7,6 +7,8 @@
 //! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
 //! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
 //! whole release. A file whose sha256 does not match is deleted, never kept.
+//! The directory is locked (`kingmaker.lock`, as `build` locks a run directory) for the whole
+//! fetch: a second fetch into it is refused at once, naming the first one's pid.
 //!
 //! `--timeout T` bounds the wait for a connection, for a response's headers, and for every read of
 //! a body: a server that sends nothing for T seconds, mid-file included, counts as a dropped
@@ -52,6 +54,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     let http = Http::new(args.timeout);
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
+    let _lock = crate::lock::lock_fetch(&args.dir)?;
 
     let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
     let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
