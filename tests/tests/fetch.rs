@@ -394,6 +394,50 @@ fn a_second_fetch_into_the_same_directory_is_refused_at_once() {
 }
 
 #[test]
+fn a_full_disk_is_reported_with_the_file_being_written() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let url = static_server(rel.clone(), quirks(Quirks::default()));
+    let size = |name: &str| std::fs::metadata(rel.join(name)).unwrap().len();
+    assert!(size("solo.kmt") > 200 && size("manifest.json") > 2000);
+    // Room for no file (the lock file excepted), then for every file but the manifest.
+    for (limit, file) in [(200, "solo.kmt.part"), (2000, ".manifest.json.tmp")] {
+        let dest = tmp.path().join(limit.to_string());
+        let mut cmd = Command::new(bin("kingmaker"));
+        cmd.args(["fetch", &url, s(&dest), "--retries", "0"]);
+        // No file of the fetch may grow past `limit` bytes: writes past it fail with EFBIG, as
+        // on a full disk they fail with ENOSPC (the signal that comes with EFBIG is ignored).
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let rlim = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &rlim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{limit}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.contains(&format!(
+                "writing {}: File too large (os error 27): out of room",
+                dest.join(file).display()
+            )),
+            "{limit}: {err}"
+        );
+        assert!(!dest.join("manifest.sha256").exists(), "{limit}");
+    }
+}
+
+#[test]
 fn a_timeout_of_zero_or_past_a_day_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dest = tmp.path().join("dest");

@@ -20,6 +20,7 @@ use kingmaker_tablefmt::release::file_sha256;
 use kingmaker_tablefmt::release::manifest::{
     manifest_sha256_line, write_file_atomically, Manifest, ManifestFile, MANIFEST, MANIFEST_SHA256,
 };
+use kingmaker_tablefmt::FormatError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -77,8 +78,12 @@ pub fn run(args: FetchArgs) -> Result<()> {
     for f in &manifest.files {
         downloaded += fetch_file(&http, &base, f, &args.dir, args.retries)?;
     }
-    write_file_atomically(&args.dir, MANIFEST, &manifest_bytes)?;
-    write_file_atomically(&args.dir, MANIFEST_SHA256, &sha_line)?;
+    for (name, bytes) in [(MANIFEST, &manifest_bytes), (MANIFEST_SHA256, &sha_line)] {
+        write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
+            FormatError::Io { path, source } => local("writing", Path::new(&path), source),
+            e => e.into(),
+        })?;
+    }
     println!(
         "fetched {} into {} ({} files, {downloaded} bytes downloaded in {:.1}s); every sha256 matches the manifest",
         manifest.name,
@@ -262,7 +267,7 @@ fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u3
         }
         File::open(&part)
             .and_then(|p| p.sync_all())
-            .with_context(|| format!("syncing {}", part.display()))?;
+            .map_err(|e| local("syncing", &part, e))?;
         std::fs::rename(&part, &target)
             .with_context(|| format!("renaming {} into place", part.display()))?;
         if let Ok(d) = File::open(dir) {
@@ -281,14 +286,24 @@ enum Failure {
     Fatal(anyhow::Error),
 }
 
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Failure {
-        Failure::Fatal(e.into())
-    }
-}
-
 fn fatal(msg: String) -> Failure {
     Failure::Fatal(anyhow::anyhow!(msg))
+}
+
+/// A local I/O error while `doing` (e.g. "writing") `path`: names the file, and says so when the
+/// disk is full (or a quota or the file-size limit is reached).
+fn local(doing: &str, path: &Path, e: std::io::Error) -> anyhow::Error {
+    let full = matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG)
+    );
+    let hint = if full {
+        ": out of room (the disk is full, or a quota or file-size limit is reached); make room \
+         and run the same fetch again: what is downloaded is kept, and resumed"
+    } else {
+        ""
+    };
+    anyhow::anyhow!("{doing} {}: {e}{hint}", path.display())
 }
 
 /// One GET of `url` from byte `have` on, appended to `part`.
@@ -349,7 +364,11 @@ fn download(
                     "{url}: asked for bytes {have}- and got Content-Range {range:?}"
                 )));
             }
-            (OpenOptions::new().append(true).open(part)?, have)
+            let file = OpenOptions::new().append(true).open(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("opening", part, e)))?,
+                have,
+            )
         }
         // A full answer (the server ignores Range, or this is the first request): start over.
         200 => {
@@ -359,7 +378,11 @@ fn download(
                      downloading it from the start"
                 );
             }
-            (File::create(part)?, 0)
+            let file = File::create(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("creating", part, e)))?,
+                0,
+            )
         }
         404 => {
             return Err(fatal(format!(
@@ -383,17 +406,18 @@ fn download(
         .with_config()
         .limit(size - from + 1)
         .reader();
+    let io = |doing: &'static str| move |e| Failure::Fatal(local(doing, part, e));
     let mut buf = vec![0u8; 1 << 16];
     let result = loop {
         match reader.read(&mut buf) {
             Ok(0) => break Ok(()),
             Ok(n) => {
-                file.write_all(&buf[..n])?;
+                file.write_all(&buf[..n]).map_err(io("writing"))?;
                 *transferred += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             // More than the manifest lists (the body limit): the next attempt drops the file.
-            Err(_) if file.metadata()?.len() > size => {
+            Err(_) if file.metadata().map_err(io("reading"))?.len() > size => {
                 break Err(Failure::Retry(format!(
                     "the server sends more than the {size} bytes the manifest lists"
                 )))
@@ -407,9 +431,9 @@ fn download(
             }
         }
     };
-    file.sync_all()?;
+    file.sync_all().map_err(io("syncing"))?;
     result?;
-    let now = file.metadata()?.len();
+    let now = file.metadata().map_err(io("reading"))?.len();
     if now < size {
         return Err(Failure::Retry("the response ended early".into()));
     }
