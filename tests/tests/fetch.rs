@@ -27,6 +27,8 @@ struct Quirks {
     /// Files whose next N answers send the headers (with the Content-Length of the whole answer)
     /// and 10 bytes of the body, then nothing more for a minute, the connection open.
     stall: HashMap<String, u32>,
+    /// Files answered with `302 Found` to this `Location`.
+    redirect: HashMap<String, String>,
 }
 
 type Shared = Arc<Mutex<Quirks>>;
@@ -73,12 +75,14 @@ fn answer(mut stream: TcpStream, root: &Path, quirks: &Mutex<Quirks>) -> std::io
             }
         }
     }
-    let name = request
+    // `/rel/NAME?QUERY` (the query is only seen by `redirect`).
+    let target = request
         .split_whitespace()
         .nth(1)
         .and_then(|p| p.strip_prefix("/rel/"))
         .unwrap_or("")
         .to_string();
+    let name = target.split('?').next().unwrap_or("").to_string();
     let plain = !name.is_empty()
         && name
             .bytes()
@@ -94,6 +98,13 @@ fn answer(mut stream: TcpStream, root: &Path, quirks: &Mutex<Quirks>) -> std::io
     };
     let (ignore_range, cut, stall) = {
         let mut q = quirks.lock().unwrap();
+        if let Some(location) = q.redirect.get(&target) {
+            return write!(
+                stream,
+                "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\
+                 Connection: close\r\n\r\n"
+            );
+        }
         if let Some(&short) = q.truncated.get(&name) {
             body.truncate(body.len() - short);
         }
@@ -435,6 +446,37 @@ fn a_full_disk_is_reported_with_the_file_being_written() {
         );
         assert!(!dest.join("manifest.sha256").exists(), "{limit}");
     }
+}
+
+#[test]
+fn a_redirect_out_of_http_is_reported_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let q = quirks(Quirks::default());
+    let url = static_server(rel.clone(), q.clone());
+    // The manifest, then a file of the release.
+    for (name, to) in [
+        ("manifest.sha256", "file:///etc/passwd"),
+        ("solo.kmt", "ftp://example.org/solo.kmt"),
+    ] {
+        q.lock().unwrap().redirect = [(name.into(), to.into())].into();
+        let dest = tmp.path().join(name);
+        let (ok, err) = fetch(&url, &dest);
+        assert!(!ok, "{name}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{url}{name}: redirected to {to}, which fetch does not follow"
+            )),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("404"), "{name}: {err}");
+    }
+    // A redirect within HTTP is followed.
+    q.lock().unwrap().redirect = [("solo.kmt".into(), format!("{url}solo.kmt?again"))].into();
+    let dest = tmp.path().join("followed");
+    let (ok, err) = fetch(&url, &dest);
+    assert!(ok, "{err}");
+    same_release(&rel, &dest);
 }
 
 #[test]

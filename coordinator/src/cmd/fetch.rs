@@ -94,6 +94,9 @@ pub fn run(args: FetchArgs) -> Result<()> {
     Ok(())
 }
 
+/// Redirects followed for one request, at most (ureq's default).
+const MAX_REDIRECTS: u32 = 10;
+
 /// The HTTP client and its timeout.
 struct Http {
     agent: ureq::Agent,
@@ -111,10 +114,61 @@ impl Http {
             // Each read from the connection, the body's included: no progress for T seconds is
             // an error, however long the whole body takes.
             .timeout_per_read(t)
+            // Redirects are followed by `get`, which keeps to http(s).
+            .max_redirects(0)
             .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
         Http { agent, timeout }
+    }
+
+    /// GET `url` (from byte `from` on, with a Range header, when `from` > 0), following up to
+    /// [`MAX_REDIRECTS`] redirects to http:// and https:// URLs. A redirect anywhere else is
+    /// refused as what it is (left to ureq, `file:///x` would be asked of the same server as a
+    /// relative path, and answered 404).
+    fn get(&self, url: &str, from: u64) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let mut current = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut req = self.agent.get(&current);
+            if from > 0 {
+                req = req.header("Range", format!("bytes={from}-"));
+            }
+            let resp = match req.call() {
+                Ok(r) => r,
+                Err(ureq::Error::Io(e)) => {
+                    return Err(Failure::Retry(format!("connection failed: {e}")))
+                }
+                Err(e @ ureq::Error::Timeout(_)) => return Err(Failure::Retry(self.describe(e))),
+                Err(e) => return Err(fatal(format!("{url}: {e}"))),
+            };
+            let location = resp
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string());
+            let Some(location) =
+                location.filter(|_| matches!(resp.status().as_u16(), 301 | 302 | 303 | 307 | 308))
+            else {
+                // Not a redirect (or one without a Location, reported as its status).
+                return Ok(resp);
+            };
+            let next = url::Url::parse(&current)
+                .and_then(|u| u.join(&location))
+                .map_err(|e| {
+                    fatal(format!(
+                        "{url}: redirected to {location:?}, which is not a URL ({e})"
+                    ))
+                })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(fatal(format!(
+                    "{url}: redirected to {next}, which fetch does not follow (only http:// and \
+                     https:// URLs are)"
+                )));
+            }
+            current = next.into();
+        }
+        Err(fatal(format!(
+            "{url}: more than {MAX_REDIRECTS} redirects: is the server misconfigured?"
+        )))
     }
 
     /// What went wrong, in words: timeouts say which wait ran out.
@@ -148,11 +202,10 @@ fn base_url(url: &str) -> Result<String> {
 /// A small file, whole.
 fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
     let url = format!("{base}{name}");
-    let mut resp = http
-        .agent
-        .get(&url)
-        .call()
-        .map_err(|e| anyhow::anyhow!("{url}: {}", http.describe(e)))?;
+    let mut resp = http.get(&url, 0).map_err(|e| match e {
+        Failure::Retry(msg) => anyhow::anyhow!("{url}: {msg}"),
+        Failure::Fatal(e) => e,
+    })?;
     let status = resp.status().as_u16();
     if status == 404 {
         bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
@@ -315,16 +368,7 @@ fn download(
     size: u64,
     transferred: &mut u64,
 ) -> Result<(), Failure> {
-    let mut req = http.agent.get(url);
-    if have > 0 {
-        req = req.header("Range", format!("bytes={have}-"));
-    }
-    let mut resp = match req.call() {
-        Ok(r) => r,
-        Err(ureq::Error::Io(e)) => return Err(Failure::Retry(format!("connection failed: {e}"))),
-        Err(e @ ureq::Error::Timeout(_)) => return Err(Failure::Retry(http.describe(e))),
-        Err(e) => return Err(fatal(format!("{url}: {e}"))),
-    };
+    let mut resp = http.get(url, have)?;
     let status = resp.status().as_u16();
     let header = |name: &str| {
         resp.headers()
