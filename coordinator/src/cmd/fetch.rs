@@ -7,12 +7,16 @@
 //! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
 //! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
 //! whole release. A file whose sha256 does not match is deleted, never kept.
-//! The directory is locked (`kingmaker.lock`, as `build` locks a run directory) for the whole
-//! fetch: a second fetch into it is refused at once, naming the first one's pid.
 //!
-//! `--timeout T` bounds the wait for a connection, for a response's headers, and for every read of
-//! a body: a server that sends nothing for T seconds, mid-file included, counts as a dropped
-//! connection (resumed as above). A slow server that keeps sending is never cut off.
+//! `--timeout T` (1 to 86400 s) bounds the wait for a connection, for a response's headers, and
+//! for every read of a body: a server that sends nothing for T seconds, mid-file included, has
+//! dropped the connection (resumed as above; the last error says the server stopped sending for T
+//! s). A slow server that keeps sending is never cut off. Redirects are followed to http:// and
+//! https:// URLs only; any other is an error that names where it pointed.
+//!
+//! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
+//! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
+//! one at work. A write that fails names the file, and says when the disk is full.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
