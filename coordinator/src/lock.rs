@@ -1,6 +1,7 @@
 //! The run-directory lock of `build` and `resume` (see `kingmaker_worker::lock`): one process at
 //! a time works on a run directory; a second one is refused with the holder's pid, and `status`
-//! tells a running build from a stopped one by trying the lock.
+//! tells a running build from a stopped one by trying the lock. `fetch` locks the directory it
+//! downloads into the same way.
 
 use anyhow::Result;
 use kingmaker_worker::lock::{DirLock, LockError};
@@ -21,6 +22,24 @@ pub fn lock_run(dir: &Path, command: &str) -> Result<DirLock> {
                  time. Watch it with `kingmaker status {dir}`; to take over, stop it first \
                  (`kill -TERM {pid}` finishes the wave, checkpoints and exits), then `kingmaker resume {dir}`",
                 dir = dir.display()
+            )
+        }
+        LockError::Io { .. } => anyhow::Error::new(e),
+    })
+}
+
+/// Lock the directory `kingmaker fetch` downloads into for as long as the returned lock lives, or
+/// refuse with who holds it: two fetches there would write the same `.part` files.
+pub fn lock_fetch(dir: &Path) -> Result<DirLock> {
+    DirLock::acquire(dir, "kingmaker fetch").map_err(|e| match &e {
+        LockError::Held { holder, .. } => {
+            let pid = holder
+                .as_ref()
+                .map_or("its pid".to_string(), |h| h.pid.to_string());
+            anyhow::anyhow!(
+                "{e}: fetch downloads into a directory only when nothing else works there (two \
+                 fetches would write the same .part files). Wait for it to end, or stop it \
+                 (`kill {pid}`) and run this fetch again: it resumes what was downloaded"
             )
         }
         LockError::Io { .. } => anyhow::Error::new(e),

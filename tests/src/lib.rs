@@ -581,6 +581,15 @@ pub fn metric(text: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// A packed level-1 cc3p release in `tmp/rel` (built in `tmp/run`).
+pub fn packed_release(tmp: &Path) -> PathBuf {
+    let (run, rel) = (tmp.join("run"), tmp.join("rel"));
+    let (run_s, rel_s) = (run.to_str().unwrap(), rel.to_str().unwrap());
+    kingmaker_ok(&["build", "cc3p", "--level", "1", "--out", run_s]);
+    kingmaker_ok(&["pack", run_s, "--out", rel_s]);
+    rel
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

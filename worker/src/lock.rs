@@ -172,4 +172,12 @@ mod tests {
         assert_eq!(DirLock::holder(tmp.path()).unwrap(), None);
         let _again = DirLock::acquire(tmp.path(), "kingmaker resume").unwrap();
     }
+
+    #[test]
+    fn verify_knows_the_lock_file_by_name() {
+        assert_eq!(
+            LOCK_FILE,
+            kingmaker_tablefmt::release::verify::DIR_LOCK_FILE
+        );
+    }
 }

@@ -7,6 +7,16 @@
 //! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
 //! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
 //! whole release. A file whose sha256 does not match is deleted, never kept.
+//!
+//! `--timeout T` (1 to 86400 s) bounds the wait for a connection, for a response's headers, and
+//! for every read of a body: a server that sends nothing for T seconds, mid-file included, has
+//! dropped the connection (resumed as above; the last error says the server stopped sending for T
+//! s). A slow server that keeps sending is never cut off. Redirects are followed to http:// and
+//! https:// URLs only; any other is an error that names where it pointed.
+//!
+//! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
+//! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
+//! one at work. A write that fails names the file, and says when the disk is full.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -14,10 +24,15 @@ use kingmaker_tablefmt::release::file_sha256;
 use kingmaker_tablefmt::release::manifest::{
     manifest_sha256_line, write_file_atomically, Manifest, ManifestFile, MANIFEST, MANIFEST_SHA256,
 };
+use kingmaker_tablefmt::FormatError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The longest `--timeout`, a day. The shortest is a second: 0 would fail every request at once,
+/// and one too long for the clock to add would panic in the HTTP client.
+const MAX_TIMEOUT: u64 = 86_400;
 
 #[derive(Args, Debug)]
 pub struct FetchArgs {
@@ -31,26 +46,23 @@ pub struct FetchArgs {
     /// The expected sha256 of manifest.json (as published beside the URL), to pin the release.
     #[arg(long)]
     pub manifest_sha256: Option<String>,
-    /// Seconds to wait for a connection and for a response's headers.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds to wait for a connection, for a response's headers, and for more of a body: a
+    /// server silent this long has dropped the connection (resumed, see --retries). 1 to 86400.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub timeout: u64,
 }
 
 pub fn run(args: FetchArgs) -> Result<()> {
     let started = Instant::now();
     let base = base_url(&args.url)?;
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_connect(Some(Duration::from_secs(args.timeout)))
-        .timeout_recv_response(Some(Duration::from_secs(args.timeout)))
-        .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let http = Http::new(args.timeout);
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
+    let _lock = crate::lock::lock_fetch(&args.dir)?;
 
-    let sha_line = get_small(&agent, &base, MANIFEST_SHA256, 4096)?;
-    let manifest_bytes = get_small(&agent, &base, MANIFEST, 64 << 20)?;
+    let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
+    let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
     let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
         .with_context(|| format!("the release at {base} is not consistent"))?;
     crate::tables::release_game(&manifest, &format!("the release at {base}"))?;
@@ -68,10 +80,14 @@ pub fn run(args: FetchArgs) -> Result<()> {
     );
     let mut downloaded = 0u64;
     for f in &manifest.files {
-        downloaded += fetch_file(&agent, &base, f, &args.dir, args.retries)?;
+        downloaded += fetch_file(&http, &base, f, &args.dir, args.retries)?;
     }
-    write_file_atomically(&args.dir, MANIFEST, &manifest_bytes)?;
-    write_file_atomically(&args.dir, MANIFEST_SHA256, &sha_line)?;
+    for (name, bytes) in [(MANIFEST, &manifest_bytes), (MANIFEST_SHA256, &sha_line)] {
+        write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
+            FormatError::Io { path, source } => local("writing", Path::new(&path), source),
+            e => e.into(),
+        })?;
+    }
     println!(
         "fetched {} into {} ({} files, {downloaded} bytes downloaded in {:.1}s); every sha256 matches the manifest",
         manifest.name,
@@ -80,6 +96,97 @@ pub fn run(args: FetchArgs) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Redirects followed for one request, at most (ureq's default).
+const MAX_REDIRECTS: u32 = 10;
+
+/// The HTTP client and its timeout.
+struct Http {
+    agent: ureq::Agent,
+    /// `--timeout`, in seconds.
+    timeout: u64,
+}
+
+impl Http {
+    fn new(timeout: u64) -> Http {
+        let t = Some(Duration::from_secs(timeout));
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(t)
+            .timeout_recv_response(t)
+            // Each read from the connection, the body's included: no progress for T seconds is
+            // an error, however long the whole body takes.
+            .timeout_per_read(t)
+            // Redirects are followed by `get`, which keeps to http(s).
+            .max_redirects(0)
+            .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Http { agent, timeout }
+    }
+
+    /// GET `url` (from byte `from` on, with a Range header, when `from` > 0), following up to
+    /// [`MAX_REDIRECTS`] redirects to http:// and https:// URLs. A redirect anywhere else is
+    /// refused as what it is (left to ureq, `file:///x` would be asked of the same server as a
+    /// relative path, and answered 404).
+    fn get(&self, url: &str, from: u64) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let mut current = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut req = self.agent.get(&current);
+            if from > 0 {
+                req = req.header("Range", format!("bytes={from}-"));
+            }
+            let resp = match req.call() {
+                Ok(r) => r,
+                Err(ureq::Error::Io(e)) => {
+                    return Err(Failure::Retry(format!("connection failed: {e}")))
+                }
+                Err(e @ ureq::Error::Timeout(_)) => return Err(Failure::Retry(self.describe(e))),
+                Err(e) => return Err(fatal(format!("{url}: {e}"))),
+            };
+            let location = resp
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string());
+            let Some(location) =
+                location.filter(|_| matches!(resp.status().as_u16(), 301 | 302 | 303 | 307 | 308))
+            else {
+                // Not a redirect (or one without a Location, reported as its status).
+                return Ok(resp);
+            };
+            let next = url::Url::parse(&current)
+                .and_then(|u| u.join(&location))
+                .map_err(|e| {
+                    fatal(format!(
+                        "{url}: redirected to {location:?}, which is not a URL ({e})"
+                    ))
+                })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(fatal(format!(
+                    "{url}: redirected to {next}, which fetch does not follow (only http:// and \
+                     https:// URLs are)"
+                )));
+            }
+            current = next.into();
+        }
+        Err(fatal(format!(
+            "{url}: more than {MAX_REDIRECTS} redirects: is the server misconfigured?"
+        )))
+    }
+
+    /// What went wrong, in words: timeouts say which wait ran out.
+    fn describe(&self, e: ureq::Error) -> String {
+        let t = self.timeout;
+        match e {
+            ureq::Error::Timeout(ureq::Timeout::PerRead) => {
+                format!("the server stopped sending for {t} s")
+            }
+            ureq::Error::Timeout(ureq::Timeout::Connect) => format!("no connection within {t} s"),
+            ureq::Error::Timeout(what) => format!("no answer within {t} s (timeout: {what})"),
+            e => e.to_string(),
+        }
+    }
 }
 
 /// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped).
@@ -97,12 +204,12 @@ fn base_url(url: &str) -> Result<String> {
 }
 
 /// A small file, whole.
-fn get_small(agent: &ureq::Agent, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
+fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
     let url = format!("{base}{name}");
-    let mut resp = agent
-        .get(&url)
-        .call()
-        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+    let mut resp = http.get(&url, 0).map_err(|e| match e {
+        Failure::Retry(msg) => anyhow::anyhow!("{url}: {msg}"),
+        Failure::Fatal(e) => e,
+    })?;
     let status = resp.status().as_u16();
     if status == 404 {
         bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
@@ -111,23 +218,27 @@ fn get_small(agent: &ureq::Agent, base: &str, name: &str, limit: u64) -> Result<
         bail!("{url}: the server answered HTTP {status}");
     }
     let mut out = Vec::new();
-    resp.body_mut()
+    let read = resp
+        .body_mut()
         .with_config()
         .limit(limit)
         .reader()
-        .read_to_end(&mut out)
-        .with_context(|| format!("{url}: the download broke off (truncated); run fetch again"))?;
+        .read_to_end(&mut out);
+    if let Err(e) = read {
+        match ureq::Error::from(e) {
+            e @ ureq::Error::Timeout(_) => bail!("{url}: {}; run fetch again", http.describe(e)),
+            e => {
+                return Err(anyhow::Error::new(e)).with_context(|| {
+                    format!("{url}: the download broke off (truncated); run fetch again")
+                })
+            }
+        }
+    }
     Ok(out)
 }
 
 /// Download one file into `dir` (resuming `NAME.part`); the bytes actually transferred.
-fn fetch_file(
-    agent: &ureq::Agent,
-    base: &str,
-    f: &ManifestFile,
-    dir: &Path,
-    retries: u32,
-) -> Result<u64> {
+fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u32) -> Result<u64> {
     let target = dir.join(&f.path);
     let part = dir.join(format!("{}.part", f.path));
     if target.exists()
@@ -162,7 +273,7 @@ fn fetch_file(
         let outcome = if have == f.size {
             Ok(())
         } else {
-            download(agent, &url, &part, have, f.size, &mut transferred)
+            download(http, &url, &part, have, f.size, &mut transferred)
         };
         match outcome {
             Ok(()) => {}
@@ -213,7 +324,7 @@ fn fetch_file(
         }
         File::open(&part)
             .and_then(|p| p.sync_all())
-            .with_context(|| format!("syncing {}", part.display()))?;
+            .map_err(|e| local("syncing", &part, e))?;
         std::fs::rename(&part, &target)
             .with_context(|| format!("renaming {} into place", part.display()))?;
         if let Ok(d) = File::open(dir) {
@@ -232,35 +343,36 @@ enum Failure {
     Fatal(anyhow::Error),
 }
 
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Failure {
-        Failure::Fatal(e.into())
-    }
-}
-
 fn fatal(msg: String) -> Failure {
     Failure::Fatal(anyhow::anyhow!(msg))
 }
 
+/// A local I/O error while `doing` (e.g. "writing") `path`: names the file, and says so when the
+/// disk is full (or a quota or the file-size limit is reached).
+fn local(doing: &str, path: &Path, e: std::io::Error) -> anyhow::Error {
+    let full = matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG)
+    );
+    let hint = if full {
+        ": out of room (the disk is full, or a quota or file-size limit is reached); make room \
+         and run the same fetch again: what is downloaded is kept, and resumed"
+    } else {
+        ""
+    };
+    anyhow::anyhow!("{doing} {}: {e}{hint}", path.display())
+}
+
 /// One GET of `url` from byte `have` on, appended to `part`.
 fn download(
-    agent: &ureq::Agent,
+    http: &Http,
     url: &str,
     part: &Path,
     have: u64,
     size: u64,
     transferred: &mut u64,
 ) -> Result<(), Failure> {
-    let mut req = agent.get(url);
-    if have > 0 {
-        req = req.header("Range", format!("bytes={have}-"));
-    }
-    let mut resp = match req.call() {
-        Ok(r) => r,
-        Err(ureq::Error::Io(e)) => return Err(Failure::Retry(format!("connection failed: {e}"))),
-        Err(ureq::Error::Timeout(t)) => return Err(Failure::Retry(format!("timed out ({t})"))),
-        Err(e) => return Err(fatal(format!("{url}: {e}"))),
-    };
+    let mut resp = http.get(url, have)?;
     let status = resp.status().as_u16();
     let header = |name: &str| {
         resp.headers()
@@ -300,7 +412,11 @@ fn download(
                     "{url}: asked for bytes {have}- and got Content-Range {range:?}"
                 )));
             }
-            (OpenOptions::new().append(true).open(part)?, have)
+            let file = OpenOptions::new().append(true).open(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("opening", part, e)))?,
+                have,
+            )
         }
         // A full answer (the server ignores Range, or this is the first request): start over.
         200 => {
@@ -310,7 +426,11 @@ fn download(
                      downloading it from the start"
                 );
             }
-            (File::create(part)?, 0)
+            let file = File::create(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("creating", part, e)))?,
+                0,
+            )
         }
         404 => {
             return Err(fatal(format!(
@@ -334,27 +454,34 @@ fn download(
         .with_config()
         .limit(size - from + 1)
         .reader();
+    let io = |doing: &'static str| move |e| Failure::Fatal(local(doing, part, e));
     let mut buf = vec![0u8; 1 << 16];
     let result = loop {
         match reader.read(&mut buf) {
             Ok(0) => break Ok(()),
             Ok(n) => {
-                file.write_all(&buf[..n])?;
+                file.write_all(&buf[..n]).map_err(io("writing"))?;
                 *transferred += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             // More than the manifest lists (the body limit): the next attempt drops the file.
-            Err(_) if file.metadata()?.len() > size => {
+            Err(_) if file.metadata().map_err(io("reading"))?.len() > size => {
                 break Err(Failure::Retry(format!(
                     "the server sends more than the {size} bytes the manifest lists"
                 )))
             }
-            Err(e) => break Err(Failure::Retry(format!("connection lost ({e})"))),
+            Err(e) => {
+                break Err(Failure::Retry(match ureq::Error::from(e) {
+                    ureq::Error::Io(e) => format!("connection lost ({e})"),
+                    e @ ureq::Error::Timeout(_) => http.describe(e),
+                    e => format!("connection lost ({e})"),
+                }))
+            }
         }
     };
-    file.sync_all()?;
+    file.sync_all().map_err(io("syncing"))?;
     result?;
-    let now = file.metadata()?.len();
+    let now = file.metadata().map_err(io("reading"))?.len();
     if now < size {
         return Err(Failure::Retry("the response ended early".into()));
     }

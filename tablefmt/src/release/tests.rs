@@ -144,9 +144,12 @@ fn truncated_missing_and_extra_files_are_named() {
     );
     std::fs::write(&path, &good).unwrap();
     std::fs::write(dir.join("notes.txt"), b"hello").unwrap();
+    // The lock `fetch` leaves is not a stray file.
+    std::fs::write(dir.join(super::verify::DIR_LOCK_FILE), b"{}").unwrap();
     let r = verify_release(dir);
     assert!(r.ok());
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].starts_with("notes.txt"), "{:?}", r.warnings);
     std::fs::remove_file(dir.join("manifest.sha256")).unwrap();
     let r = verify_release(dir);
     assert!(

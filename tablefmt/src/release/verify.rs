@@ -15,6 +15,10 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
+/// The lock file `kingmaker fetch` keeps in the directory it downloads into (the directory lock's
+/// file, `kingmaker_worker::lock::LOCK_FILE`): not a stray file of the release, so not warned of.
+pub const DIR_LOCK_FILE: &str = "kingmaker.lock";
+
 /// What `verify` found.
 #[derive(Debug, Default)]
 pub struct VerifyReport {
@@ -106,7 +110,12 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
         let mut extra: Vec<String> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != MANIFEST && n != MANIFEST_SHA256 && manifest.file(n).is_none())
+            .filter(|n| {
+                n != MANIFEST
+                    && n != MANIFEST_SHA256
+                    && n != DIR_LOCK_FILE
+                    && manifest.file(n).is_none()
+            })
             .collect();
         extra.sort();
         for n in extra {
