@@ -14,11 +14,10 @@ use std::path::Path;
 /// Errors reading or writing Kingmaker files. Each names the file and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    // Not a `source` field: the message already carries the cause, and a source would print it
+    // twice in an error chain.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{0}")]
     Corrupt(String),
 }
@@ -27,7 +26,7 @@ impl FormatError {
     pub fn io(path: &Path, source: std::io::Error) -> FormatError {
         FormatError::Io {
             path: path.display().to_string(),
-            source,
+            error: source,
         }
     }
 }
@@ -47,5 +46,23 @@ impl<T: Lookup + ?Sized> Lookup for Box<T> {
     }
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
         (**self).lookup(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FormatError;
+
+    #[test]
+    fn an_io_error_names_the_file_and_its_cause_once() {
+        let e = FormatError::io(
+            std::path::Path::new("/x/solo.kmt"),
+            std::io::Error::from_raw_os_error(27),
+        );
+        let text = e.to_string();
+        assert!(text.starts_with("/x/solo.kmt: "), "{text}");
+        assert_eq!(text.matches("os error 27").count(), 1, "{text}");
+        // No separate source: an error chain (`{:#}`) would print the cause a second time.
+        assert!(std::error::Error::source(&e).is_none());
     }
 }

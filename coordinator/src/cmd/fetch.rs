@@ -84,7 +84,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     }
     for (name, bytes) in [(MANIFEST, &manifest_bytes), (MANIFEST_SHA256, &sha_line)] {
         write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
-            FormatError::Io { path, source } => local("writing", Path::new(&path), source),
+            FormatError::Io { path, error } => local("writing", Path::new(&path), error),
             e => e.into(),
         })?;
     }

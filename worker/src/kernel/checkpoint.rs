@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 /// (a malformed manifest), as the kernel reports them.
 fn manifest_error(e: FormatError) -> KernelError {
     match e {
-        FormatError::Io { path, source } => KernelError::Io { path, source },
+        FormatError::Io { path, error } => KernelError::Io { path, error },
         FormatError::Corrupt(message) => KernelError::Checkpoint(message),
     }
 }

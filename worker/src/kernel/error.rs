@@ -7,11 +7,9 @@ use std::path::Path;
 pub enum KernelError {
     #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
     CounterOverflow { index: u64, count: usize, max: u8 },
-    #[error("shard array {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    // The cause in the message, not as a source (an error chain would print it twice).
+    #[error("shard array {path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("worker {worker}: {message}")]
     Worker { worker: String, message: String },
     #[error("checkpoint: {0}")]
@@ -32,7 +30,7 @@ impl KernelError {
     pub fn io(path: &Path, source: std::io::Error) -> KernelError {
         KernelError::Io {
             path: path.display().to_string(),
-            source,
+            error: source,
         }
     }
 }

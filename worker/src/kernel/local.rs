@@ -118,9 +118,9 @@ pub fn local_workers<G: Game + 'static>(
     for me in 0..count {
         let sub = dir.map(|d| d.join(format!("worker-{me}")));
         if let Some(sub) = &sub {
-            std::fs::create_dir_all(sub).map_err(|source| KernelError::Io {
+            std::fs::create_dir_all(sub).map_err(|error| KernelError::Io {
                 path: sub.display().to_string(),
-                source,
+                error,
             })?;
         }
         let engine = WorkerEngine::new(

@@ -52,7 +52,7 @@ impl WaveLog {
     fn err(&self, source: std::io::Error) -> KernelError {
         KernelError::Io {
             path: self.name(),
-            source,
+            error: source,
         }
     }
 
