@@ -1,23 +1,13 @@
 //! Numbers as people read them: digits grouped by thousands.
 
-/// "4947100130" -> "4,947,100,130" (non-numbers unchanged).
-pub fn group_digits(s: &str) -> String {
-    if !s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
+pub use kingmaker_tablefmt::release::manifest::thousands;
 
-/// 4947100130 -> "4,947,100,130".
-pub fn thousands(n: u64) -> String {
-    group_digits(&n.to_string())
+/// "4947100130" -> "4,947,100,130" (anything but a u64 in decimal unchanged).
+pub fn group_digits(s: &str) -> String {
+    match s.parse::<u64>() {
+        Ok(n) if s.bytes().all(|b| b.is_ascii_digit()) => thousands(n),
+        _ => s.to_string(),
+    }
 }
 
 #[cfg(test)]

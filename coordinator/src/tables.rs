@@ -52,6 +52,17 @@ pub fn release_game(manifest: &Manifest, what: &str) -> Result<GameSpec> {
     Ok(spec)
 }
 
+/// The manifest of the release `dir` (checked against `manifest.sha256`), for commands that
+/// read only the manifest.
+pub fn read_release_manifest(dir: &Path) -> Result<Manifest> {
+    read_manifest(dir).with_context(|| {
+        format!(
+            "{} looks like a release but its manifest cannot be read",
+            dir.display()
+        )
+    })
+}
+
 impl Tables {
     /// Open `dir`: a release if it has a manifest, a run directory if it has `run.json` (the run
     /// must be finished).

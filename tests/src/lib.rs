@@ -306,6 +306,33 @@ pub fn start_serve(dir: &std::path::Path) -> (Killed, String) {
     (Killed(child), url)
 }
 
+/// A raw GET of `path` from `base` (`http://HOST:PORT/` or `HOST:PORT`) over a fresh connection,
+/// closed after the answer: the whole response, head and body (paths an HTTP client would
+/// normalise are sent as they are).
+pub fn raw_get(base: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// [`raw_get`] split: (status line, body).
+pub fn http_get(base: &str, path: &str) -> (String, String) {
+    let out = raw_get(base, path);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.lines().next().unwrap_or("").to_string(), body.into())
+}
+
 /// A headless Chromium driven through chromedriver (both started here, stopped on drop):
 /// `session(tmp, "1280,900")` gives the running driver and a connected WebDriver client.
 pub async fn browser_session(

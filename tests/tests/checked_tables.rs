@@ -3,12 +3,10 @@
 //! contradicted by `checkpoint.json` is read back, refused and solved again by `resume` instead
 //! of ending up in a summary or a release.
 
-use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use kingmaker_e2e::{http_get, kingmaker, kingmaker_ok, read_json};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -46,23 +44,6 @@ fn succeeds(args: &[&str]) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "kingmaker {args:?} failed: {err}");
     err
-}
-
-fn http_get(url: &str, path: &str) -> (String, String) {
-    let addr = url.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    (head.lines().next().unwrap_or("").to_string(), body.into())
 }
 
 /// What `serve DIR` does with its tables: the first line it prints and, when it listens, the

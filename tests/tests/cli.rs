@@ -672,29 +672,13 @@ fn bfs_stops_at_the_last_depth_with_a_new_state_and_says_so() {
 /// `GET url` over a fresh connection (`url` as `start_serve` gives it, plus a path): the status
 /// code and the body.
 fn http_get(base: &str, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let addr = base
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    let code = head
+    let (status, body) = kingmaker_e2e::http_get(base, path);
+    let code = status
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (code, body.to_string())
+    (code, body)
 }
 
 #[test]

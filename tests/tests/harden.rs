@@ -1,7 +1,7 @@
 //! Hardening (issue 18): the explorer's start position, the run-directory lock, option validation,
 //! combinatorial counts, the HTTP server's timeouts and limits (fetch's are in fetch.rs).
 
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, packed_release, read_json};
+use kingmaker_e2e::{bin, http_get, kingmaker, kingmaker_ok, packed_release, read_json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -42,26 +42,6 @@ fn start_serve(dir: &Path, extra: &[&str]) -> (Killed, String) {
         .to_string();
     assert!(addr.starts_with("127.0.0.1:"), "serve said {line:?}");
     (Killed(child), addr)
-}
-
-/// A complete GET over a fresh connection: (status line, body).
-fn http_get(addr: &str, path: &str) -> (String, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    (
-        head.lines().next().unwrap_or("").to_string(),
-        body.to_string(),
-    )
 }
 
 // ---- item 1: the start position of cc2p ----

@@ -3,12 +3,12 @@
 //! from a local HTTP server (complete, interrupted and resumed, corrupted), and the explorer page
 //! in a real headless Chromium.
 
-use kingmaker_e2e::{kingmaker, kingmaker_ok, start_serve};
+use kingmaker_e2e::{kingmaker, kingmaker_ok, raw_get, start_serve};
 use kingmaker_tablefmt::release::LayerFile;
 use kingmaker_tablefmt::Lookup;
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -568,20 +568,6 @@ fn get(url: &str) -> (u16, String) {
         .unwrap_or_else(|e| panic!("GET {url}: {e}"));
     let status = resp.status().as_u16();
     (status, resp.body_mut().read_to_string().unwrap())
-}
-
-/// A raw request line, for paths an HTTP client would normalise.
-fn raw_get(base: &str, path: &str) -> String {
-    let addr = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    out
 }
 
 #[test]

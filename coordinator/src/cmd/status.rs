@@ -4,10 +4,10 @@ use crate::digits::thousands;
 use crate::lock::run_holder;
 use crate::rundir::{unix_now, RunDir};
 use crate::runner::print_summary;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use kingmaker_tablefmt::release::manifest::{
-    counts_in_words, read_manifest, release_bytes, MANIFEST, MANIFEST_SHA256,
+    counts_in_words, release_bytes, MANIFEST, MANIFEST_SHA256,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -197,12 +197,7 @@ fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
 /// manifest (checked against `manifest.sha256`; `verify` checks the files).
 fn release_status(args: &StatusArgs) -> Result<()> {
     let dir = &args.dir;
-    let manifest = read_manifest(dir).with_context(|| {
-        format!(
-            "{} looks like a release but its manifest cannot be read",
-            dir.display()
-        )
-    })?;
+    let manifest = crate::tables::read_release_manifest(dir)?;
     let bytes = release_bytes(dir, &manifest);
     let files = manifest.files.len() + 2;
     let names: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();

@@ -7,9 +7,9 @@ use crate::lock::lock_run;
 use crate::rundir::{write_json_atomically, RunDir};
 use crate::runner::print_summary;
 use crate::summary::summarize;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use kingmaker_tablefmt::release::manifest::{read_manifest, MANIFEST, MANIFEST_SHA256};
+use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -73,12 +73,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
 /// printed, nothing written. `--reachable` needs the run directory.
 fn release_summary(args: &SummarizeArgs) -> Result<()> {
     let dir = &args.dir;
-    let manifest = read_manifest(dir).with_context(|| {
-        format!(
-            "{} looks like a release but its manifest cannot be read",
-            dir.display()
-        )
-    })?;
+    let manifest = crate::tables::read_release_manifest(dir)?;
     let summary = &manifest.provenance.summary;
     if args.reachable && summary.get("reachable").is_none() {
         bail!(

@@ -230,7 +230,7 @@ pub fn counts_in_words(c: &ValueCounts) -> String {
 }
 
 /// 4947100130 -> "4,947,100,130".
-fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {

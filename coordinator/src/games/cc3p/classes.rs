@@ -327,9 +327,8 @@ mod tests {
         }
     }
 
-    /// The plane-and-rotation count agrees with reading every state's twelve answers.
-    #[test]
-    fn class_counts_agree_with_the_answers_of_every_state() {
+    /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
+    fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
         let game = Arc::new(Cc3p::new(1).unwrap());
         let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
             .layers()
@@ -346,6 +345,13 @@ mod tests {
             enable_ab,
             enable_ac,
         };
+        (game, plane, t)
+    }
+
+    /// The plane-and-rotation count agrees with reading every state's twelve answers.
+    #[test]
+    fn class_counts_agree_with_the_answers_of_every_state() {
+        let (game, plane, t) = level_1();
         let mut want = [0u64; 4];
         for i in 0..game.size() {
             want[class_slot(try_answers(&game, &t, i).unwrap().class)] += 1;
@@ -370,22 +376,7 @@ mod tests {
     /// search (a queue and a map of depths) and every state's twelve answers.
     #[test]
     fn classes_per_ply_agree_with_a_plain_search_and_the_answers() {
-        let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
-            .layers()
-            .iter()
-            .map(|l| {
-                let s = solve_in_memory(&game, l, 1);
-                InMemory(s.values, s.depth)
-            })
-            .collect();
-        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
-        let plane = ValuesPlane::from_values(&solo.0);
-        let t = Cc3pTables {
-            solo,
-            enable_ab,
-            enable_ac,
-        };
+        let (game, plane, t) = level_1();
         let start = game.start_index();
         let mut depth = std::collections::HashMap::from([(start, 0usize)]);
         let mut queue = std::collections::VecDeque::from([start]);
