@@ -14,6 +14,7 @@
 //! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
 //! the game's move order, so the line is deterministic.
 
+use kingmaker_tablefmt::FormatError;
 use kingmaker_worker::kernel::{Value, DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Node;
@@ -67,6 +68,9 @@ pub struct Line {
 /// Why no line could be found.
 #[derive(Debug, thiserror::Error)]
 pub enum LineError {
+    /// The table could not be read (a damaged block, an I/O error): the reader's own error.
+    #[error(transparent)]
+    Read(#[from] FormatError),
     #[error("position {index} is illegal: it cannot arise in play")]
     Illegal { index: u64 },
     #[error("position {index} has no W, L or D value in the table (value byte {value})")]
@@ -83,16 +87,17 @@ pub fn value_letter(value: u8) -> char {
     Value::letter_of(value)
 }
 
-/// Finds the principal line from `start`. `value_of` reads `(value, depth)` from the table;
-/// `max_plies` bounds a drawn line (a decided line is never longer than its depth).
+/// Finds the principal line from `start`. `value_of` reads `(value, depth)` from the table (a
+/// read error ends the search with that error); `max_plies` bounds a drawn line (a decided line
+/// is never longer than its depth).
 pub fn principal_line(
     game: &impl LineGame,
     start: u64,
-    value_of: impl Fn(u64) -> (u8, u16),
+    value_of: impl Fn(u64) -> Result<(u8, u16), FormatError>,
     max_plies: usize,
 ) -> Result<Line, LineError> {
     let ply = |mv: Option<String>, index: u64| -> Result<Ply, LineError> {
-        let (value, depth) = value_of(index);
+        let (value, depth) = value_of(index)?;
         if !matches!(value, WIN | LOSS | DRAW) {
             return Err(LineError::Unsolved { index, value });
         }
@@ -232,7 +237,7 @@ mod tests {
 
     fn line(g: &Graph, start: u64) -> Line {
         let (v, d) = solve(g);
-        principal_line(g, start, |i| (v[i as usize], d[i as usize]), 1000).unwrap()
+        principal_line(g, start, |i| Ok((v[i as usize], d[i as usize])), 1000).unwrap()
     }
 
     fn states(l: &Line) -> Vec<u64> {
@@ -342,8 +347,8 @@ mod tests {
             let g = Graph { edges, end };
             let (v, d) = solve(&g);
             for start in 0..n {
-                let l =
-                    principal_line(&g, start, |i| (v[i as usize], d[i as usize]), 1000).unwrap();
+                let l = principal_line(&g, start, |i| Ok((v[i as usize], d[i as usize])), 1000)
+                    .unwrap();
                 let first = &l.plies[0];
                 match l.ending {
                     Ending::GameOver { winner } => {
@@ -368,18 +373,41 @@ mod tests {
         // Claim 0 wins at state 5 (player 1 to move), which no child supports.
         let (v, d) = solve(&g);
         let bad = |i: u64| {
-            if i == 5 {
+            Ok(if i == 5 {
                 (WIN, 3)
             } else {
                 (v[i as usize], d[i as usize])
-            }
+            })
         };
         let err = principal_line(&g, 5, bad, 100).unwrap_err();
         assert!(
             matches!(err, LineError::Inconsistent { index: 5, .. }),
             "{err}"
         );
-        let err = principal_line(&g, 0, |_| (0, 0), 100).unwrap_err();
+        let err = principal_line(&g, 0, |_| Ok((0, 0)), 100).unwrap_err();
         assert!(matches!(err, LineError::Unsolved { .. }), "{err}");
+    }
+
+    /// A table that cannot be read (here state 3's block) ends the search with the reader's own
+    /// error, not a made-up value.
+    #[test]
+    fn a_read_error_surfaces_as_itself() {
+        let g = example();
+        let (v, d) = solve(&g);
+        let read = |i: u64| {
+            if i == 3 {
+                Err(FormatError::Corrupt(
+                    "solo.kmt: block 0: crc32 mismatch (the block was altered or damaged)".into(),
+                ))
+            } else {
+                Ok((v[i as usize], d[i as usize]))
+            }
+        };
+        let err = principal_line(&g, 0, read, 100).unwrap_err();
+        assert!(matches!(err, LineError::Read(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "solo.kmt: block 0: crc32 mismatch (the block was altered or damaged)"
+        );
     }
 }

@@ -50,12 +50,7 @@ pub fn run(args: LineArgs) -> Result<()> {
     }
     let table = run.table(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
-    let line = principal_line(
-        &game,
-        start,
-        |i| table.get(i).unwrap_or((u8::MAX, 0)),
-        args.max_plies,
-    )?;
+    let line = principal_line(&game, start, |i| table.get(i), args.max_plies)?;
     if args.json {
         println!(
             "{}",
