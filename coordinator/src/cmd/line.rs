@@ -2,9 +2,10 @@
 //! printed as boards (see `crate::line` for how the moves are chosen).
 
 use crate::principal_line::{principal_line, value_letter, Ending, Line};
-use crate::rundir::RunDir;
+use crate::tables::Tables;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_tablefmt::Lookup;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use kingmaker_worker::Notation;
@@ -13,7 +14,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct LineArgs {
-    /// A run directory written by `kingmaker build` (a two-player game).
+    /// A finished run directory written by `kingmaker build`, or a release written by `kingmaker
+    /// pack` (a two-player game).
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/*-notation.md).
     pub position: String,
@@ -29,8 +31,8 @@ pub struct LineArgs {
 }
 
 pub fn run(args: LineArgs) -> Result<()> {
-    let (run, info) = RunDir::open_finished(&args.dir)?;
-    let game = info.spec.build()?;
+    let tables = Tables::open(&args.dir)?;
+    let game = tables.spec.build()?;
     if game.players() != 2 {
         bail!(
             "`line` needs a two-player game; {} holds {} ({} players). Use `kingmaker query` instead",
@@ -39,8 +41,8 @@ pub fn run(args: LineArgs) -> Result<()> {
             game.players()
         );
     }
-    if !info.layers.iter().any(|l| l.name == args.layer) {
-        let names: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+    if !tables.layers.iter().any(|l| l.name == args.layer) {
+        let names: Vec<&str> = tables.layers.iter().map(|l| l.name.as_str()).collect();
         bail!(
             "{} has no layer {:?}; its layers are {} (choose one with --layer)",
             args.dir.display(),
@@ -48,9 +50,9 @@ pub fn run(args: LineArgs) -> Result<()> {
             names.join(", ")
         );
     }
-    let table = run.table(&args.layer)?;
+    let table = tables.layer(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
-    let line = principal_line(&game, start, |i| table.get(i), args.max_plies)?;
+    let line = principal_line(&game, start, |i| table.lookup(i), args.max_plies)?;
     if args.json {
         println!(
             "{}",
