@@ -143,7 +143,8 @@ impl Labels for TwoPlayerLabels {
         if matches!(game.node(index), Node::Illegal) {
             return Some(Ok(Value::Null));
         }
-        let line = match principal_line(game, index, |i| self.solo.lookup(i), MAX_LINE) {
+        // `solo`: coalition {player 0}.
+        let line = match principal_line(game, 0b01, index, |i| self.solo.lookup(i), MAX_LINE) {
             Ok(line) => line,
             Err(LineError::Read(e)) => return Some(Err(e.into())),
             Err(e) => return Some(Err(ApiError::Internal(e.to_string()))),
