@@ -302,3 +302,30 @@ fn census_and_line_read_a_release() {
         }
     }
 }
+
+/// `start` names no position in TOPPEN (every terrain and colouring is a start): `query`, `line`
+/// and the explorer's API say so and how to name one.
+#[test]
+fn start_says_each_terrain_has_its_own() {
+    let dir = run_dir();
+    for args in [
+        vec!["query", dir, "start"],
+        vec!["line", dir, "start"],
+        vec!["query", dir, "START"],
+    ] {
+        let out = kingmaker(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        for words in [
+            "TOPPEN has no single start",
+            "every terrain",
+            "SPEC:STACKS:SIDE",
+            "####/#..#/####:AABBABABAB:A",
+            "census DIR --terrain SPEC --colourings",
+        ] {
+            assert!(err.contains(words), "{args:?} should say {words:?}: {err}");
+        }
+    }
+    // The example it gives is a position.
+    kingmaker_ok(&["query", dir, "####/#..#/####:AABBABABAB:A"]);
+}
