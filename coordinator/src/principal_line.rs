@@ -1,10 +1,12 @@
-//! A principal line of optimal play in a solved two-player game.
+//! A principal line of optimal play in one solved forcing layer, read as a two-team game.
 //!
-//! The table is the `solo` layer of a two-player game: coalition {player 0}, objective "player 0
-//! wins". So W means player 0 can force a win, L means player 1 can, D means neither can (with
-//! best play the game goes on forever). The depth of a decided state is the wave that decided it:
-//! a won state's depth is one more than its best winning child's, a lost state's depth one more
-//! than its slowest child's.
+//! A layer `(coalition, objective)` gives every state W (the coalition's players can force an end
+//! won by a player of the objective), L (the other players can force the opposite) or D (neither:
+//! with best play the game goes on forever). In a two-player game's `solo` layer the coalition is
+//! player 0 and the objective "player 0 wins", so W means player 0 wins and L player 1; in cc3p's
+//! `enable_ab` the coalition is A and B, the objective "B wins", against C. The depth of a decided
+//! state is the wave that decided it: a won state's depth is one more than its best winning
+//! child's, a lost state's depth one more than its slowest child's.
 //!
 //! From a decided state the line plays the *shortest win* for the side that wins (a winning child
 //! of least depth) and the *longest resistance* for the side that loses (a child of greatest
@@ -14,6 +16,7 @@
 //! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
 //! the game's move order, so the line is deterministic.
 
+use kingmaker_tablefmt::FormatError;
 use kingmaker_worker::kernel::{Value, DRAW, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Node;
@@ -41,7 +44,7 @@ impl LineGame for AnyGame {
 pub struct Ply {
     pub mv: Option<String>,
     pub index: u64,
-    /// W, L or D (see `kingmaker_worker::kernel`), read from player 0's side.
+    /// W, L or D (see `kingmaker_worker::kernel`), read from the coalition's side.
     pub value: u8,
     pub depth: u16,
 }
@@ -67,6 +70,9 @@ pub struct Line {
 /// Why no line could be found.
 #[derive(Debug, thiserror::Error)]
 pub enum LineError {
+    /// The table could not be read (a damaged block, an I/O error): the reader's own error.
+    #[error(transparent)]
+    Read(#[from] FormatError),
     #[error("position {index} is illegal: it cannot arise in play")]
     Illegal { index: u64 },
     #[error("position {index} has no W, L or D value in the table (value byte {value})")]
@@ -83,16 +89,19 @@ pub fn value_letter(value: u8) -> char {
     Value::letter_of(value)
 }
 
-/// Finds the principal line from `start`. `value_of` reads `(value, depth)` from the table;
-/// `max_plies` bounds a drawn line (a decided line is never longer than its depth).
+/// Finds the principal line from `start` in a layer whose coalition is `coalition` (bit `p` set:
+/// player `p` plays for it). `value_of` reads `(value, depth)` from the layer's table (a read
+/// error ends the search with that error); `max_plies` bounds a drawn line (a decided line is
+/// never longer than its depth).
 pub fn principal_line(
     game: &impl LineGame,
+    coalition: u8,
     start: u64,
-    value_of: impl Fn(u64) -> (u8, u16),
+    value_of: impl Fn(u64) -> Result<(u8, u16), FormatError>,
     max_plies: usize,
 ) -> Result<Line, LineError> {
     let ply = |mv: Option<String>, index: u64| -> Result<Ply, LineError> {
-        let (value, depth) = value_of(index);
+        let (value, depth) = value_of(index)?;
         if !matches!(value, WIN | LOSS | DRAW) {
             return Err(LineError::Unsolved { index, value });
         }
@@ -128,7 +137,12 @@ pub fn principal_line(
             .into_iter()
             .map(|(mv, child)| ply(Some(mv), child))
             .collect::<Result<Vec<_>, _>>()?;
-        let good = if mover == 0 { WIN } else { LOSS };
+        // What the side to move plays for: W for the coalition's players, L for the others.
+        let good = if coalition >> mover & 1 == 1 {
+            WIN
+        } else {
+            LOSS
+        };
         let pick = if here.value == DRAW {
             // Any drawn child keeps the draw; one already on the line closes the cycle at once.
             let drawn = || children.iter().filter(|c| c.value == DRAW);
@@ -174,9 +188,10 @@ mod tests {
     use kingmaker_worker::kernel::Layer;
     use kingmaker_worker::Game;
 
-    /// A two-player game given by its graph: `edges[i]` are the children of state `i`, `end[i]` the
-    /// winner when `i` is terminal. The mover is `i % 2`.
+    /// A game given by its graph: `edges[i]` are the children of state `i`, `end[i]` the winner
+    /// when `i` is terminal. The mover is `i % players`.
     struct Graph {
+        players: u8,
         edges: Vec<Vec<u64>>,
         end: Vec<Option<u8>>,
     }
@@ -186,7 +201,7 @@ mod tests {
             "graph".into()
         }
         fn players(&self) -> u8 {
-            2
+            self.players
         }
         fn size(&self) -> u64 {
             self.edges.len() as u64
@@ -195,7 +210,7 @@ mod tests {
             match self.end[index as usize] {
                 Some(winner) => Node::Terminal { winner },
                 None => Node::Live {
-                    mover: (index % 2) as u8,
+                    mover: self.mover(index),
                 },
             }
         }
@@ -210,7 +225,7 @@ mod tests {
             }
         }
         fn mover(&self, index: u64) -> u8 {
-            (index % 2) as u8
+            (index % self.players as u64) as u8
         }
     }
 
@@ -232,7 +247,7 @@ mod tests {
 
     fn line(g: &Graph, start: u64) -> Line {
         let (v, d) = solve(g);
-        principal_line(g, start, |i| (v[i as usize], d[i as usize]), 1000).unwrap()
+        principal_line(g, 0b01, start, |i| Ok((v[i as usize], d[i as usize])), 1000).unwrap()
     }
 
     fn states(l: &Line) -> Vec<u64> {
@@ -256,7 +271,11 @@ mod tests {
         end[7] = Some(0);
         end[8] = Some(0);
         end[10] = Some(1);
-        Graph { edges, end }
+        Graph {
+            players: 2,
+            edges,
+            end,
+        }
     }
 
     #[test]
@@ -307,14 +326,20 @@ mod tests {
         edges[13] = vec![14];
         end[7] = Some(0);
         end[14] = Some(0);
-        let g = Graph { edges, end };
+        let g = Graph {
+            players: 2,
+            edges,
+            end,
+        };
         let l = line(&g, 1);
         assert_eq!(states(&l), vec![1, 11, 12, 13, 14]);
         assert_eq!(l.plies[0].depth as usize, l.plies.len() - 1);
     }
 
     /// On random graphs: every line plays optimally, a decided line is exactly `depth` plies long
-    /// and ends in a win for the right side, a drawn line stays drawn and ends in a cycle.
+    /// and ends in a win for the right side, a drawn line stays drawn and ends in a cycle. Two
+    /// players with the `solo` layer, and three with every coalition of cc3p's layers (solo(A),
+    /// enable(A→B), enable(A→C)) and a few more.
     #[test]
     fn random_graphs() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -324,13 +349,22 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
-        for _ in 0..50 {
+        let layers = [
+            (2u8, Layer::new("solo", 0b01, 0b01)),
+            (3, Layer::new("solo", 0b001, 0b001)),
+            (3, Layer::new("enable_ab", 0b011, 0b010)),
+            (3, Layer::new("enable_ac", 0b101, 0b100)),
+            (3, Layer::new("pair", 0b110, 0b110)),
+        ];
+        let mut draws = 0;
+        for round in 0..100 {
+            let (players, layer) = &layers[round % layers.len()];
             let n = 40u64;
             let mut edges = vec![Vec::new(); n as usize];
             let mut end = vec![None; n as usize];
             for i in 0..n as usize {
                 if rand(5) == 0 {
-                    end[i] = Some(rand(2) as u8);
+                    end[i] = Some(rand(*players as u64) as u8);
                 } else {
                     let k = 1 + rand(3);
                     let mut kids: Vec<u64> = (0..k).map(|_| rand(n)).collect();
@@ -339,27 +373,82 @@ mod tests {
                     edges[i] = kids;
                 }
             }
-            let g = Graph { edges, end };
-            let (v, d) = solve(&g);
+            let g = Graph {
+                players: *players,
+                edges,
+                end,
+            };
+            let (v, d) = reference_solve(&g, layer);
+            let read = |i: u64| Ok((v[i as usize], d[i as usize]));
             for start in 0..n {
-                let l =
-                    principal_line(&g, start, |i| (v[i as usize], d[i as usize]), 1000).unwrap();
+                let l = principal_line(&g, layer.coalition, start, read, 1000).unwrap();
                 let first = &l.plies[0];
                 match l.ending {
                     Ending::GameOver { winner } => {
                         assert_ne!(first.value, DRAW);
-                        assert_eq!(winner == 0, first.value == WIN);
+                        assert_eq!(layer.wins(winner), first.value == WIN);
                         assert_eq!(l.plies.len() - 1, first.depth as usize);
                         assert!(l.plies.iter().all(|p| p.value == first.value));
                     }
                     Ending::Cycle { from } => {
+                        draws += 1;
                         assert!(l.plies.iter().all(|p| p.value == DRAW));
                         assert_eq!(l.plies[from].index, l.plies.last().unwrap().index);
                     }
                     Ending::Cut => panic!("a line of at most 40 states was cut"),
                 }
+                // Every ply is a move of the game.
+                for w in l.plies.windows(2) {
+                    assert!(g.edges[w[0].index as usize].contains(&w[1].index));
+                }
             }
         }
+        assert!(draws > 0, "some random graphs have drawn states");
+    }
+
+    /// Three players (A moves at states ≡ 0 mod 3, B at 1, C at 2), the layer solo(A): a spoiler
+    /// draw. A cannot win, since C escapes A's win at 8 by going back to 6, but A keeps B and C
+    /// from forcing A out by going round the loop 0 → 1 → 2 → 0 instead of to 3 (B's win). The
+    /// line keeps the draw until the start repeats.
+    #[test]
+    fn a_three_player_draw_ends_in_its_cycle() {
+        // 0 (A) → {1, 3}; 1 (B) → {2}; 2 (C) → {0, 6}; 6 (A) → {7}; 7 (B) → {8}; 8 (C) → {6, 9};
+        // 3 terminal: B wins; 9 terminal: A wins.
+        let mut edges = vec![Vec::new(); 10];
+        let mut end = vec![None; 10];
+        edges[0] = vec![1, 3];
+        edges[1] = vec![2];
+        edges[2] = vec![0, 6];
+        edges[6] = vec![7];
+        edges[7] = vec![8];
+        edges[8] = vec![6, 9];
+        end[3] = Some(1);
+        end[9] = Some(0);
+        let g = Graph {
+            players: 3,
+            edges,
+            end,
+        };
+        let solo = Layer::new("solo", 0b001, 0b001);
+        let (v, d) = reference_solve(&g, &solo);
+        let read = |i: u64| Ok((v[i as usize], d[i as usize]));
+        assert!([0, 1, 2, 6, 7, 8].iter().all(|&i| v[i] == DRAW));
+        let l = principal_line(&g, solo.coalition, 0, read, 100).unwrap();
+        assert_eq!(states(&l), vec![0, 1, 2, 0]);
+        assert_eq!(l.ending, Ending::Cycle { from: 0 });
+        // In enable(A→B) A and B play for B's win: A goes to 3 at once.
+        let ab = Layer::new("enable_ab", 0b011, 0b010);
+        let (v, d) = reference_solve(&g, &ab);
+        let l = principal_line(
+            &g,
+            ab.coalition,
+            0,
+            |i| Ok((v[i as usize], d[i as usize])),
+            100,
+        )
+        .unwrap();
+        assert_eq!(states(&l), vec![0, 3]);
+        assert_eq!(l.ending, Ending::GameOver { winner: 1 });
     }
 
     #[test]
@@ -368,18 +457,41 @@ mod tests {
         // Claim 0 wins at state 5 (player 1 to move), which no child supports.
         let (v, d) = solve(&g);
         let bad = |i: u64| {
-            if i == 5 {
+            Ok(if i == 5 {
                 (WIN, 3)
             } else {
                 (v[i as usize], d[i as usize])
-            }
+            })
         };
-        let err = principal_line(&g, 5, bad, 100).unwrap_err();
+        let err = principal_line(&g, 0b01, 5, bad, 100).unwrap_err();
         assert!(
             matches!(err, LineError::Inconsistent { index: 5, .. }),
             "{err}"
         );
-        let err = principal_line(&g, 0, |_| (0, 0), 100).unwrap_err();
+        let err = principal_line(&g, 0b01, 0, |_| Ok((0, 0)), 100).unwrap_err();
         assert!(matches!(err, LineError::Unsolved { .. }), "{err}");
+    }
+
+    /// A table that cannot be read (here state 3's block) ends the search with the reader's own
+    /// error, not a made-up value.
+    #[test]
+    fn a_read_error_surfaces_as_itself() {
+        let g = example();
+        let (v, d) = solve(&g);
+        let read = |i: u64| {
+            if i == 3 {
+                Err(FormatError::Corrupt(
+                    "solo.kmt: block 0: crc32 mismatch (the block was altered or damaged)".into(),
+                ))
+            } else {
+                Ok((v[i as usize], d[i as usize]))
+            }
+        };
+        let err = principal_line(&g, 0b01, 0, read, 100).unwrap_err();
+        assert!(matches!(err, LineError::Read(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "solo.kmt: block 0: crc32 mismatch (the block was altered or damaged)"
+        );
     }
 }

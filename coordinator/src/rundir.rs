@@ -18,7 +18,7 @@
 //! while a build runs") describes every field.
 
 use crate::lock::{lock_run, LOCK_FILE};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
@@ -122,18 +122,6 @@ impl RunDir {
         let mut run = RunDir::at(path);
         run.game = serde_json::to_value(spec)?;
         Ok((run, lock))
-    }
-
-    /// A finished run directory (its summary.json written) with its `run.json`.
-    pub fn open_finished(path: &Path) -> Result<(RunDir, RunInfo)> {
-        let (run, info) = RunDir::open(path)?;
-        if !run.summary_path().exists() {
-            bail!(
-                "{} is not a finished build (no summary.json); wait for it or resume it",
-                path.display()
-            );
-        }
-        Ok((run, info))
     }
 
     /// An existing run directory with its `run.json`.

@@ -265,3 +265,67 @@ fn diagonal_build_keeps_the_path_census() {
     let (a, b, d) = abd(&ring);
     assert_eq!(a + b + d, 252);
 }
+
+/// `census` and `line` read a release packed from the run as they read the run: the same census
+/// (with every colouring's result and depth) and the same principal lines.
+#[test]
+fn census_and_line_read_a_release() {
+    let dir = run_dir();
+    let rel = Path::new(env!("CARGO_TARGET_TMPDIR")).join("toppen-release");
+    if rel.exists() {
+        std::fs::remove_dir_all(&rel).unwrap();
+    }
+    let rel = rel.to_str().unwrap();
+    kingmaker_ok(&["pack", dir, "--out", rel]);
+    for args in [
+        vec!["--terrain", RING, "--colourings", "--json"],
+        vec!["--terrain", CROSS, "--json"],
+        vec!["--all", "--json"],
+    ] {
+        let on = |d: &str| {
+            let mut all = vec!["census", d];
+            all.extend_from_slice(&args);
+            kingmaker_ok(&all)
+        };
+        assert_eq!(on(rel), on(dir), "census {args:?}");
+    }
+    for pos in ["####/#..#/####:AABBABABAB:A", "####/#..#/####:ABABBAABAB:A"] {
+        for json in [true, false] {
+            let on = |d: &str| {
+                let mut all = vec!["line", d, pos];
+                if json {
+                    all.push("--json");
+                }
+                kingmaker_ok(&all)
+            };
+            assert_eq!(on(rel), on(dir), "line {pos}");
+        }
+    }
+}
+
+/// `start` names no position in TOPPEN (every terrain and colouring is a start): `query`, `line`
+/// and the explorer's API say so and how to name one.
+#[test]
+fn start_says_each_terrain_has_its_own() {
+    let dir = run_dir();
+    for args in [
+        vec!["query", dir, "start"],
+        vec!["line", dir, "start"],
+        vec!["query", dir, "START"],
+    ] {
+        let out = kingmaker(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        for words in [
+            "TOPPEN has no single start",
+            "every terrain",
+            "SPEC:STACKS:SIDE",
+            "####/#..#/####:AABBABABAB:A",
+            "census DIR --terrain SPEC --colourings",
+        ] {
+            assert!(err.contains(words), "{args:?} should say {words:?}: {err}");
+        }
+    }
+    // The example it gives is a position.
+    kingmaker_ok(&["query", dir, "####/#..#/####:AABBABABAB:A"]);
+}

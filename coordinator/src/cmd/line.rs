@@ -1,10 +1,15 @@
-//! `kingmaker line DIR POSITION`: a principal line of optimal play in a built two-player run,
-//! printed as boards (see `crate::line` for how the moves are chosen).
+//! `kingmaker line DIR POSITION [--layer L]`: a principal line of optimal play in one forcing
+//! layer of a build (a run directory or a release), printed as boards (see
+//! `crate::principal_line` for how the moves are chosen). The layer is read as a two-team game,
+//! its coalition against the other players: for a two-player game's `solo` that is the game
+//! itself; for cc3p it is one of the questions `solo`, `enable_ab`, `enable_ac`.
 
 use crate::principal_line::{principal_line, value_letter, Ending, Line};
-use crate::rundir::RunDir;
+use crate::tables::Tables;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_tablefmt::Lookup;
+use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use kingmaker_worker::Notation;
@@ -13,11 +18,13 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct LineArgs {
-    /// A run directory written by `kingmaker build` (a two-player game).
+    /// A finished run directory written by `kingmaker build`, or a release written by `kingmaker
+    /// pack`.
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/*-notation.md).
     pub position: String,
-    /// The layer to follow (default `solo`; for Go a threshold layer such as `score_ge_1`).
+    /// The layer to follow, read as its coalition against the other players (default `solo`; for
+    /// cc3p also `enable_ab` or `enable_ac`, for Go a threshold layer such as `score_ge_1`).
     #[arg(long, default_value = "solo")]
     pub layer: String,
     /// Stop a drawn line after this many plies if no state has repeated by then.
@@ -29,40 +36,33 @@ pub struct LineArgs {
 }
 
 pub fn run(args: LineArgs) -> Result<()> {
-    let (run, info) = RunDir::open_finished(&args.dir)?;
-    let game = info.spec.build()?;
-    if game.players() != 2 {
-        bail!(
-            "`line` needs a two-player game; {} holds {} ({} players). Use `kingmaker query` instead",
-            args.dir.display(),
-            game.name(),
-            game.players()
-        );
-    }
-    if !info.layers.iter().any(|l| l.name == args.layer) {
-        let names: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+    let tables = Tables::open(&args.dir)?;
+    let game = tables.spec.build()?;
+    let Some(layer) = tables.layers.iter().find(|l| l.name == args.layer) else {
+        let names: Vec<&str> = tables.layers.iter().map(|l| l.name.as_str()).collect();
         bail!(
             "{} has no layer {:?}; its layers are {} (choose one with --layer)",
             args.dir.display(),
             args.layer,
             names.join(", ")
         );
-    }
-    let table = run.table(&args.layer)?;
+    };
+    let table = tables.layer(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
     let line = principal_line(
         &game,
+        layer.coalition,
         start,
-        |i| table.get(i).unwrap_or((u8::MAX, 0)),
+        |i| table.lookup(i),
         args.max_plies,
     )?;
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&line_json(&game, &line))?
+            serde_json::to_string_pretty(&line_json(&game, layer, &line))?
         );
     } else {
-        print!("{}", line_text(&game, &args.layer, &line));
+        print!("{}", line_text(&game, layer, &line));
     }
     Ok(())
 }
@@ -74,8 +74,39 @@ fn value_and_depth(value: u8, depth: u16) -> String {
     }
 }
 
-/// The line as JSON: `plies` (ply, move, position, index, value, depth) and `ending`.
-fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
+/// Names of the players whose bit is set in `mask`, joined with `and`.
+fn names(game: &AnyGame, mask: u64) -> String {
+    let names: Vec<String> = (0..game.players())
+        .filter(|&p| mask >> p & 1 == 1)
+        .map(|p| game.player_name(p))
+        .collect();
+    match names.as_slice() {
+        [] => "nobody".to_string(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// What a layer of a game of three or more players asks, e.g. "A and B play for a win by B,
+/// against C".
+fn question(game: &AnyGame, layer: &Layer) -> String {
+    let everyone = (1u64 << game.players()) - 1;
+    let winners = names(game, layer.objective & everyone).replace(" and ", " or ");
+    format!(
+        "{} play{} for a win by {winners}, against {}",
+        names(game, layer.coalition as u64),
+        if layer.coalition.count_ones() == 1 {
+            "s"
+        } else {
+            ""
+        },
+        names(game, everyone & !(layer.coalition as u64)),
+    )
+}
+
+/// The line as JSON: `layer` (its name, `coalition` and `objective` as player names where the
+/// outcomes are players), `plies` (ply, move, position, index, value, depth) and `ending`.
+fn line_json(game: &AnyGame, layer: &Layer, line: &Line) -> serde_json::Value {
     let plies: Vec<_> = line
         .plies
         .iter()
@@ -107,22 +138,57 @@ fn line_json(game: &AnyGame, line: &Line) -> serde_json::Value {
         }),
         Ending::Cut => json!({"kind": "cut", "plies": line.plies.len() - 1}),
     };
-    json!({"plies": plies, "ending": ending})
+    let players = |mask: u64| -> Vec<String> {
+        (0..game.players())
+            .filter(|&p| mask >> p & 1 == 1)
+            .map(|p| game.player_name(p))
+            .collect()
+    };
+    let mut layer_json = json!({
+        "name": layer.name,
+        "coalition": players(layer.coalition as u64),
+    });
+    // Outcomes are players except in Go (final scores); there the objective is the layer's name.
+    if game.players() > 2 {
+        layer_json["objective"] = json!(players(layer.objective));
+    }
+    json!({"layer": layer_json, "plies": plies, "ending": ending})
 }
 
 /// The line as text: a header with the result, then every ply as a board.
-fn line_text(game: &AnyGame, layer: &str, line: &Line) -> String {
+fn line_text(game: &AnyGame, layer: &Layer, line: &Line) -> String {
     let first = &line.plies[0];
     let (a, b) = (game.player_name(0), game.player_name(1));
     let mut out = format!("line from {}\n", game.format_position(first.index));
+    let name = &layer.name;
+    let everyone = (1u64 << game.players()) - 1;
+    let (us, them) = (
+        names(game, layer.coalition as u64),
+        names(game, everyone & !(layer.coalition as u64)),
+    );
     out += &match value_letter(first.value) {
+        // Three or more players: the layer's coalition against the rest.
+        _ if game.players() > 2 => {
+            let says = match value_letter(first.value) {
+                'W' => format!("{us} force it in {} plies with best play", first.depth),
+                'L' => format!("{them} prevent it in {} plies with best play", first.depth),
+                _ => {
+                    "neither side can force it: with best play the game goes on forever".to_string()
+                }
+            };
+            format!(
+                "value {} in layer {name} ({}): {says}\n",
+                value_and_depth(first.value, first.depth),
+                question(game, layer)
+            )
+        }
         // Another layer than "the first player wins": say what its W means.
-        'W' if layer != "solo" => format!(
-            "value W{} in layer {layer}: {a} forces it in {} plies with best play\n",
+        'W' if name != "solo" => format!(
+            "value W{} in layer {name}: {a} forces it in {} plies with best play\n",
             first.depth, first.depth
         ),
-        'L' if layer != "solo" => format!(
-            "value L{} in layer {layer}: {b} prevents it in {} plies with best play\n",
+        'L' if name != "solo" => format!(
+            "value L{} in layer {name}: {b} prevents it in {} plies with best play\n",
             first.depth, first.depth
         ),
         'W' => format!(
@@ -135,14 +201,22 @@ fn line_text(game: &AnyGame, layer: &str, line: &Line) -> String {
         ),
         _ => "value D: a draw, neither side can force a win\n".to_string(),
     };
-    out += "(the winner takes the shortest win, the loser the longest defence; in a draw both \
-            keep the draw)\n";
+    out += if game.players() > 2 {
+        "(the side that forces the result takes the shortest way to it, the other side the longest \
+         defence; in a draw both sides keep the draw)\n"
+    } else {
+        "(the winner takes the shortest win, the loser the longest defence; in a draw both keep \
+         the draw)\n"
+    };
     for (k, p) in line.plies.iter().enumerate() {
         out.push('\n');
         match &p.mv {
             None => out += &format!("ply 0: start  [{}]\n", value_and_depth(p.value, p.depth)),
             Some(mv) => {
                 let mover = game.player_name(game.mover(line.plies[k - 1].index));
+                // Move texts that begin with the mover (cc3p's `A b4-b3`, cc2p's `0 0-2`) are
+                // shown without it: the sentence names the mover.
+                let mv = mv.split_once(' ').map_or(mv.as_str(), |(_, rest)| rest);
                 let what = if mv == "pass" {
                     format!("{mover} passes")
                 } else {

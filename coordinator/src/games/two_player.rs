@@ -3,7 +3,7 @@
 
 use super::view::{GameView, Labels};
 use crate::explore::ApiError;
-use crate::principal_line::{principal_line, value_letter, Ending};
+use crate::principal_line::{principal_line, value_letter, Ending, LineError};
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_tablefmt::{FormatError, Lookup};
@@ -151,13 +151,10 @@ impl Labels for TwoPlayerLabels {
         if matches!(game.node(index), Node::Illegal) {
             return Some(Ok(Value::Null));
         }
-        let line = match principal_line(
-            game,
-            index,
-            |i| self.solo.lookup(i).unwrap_or((u8::MAX, 0)),
-            MAX_LINE,
-        ) {
+        // `solo`: coalition {player 0}.
+        let line = match principal_line(game, 0b01, index, |i| self.solo.lookup(i), MAX_LINE) {
             Ok(line) => line,
+            Err(LineError::Read(e)) => return Some(Err(e.into())),
             Err(e) => return Some(Err(ApiError::Internal(e.to_string()))),
         };
         let plies: Vec<Value> = line

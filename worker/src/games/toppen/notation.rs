@@ -47,6 +47,17 @@ impl Toppen {
 
     /// Parses a position (`SPEC:STACKS[:SIDE]`, see docs/toppen-notation.md) into its index.
     pub fn parse_position(&self, text: &str) -> Result<u64, ToppenError> {
+        if text.trim().eq_ignore_ascii_case("start") {
+            return Err(Self::bad(
+                text,
+                "TOPPEN has no single start: every terrain (10 edge-connected cells) has its own, \
+                 one for each of its 252 colourings with the first player to move. Name one as \
+                 SPEC:STACKS:SIDE, e.g. `####/#..#/####:AABBABABAB:A` on the 3×4 ring: the SPEC \
+                 is the terrain's rows separated by `/` (`#` a cell, `.` none), then a tile A or \
+                 B per cell in reading order, then the side to move; `kingmaker census DIR \
+                 --terrain SPEC --colourings` lists a terrain's starts",
+            ));
+        }
         let parts: Vec<&str> = text.trim().split(':').map(str::trim).collect();
         if parts.len() < 2 || parts.len() > 3 {
             return Err(Self::bad(
