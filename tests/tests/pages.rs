@@ -1,5 +1,5 @@
 //! The explorer page of the two-player games in headless Chromium: a TOPPEN run (grid drawing,
-//! draw cycles) and a cc2p run (ASCII picture, principal line). What the page shows is checked
+//! draw cycles), a cc2p run (the numbered diamond, principal line) and Go. What the page shows is checked
 //! against `kingmaker query --json` on the same run.
 
 use fantoccini::{Client, Locator};
@@ -133,8 +133,19 @@ fn the_toppen_page_draws_the_grid_and_plays_by_click() {
     });
 }
 
+/// The text the page shows (what a reader sees, not the markup).
+async fn page_text(client: &Client) -> String {
+    client
+        .execute("return document.body.innerText;", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
-fn the_cc2p_page_shows_the_picture_the_line_and_plays_moves() {
+fn the_cc2p_page_draws_the_numbered_diamond_the_line_and_plays_moves() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("cc2p");
     kingmaker_ok(&[
@@ -156,23 +167,104 @@ fn the_cc2p_page_shows_the_picture_the_line_and_plays_moves() {
             .unwrap()
             .to_string();
         check_position(&client, &run, &start).await;
-        let picture = client.find(Locator::Css("#board pre")).await.unwrap();
-        assert!(
-            !picture.text().await.unwrap().trim().is_empty(),
-            "the ASCII picture"
-        );
 
-        // Play the first listed move by its button, then the first move of the line.
-        let first = wait_for(&client, "#moves li.move").await;
-        let child = first.attr("data-position").await.unwrap().unwrap();
-        first
-            .find(Locator::Css("button.play"))
-            .await
-            .unwrap()
-            .click()
+        // The diamond is drawn with its sixteen cells, numbered as the notation and the moves
+        // number them; no ASCII picture.
+        let cells = client
+            .find_all(Locator::Css("#board svg circle.cell"))
             .await
             .unwrap();
+        assert_eq!(cells.len(), 16, "the 4×4 diamond's cells");
+        let mut names = Vec::new();
+        for c in &cells {
+            names.push(c.attr("data-cell").await.unwrap().unwrap());
+        }
+        let numbers: Vec<String> = (0..16).map(|c| c.to_string()).collect();
+        assert_eq!(names, numbers, "cells in the notation's numbering");
+        assert!(client.find(Locator::Css("#board pre")).await.is_err());
+        // Every cell shows its number: an empty cell as a label, a piece on it.
+        let mut shown = Vec::new();
+        for t in client
+            .find_all(Locator::Css("#board svg text"))
+            .await
+            .unwrap()
+        {
+            shown.push(t.text().await.unwrap());
+        }
+        shown.sort_by_key(|t| t.parse::<u32>().unwrap());
+        assert_eq!(shown, numbers, "a number on every cell");
+        // The pieces stand where the notation puts them: 0:0,1;1:14,15;0.
+        let mut pieces = Vec::new();
+        for p in client
+            .find_all(Locator::Css("#board circle.piece"))
+            .await
+            .unwrap()
+        {
+            pieces.push((
+                p.attr("data-player").await.unwrap().unwrap(),
+                p.attr("data-piece").await.unwrap().unwrap(),
+            ));
+        }
+        pieces.sort();
+        let expected: Vec<(String, String)> = start
+            .trim_end_matches(";0")
+            .split(';')
+            .flat_map(|field| {
+                let (who, list) = field.split_once(':').unwrap();
+                list.split(',')
+                    .map(move |c| (format!("player {who}"), c.to_string()))
+            })
+            .collect();
+        assert_eq!(pieces, expected, "the pieces of {start}");
+
+        // One wording for the players, said once: the status line says who moves, the legend
+        // and the labels name the players as the status does.
+        let text = page_text(&client).await;
+        assert_eq!(text.matches("player 0 to move").count(), 1, "{text}");
+        assert!(!text.contains("first"), "{text}");
+        assert!(!text.contains("second"), "{text}");
+        let legend = client.find(Locator::Css("footer#legend")).await.unwrap();
+        let legend = legend.text().await.unwrap();
+        assert!(
+            legend.starts_with("W: player 0 wins with best play, L: player 1 wins"),
+            "{legend}"
+        );
+        let key = client.find(Locator::Css("#key")).await.unwrap();
+        let key = key.text().await.unwrap();
+        assert!(
+            key.contains("player 0") && key.contains("cell numbers"),
+            "{key}"
+        );
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(kingmaker_e2e::artifacts_dir().join("serve-cc2p.png"), &png).unwrap();
+
+        // Click a piece of the side to move, then a highlighted cell: the page goes where query
+        // says that move goes.
+        let from = wait_for(&client, "circle.piece.movable").await;
+        let from_cell = from.attr("data-piece").await.unwrap().unwrap();
+        from.click().await.unwrap();
+        let target = wait_for(&client, "circle.cell.target").await;
+        let to_cell = target.attr("data-cell").await.unwrap().unwrap();
+        let q = query(&run, &start);
+        let child = q["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| {
+                let cells: Vec<&str> = m["move"].as_str().unwrap()[2..].split('-').collect();
+                cells.first() == Some(&from_cell.as_str())
+                    && cells.last() == Some(&to_cell.as_str())
+            })
+            .unwrap_or_else(|| panic!("no move {from_cell}-{to_cell} at the start"))["position"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        target.click().await.unwrap();
         check_position(&client, &run, &child).await;
+        let text = page_text(&client).await;
+        assert_eq!(text.matches("player 1 to move").count(), 1, "{text}");
+
+        // Then play the first move of the line by its button.
         let plies = client
             .find_all(Locator::Css("ol.line li.ply"))
             .await

@@ -168,8 +168,8 @@ impl GameView for GoView {
         Ok(Box::new(GoLabels(Thresholds::open(self.go(), tables)?)))
     }
 
-    fn legend(&self) -> &'static str {
-        "The score is Black's area minus White's with best play (an interval when play can cycle forever). At each threshold k: W = Black forces a final score ≥ k, L = White keeps it below k, D = neither; the number is the depth (plies to the end). Click an empty point to play there."
+    fn legend(&self) -> String {
+        "The score is Black's area minus White's with best play (an interval when play can cycle forever). At each threshold k: W = Black forces a final score ≥ k, L = White keeps it below k, D = neither; the number is the depth (plies to the end). Click an empty point to play there.".into()
     }
 
     /// `start`: Black's optimal score from the empty board (`score`, or `score_min`/`score_max`),

@@ -98,8 +98,13 @@ impl GameView for TwoPlayerView {
         }))
     }
 
-    fn legend(&self) -> &'static str {
-        "W / L: the first / second player wins with best play, D: draw; the number is the depth (plies to the end)."
+    /// In the players' names, as the labels and the status line write them.
+    fn legend(&self) -> String {
+        let (a, b) = (self.game.player_name(0), self.game.player_name(1));
+        format!(
+            "W: {a} wins with best play, L: {b} wins, D: a draw (neither can force a win); the \
+             number is the depth (plies to the end with best play)."
+        )
     }
 }
 

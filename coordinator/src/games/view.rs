@@ -19,7 +19,7 @@ pub trait GameView: Send + Sync {
     fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>>;
 
     /// The explorer page's legend for the labels.
-    fn legend(&self) -> &'static str;
+    fn legend(&self) -> String;
 
     /// Entries of `summary.json` of the game's own, given the layers solved so far; `reach` asks
     /// for the reachable-states block where the game has one.

@@ -104,6 +104,7 @@ function render() {
   $("status").textContent = d.node.text;
   $("back").disabled = state.history.length === 0;
   renderBoard();
+  renderKey();
   renderLabels();
   renderMoves();
   document.body.dataset.position = d.position;
@@ -123,7 +124,7 @@ function renderBoard() {
     renderGo(box, board, state.data.stones);
     return;
   }
-  if (!board || board.kind !== "star") {
+  if (!board || (board.kind !== "star" && board.kind !== "diamond")) {
     box.append(el("pre", { text: state.data.picture }));
     return;
   }
@@ -147,7 +148,7 @@ function renderBoard() {
   for (const c of cells) {
     const p = at[c.name];
     const [kind, who] = c.region.split(":");
-    let cls = "cell" + (kind === "hex" ? "" : ` ${kind}-${who}`);
+    let cls = "cell" + (kind === "hex" ? "" : ` ${kind}-${playerClass(who)}`);
     const target = targets[c.name];
     if (target) cls += " target";
     const circle = el("svg:circle", { cx: p.x, cy: p.y, r, class: cls, "data-cell": c.name });
@@ -164,7 +165,7 @@ function renderBoard() {
     const p = at[name];
     if (!p) continue;
     const movable = who === mover && movesFrom(name).length > 0;
-    let cls = `piece ${who}` + (movable ? " movable" : "") + (state.selected === name ? " selected" : "");
+    let cls = `piece ${playerClass(who)}` + (movable ? " movable" : "") + (state.selected === name ? " selected" : "");
     const piece = el("svg:circle", { cx: p.x, cy: p.y, r: r - 2, class: cls, "data-piece": name, "data-player": who });
     piece.append(el("svg:title", { text: `${who} on ${name}` + (movable ? ": click to see its moves" : "") }));
     if (movable) {
@@ -174,9 +175,45 @@ function renderBoard() {
         renderMoves();
       });
     }
-    svg.append(piece, el("svg:text", { x: p.x, y: p.y, class: "piecelabel", text: who }));
+    // The player's letter (cc3p), or the cell's number where moves are written by number (cc2p).
+    const label = board.piece_label === "cell" ? name : who;
+    svg.append(piece, el("svg:text", { x: p.x, y: p.y, class: "piecelabel", text: label }));
   }
   box.append(svg);
+}
+
+// The CSS class of a player's colour: its letter (A, B, C), else p0, p1, ... by its place in
+// the game's list of players ("player 0" of cc2p is p0).
+function playerClass(who) {
+  return /^[A-Z]$/.test(who) ? who : `p${state.info.players.indexOf(who)}`;
+}
+
+// What the colours of the drawing stand for, under the board.
+function renderKey() {
+  const box = $("key");
+  box.replaceChildren();
+  const board = state.info.board;
+  const swatch = (cls, text) => el("span", { class: "keyitem" }, el("span", { class: `swatch ${cls}` }), text);
+  if (state.data.grid) {
+    box.append(
+      swatch("tile A", "an A tile"),
+      swatch("tile B", "a B tile"),
+      el("span", { text: "Each cell's stack is drawn bottom to top; its top tile (outlined) says who may move from it." }),
+    );
+  } else if (board && board.kind === "diamond") {
+    const [p0, p1] = state.info.players;
+    box.append(
+      swatch("piece p0", `${p0}: starts on the tinted cells at the top, goes to the bottom`),
+      swatch("piece p1", `${p1}: starts at the bottom, goes to the top`),
+      el("span", { text: `Numbers are cell numbers, as moves write them: "0 1-4" is ${p0}'s move from cell 1 to cell 4.` }),
+    );
+  } else if (board && board.kind === "star") {
+    box.append(
+      ...state.info.players.map((p) => swatch(`piece ${p}`, p)),
+      el("span", { text: "Each player starts on the cells tinted in its colour and goes to those outlined in it." }),
+    );
+  }
+  box.hidden = !box.childNodes.length;
 }
 
 // A grid of stacks (TOPPEN): each cell a square, its stack drawn bottom to top.
