@@ -129,8 +129,99 @@ fn the_toppen_page_draws_the_grid_and_plays_by_click() {
             &png,
         )
         .unwrap();
+
+        // A key says which tiles are A's and B's.
+        let key = client.find(Locator::Css("#key")).await.unwrap();
+        assert!(
+            client
+                .find_all(Locator::Css("#key .swatch.tile.A, #key .swatch.tile.B"))
+                .await
+                .unwrap()
+                .len()
+                == 2,
+            "a swatch for each colour"
+        );
+        let key = key.text().await.unwrap();
+        assert!(
+            key.contains("an A tile") && key.contains("a B tile"),
+            "{key}"
+        );
+
+        // A drawn colouring of the ring: its draw cycle names cells of the board drawn.
+        let drawn = "####/#..#/####:ABABBAABAB:A";
+        go_to(&client, &url, drawn).await;
+        check_position(&client, &run, drawn).await;
+        let mut board = Vec::new();
+        for sq in client
+            .find_all(Locator::Css("#board rect.square"))
+            .await
+            .unwrap()
+        {
+            board.push(sq.attr("data-cell").await.unwrap().unwrap());
+        }
+        let moves = client
+            .find_all(Locator::Css("ol.line li.ply button"))
+            .await
+            .unwrap();
+        assert!(moves.len() > 2, "a draw cycle of some length");
+        for b in &moves[1..] {
+            let mv = b.text().await.unwrap();
+            if mv != "pass" {
+                for cell in mv.split('-') {
+                    assert!(board.contains(&cell.to_string()), "{mv}: {board:?}");
+                }
+            }
+        }
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(
+            kingmaker_e2e::artifacts_dir().join("serve-toppen-draw.png"),
+            &png,
+        )
+        .unwrap();
+
+        // The finished tower: one cell holding all ten tiles.
+        let tower = "#:AAAAABBBBB:A";
+        go_to(&client, &url, tower).await;
+        wait_for(&client, "body[data-position=\"#:AAAAABBBBB:A\"]").await;
+        let squares = client
+            .find_all(Locator::Css("#board rect.square"))
+            .await
+            .unwrap();
+        assert_eq!(squares.len(), 1, "one cell");
+        let tiles = client
+            .find_all(Locator::Css("#board rect.tile"))
+            .await
+            .unwrap();
+        assert_eq!(tiles.len(), 10, "the whole tower is drawn");
+        let tops = client
+            .find_all(Locator::Css("#board rect.tile.B.top"))
+            .await
+            .unwrap();
+        assert_eq!(tops.len(), 1, "B's tile on top");
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(
+            kingmaker_e2e::artifacts_dir().join("serve-toppen-tower.png"),
+            &png,
+        )
+        .unwrap();
         client.close().await.unwrap();
     });
+}
+
+/// Open the page on `position` (through the URL, as a bookmark would).
+async fn go_to(client: &Client, url: &str, position: &str) {
+    let encoded: String = position
+        .chars()
+        .map(|c| match c {
+            '#' => "%23".to_string(),
+            '/' => "%2F".to_string(),
+            ':' => "%3A".to_string(),
+            ',' => "%2C".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    client.goto(&format!("{url}#p={encoded}")).await.unwrap();
+    client.refresh().await.unwrap();
 }
 
 /// The text the page shows (what a reader sees, not the markup).

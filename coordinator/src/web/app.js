@@ -218,11 +218,16 @@ function renderKey() {
 
 // A grid of stacks (TOPPEN): each cell a square, its stack drawn bottom to top.
 function renderGrid(box, grid) {
-  const size = 64, pad = 10, tile = 5;
+  const size = 64, pad = 10;
   const cells = grid.cells;
   const cols = Math.max(...cells.map((c) => c.col)) + 1;
   const rows = Math.max(...cells.map((c) => c.row)) + 1;
-  const svg = el("svg:svg", { viewBox: `0 0 ${2 * pad + cols * size} ${2 * pad + rows * size + 14}`, role: "img" });
+  // Tiles 5 units high, thinner when the tallest stack would reach the cell's name.
+  const tallest = Math.max(1, ...cells.map((c) => (c.stack || "").length));
+  const tile = Math.min(5, (size - 24) / tallest);
+  const width = 2 * pad + cols * size;
+  // A small terrain (the last tower) is drawn no larger than a cell of the full one.
+  const svg = el("svg:svg", { viewBox: `0 0 ${width} ${2 * pad + rows * size + 14}`, role: "img", style: `max-width: ${Math.round(width * 1.6)}px` });
   const mover = state.data.node.mover;
   const movesFrom = (name) => state.data.moves.filter((m) => m.path.length && m.path[0] === name);
   const targets = {};
