@@ -375,6 +375,89 @@ fn the_cc2p_page_draws_the_numbered_diamond_the_line_and_plays_moves() {
     });
 }
 
+/// `GET url` on the server, as JSON.
+fn get_json(url: &str) -> Value {
+    let mut resp = ureq::get(url)
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+/// The Go page shows what `query` shows at `position` (the score's proven bounds, every
+/// threshold, every move) and a principal line at one threshold, with a choice of threshold.
+async fn check_go(client: &Client, run: &Path, position: &str) -> Value {
+    let q = query(run, position);
+    let position = q["position"].as_str().unwrap().to_string();
+    wait_for(client, &format!("body[data-position=\"{position}\"]")).await;
+    let score = client.find(Locator::Css("#labels p.score")).await.unwrap();
+    for key in ["min", "max"] {
+        // A bound no solved threshold proves is null in the JSON and absent on the page.
+        let want = &q["labels"][format!("score_{key}")];
+        assert_eq!(
+            score.attr(&format!("data-{key}")).await.unwrap(),
+            want.as_i64().map(|v| v.to_string()),
+            "score {key} at {position}"
+        );
+    }
+    let short = score.find(Locator::Css("span.v")).await.unwrap();
+    assert_eq!(
+        short.text().await.unwrap(),
+        q["labels"]["short"].as_str().unwrap()
+    );
+    let rows = client
+        .find_all(Locator::Css("table.thresholds tbody tr"))
+        .await
+        .unwrap();
+    let want = q["labels"]["thresholds"].as_array().unwrap();
+    assert_eq!(rows.len(), want.len());
+    for (row, t) in rows.iter().zip(want) {
+        let v = row.find(Locator::Css("td.v")).await.unwrap();
+        assert_eq!(
+            v.attr("data-value").await.unwrap().as_deref(),
+            t["value"].as_str()
+        );
+    }
+    let moves = client
+        .find_all(Locator::Css("#moves li.move"))
+        .await
+        .unwrap();
+    assert_eq!(moves.len(), q["moves"].as_array().unwrap().len());
+    // The line: one option per solved threshold, the line of the one selected.
+    let options = client
+        .find_all(Locator::Css("select#line-k option"))
+        .await
+        .unwrap();
+    assert_eq!(options.len(), want.len(), "a line per threshold");
+    let title = client.find(Locator::Css("h3.line-title.at")).await.unwrap();
+    let k: i64 = title
+        .attr("data-k")
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let t = want
+        .iter()
+        .find(|t| t["k"] == k)
+        .expect("a solved threshold");
+    let plies = client
+        .find_all(Locator::Css("ol.line li.ply"))
+        .await
+        .unwrap();
+    let title = title.text().await.unwrap();
+    if t["value"] == "D" {
+        assert!(title.starts_with("Draw cycle"), "{title}");
+    } else {
+        assert!(title.starts_with("Principal line"), "{title}");
+        assert_eq!(
+            plies.len() as u64,
+            t["depth"].as_u64().unwrap() + 1,
+            "the line at ≥ {k} at {position}"
+        );
+    }
+    q
+}
+
 #[test]
 fn the_go_page_draws_the_surface_and_plays_by_click() {
     let tmp = tempfile::tempdir().unwrap();
@@ -391,42 +474,41 @@ fn the_go_page_draws_the_surface_and_plays_by_click() {
     ]);
     let (_server, url) = start_serve(&run);
     let run = run.as_path();
-    let check = |client: Client, position: String| async move {
-        let q = query(run, &position);
-        let position = q["position"].as_str().unwrap().to_string();
-        wait_for(&client, &format!("body[data-position=\"{position}\"]")).await;
-        let score = client.find(Locator::Css("#labels p.score")).await.unwrap();
-        for key in ["min", "max"] {
-            assert_eq!(
-                score.attr(&format!("data-{key}")).await.unwrap(),
-                Some(q["labels"][format!("score_{key}")].to_string()),
-                "score {key} at {position}"
-            );
+
+    // The layers by threshold, whatever order the build's search solved them in.
+    let info = get_json(&format!("{url}api/info"));
+    let layers: Vec<&str> = info["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let threshold = |name: &str| -> i32 {
+        let k = name.strip_prefix("score_ge_").unwrap();
+        match k.strip_prefix('m') {
+            Some(m) => -m.parse::<i32>().unwrap(),
+            None => k.parse().unwrap(),
         }
-        let rows = client
-            .find_all(Locator::Css("table.thresholds tbody tr"))
-            .await
-            .unwrap();
-        let want = q["labels"]["thresholds"].as_array().unwrap();
-        assert_eq!(rows.len(), want.len());
-        for (row, t) in rows.iter().zip(want) {
-            let v = row.find(Locator::Css("td.v")).await.unwrap();
-            assert_eq!(
-                v.attr("data-value").await.unwrap().as_deref(),
-                t["value"].as_str()
-            );
-        }
-        let moves = client
-            .find_all(Locator::Css("#moves li.move"))
-            .await
-            .unwrap();
-        assert_eq!(moves.len(), q["moves"].as_array().unwrap().len());
-        q
     };
+    let ks: Vec<i32> = layers.iter().map(|l| threshold(l)).collect();
+    let mut sorted = ks.clone();
+    sorted.sort();
+    assert_eq!(ks, sorted, "layers by threshold: {layers:?}");
+    let run_json: Value = kingmaker_e2e::read_json(&run.join("run.json"));
+    let built: Vec<&str> = run_json["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_ne!(built, layers, "the search solves them out of order");
+
     runtime().block_on(async {
         let (_driver, client) = kingmaker_e2e::browser_session(tmp.path(), "1280,900").await;
         client.goto(&url).await.unwrap();
-        let q = check(client.clone(), "start".into()).await;
+        let q = check_go(&client, run, "start").await;
+        // Every threshold is a draw at the start of the 2×3 Klein bottle: no bound is proven.
+        assert!(q["labels"]["score_min"].is_null() && q["labels"]["score_max"].is_null());
         // The Klein bottle: left/right glued straight (arrows the same way), top/bottom with a
         // flip (one arrow reversed).
         wait_for(&client, "svg.go[data-surface=\"klein\"]").await;
@@ -460,7 +542,75 @@ fn the_go_page_draws_the_surface_and_plays_by_click() {
             .await
             .unwrap();
         assert_eq!(targets.len(), 6);
-        // Click b2: the page goes where query says the move b2 goes.
+
+        // Pass: White keeps the score below some thresholds, Black forces none, so only an
+        // upper bound is proven.
+        let pass = q["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["move"] == "pass")
+            .expect("a pass")["position"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        client
+            .find(Locator::Css("#moves li.move[data-move=\"pass\"] button"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let p = check_go(&client, run, &pass).await;
+        let thresholds = p["labels"]["thresholds"].as_array().unwrap();
+        let lowest_l = thresholds
+            .iter()
+            .filter(|t| t["value"] == "L")
+            .map(|t| t["k"].as_i64().unwrap())
+            .min()
+            .expect("White keeps the score below a threshold after a pass");
+        assert!(thresholds.iter().all(|t| t["value"] != "W"), "{p}");
+        assert!(p["labels"]["score_min"].is_null(), "{p}");
+        assert_eq!(p["labels"]["score_max"], lowest_l - 1);
+        assert_eq!(
+            p["labels"]["short"],
+            format!("≤ {:+}", lowest_l - 1),
+            "no lower bound shown"
+        );
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(
+            kingmaker_e2e::artifacts_dir().join("serve-go-pass.png"),
+            &png,
+        )
+        .unwrap();
+
+        // Choose another threshold's line: a draw cycle at a drawn one.
+        let drawn = thresholds
+            .iter()
+            .find(|t| t["value"] == "D")
+            .expect("a drawn threshold")["k"]
+            .as_i64()
+            .unwrap();
+        client
+            .find(Locator::Css(&format!(
+                "select#line-k option[value=\"{drawn}\"]"
+            )))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let title = wait_for(&client, &format!("h3.line-title.at[data-k=\"{drawn}\"]")).await;
+        assert!(title.text().await.unwrap().starts_with("Draw cycle"));
+        assert!(!client
+            .find_all(Locator::Css("ol.line li.ply.cycle"))
+            .await
+            .unwrap()
+            .is_empty());
+
+        // Back to the start and click b2: the page goes where query says the move b2 goes.
+        client.goto(&url).await.unwrap();
+        check_go(&client, run, "start").await;
         let b2 = wait_for(&client, "circle.point.target[data-point=\"b2\"]").await;
         b2.click().await.unwrap();
         let child = q["moves"]
@@ -472,7 +622,7 @@ fn the_go_page_draws_the_surface_and_plays_by_click() {
             .as_str()
             .unwrap()
             .to_string();
-        check(client.clone(), child).await;
+        check_go(&client, run, &child).await;
         let stones = client
             .find_all(Locator::Css("circle.stone.black"))
             .await

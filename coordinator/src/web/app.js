@@ -3,7 +3,8 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const state = { info: null, data: null, selected: null, history: [] };
+// lineK: the threshold whose principal line a Go position shows, once chosen (null: the default).
+const state = { info: null, data: null, selected: null, history: [], lineK: null };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs = {}, ...children) {
@@ -321,11 +322,16 @@ function renderLabels() {
   const l = state.data.labels;
   box.dataset.position = state.data.position;
   if (l.kind === "score") {
-    box.append(el("p", { class: "score", "data-min": l.score_min, "data-max": l.score_max }, el("span", { class: "v", text: l.short }), " ", el("span", { class: "words", text: l.says })));
+    // A bound no solved threshold proves is null: no data-min / data-max attribute.
+    const bounds = {};
+    if (l.score_min != null) bounds["data-min"] = l.score_min;
+    if (l.score_max != null) bounds["data-max"] = l.score_max;
+    box.append(el("p", { class: "score", ...bounds }, el("span", { class: "v", text: l.short }), " ", el("span", { class: "words", text: l.says })));
     const body = el("tbody");
     for (const t of l.thresholds)
       body.append(el("tr", { "data-k": t.k }, el("th", { text: `≥ ${t.k > 0 ? "+" : ""}${t.k}` }), el("td", { class: "v", "data-value": t.value }, valueSpan(t))));
     box.append(el("table", { class: "labels thresholds" }, el("thead", {}, el("tr", {}, el("th", { text: "score" }), el("th", { text: "value" }))), body));
+    renderLine(box, state.data.line);
     return;
   }
   if (l.kind !== "questions") {
@@ -367,17 +373,42 @@ function renderLabels() {
   box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
 }
 
-// The principal line of a two-player game: best play from here, or the draw cycle.
+const signed = (k) => `${k > 0 ? "+" : ""}${k}`;
+
+// The principal line of a two-player game: best play from here, or the draw cycle. Go has one
+// per solved threshold (Black playing for a score ≥ k against White): a choice of threshold,
+// the default the one the server picked.
 function renderLine(box, line) {
   if (!line || !line.plies) return;
+  if (line.thresholds) {
+    const ks = line.thresholds.map((t) => t.k);
+    const k = state.lineK != null && ks.includes(state.lineK) ? state.lineK : line.k;
+    const select = el("select", { id: "line-k" });
+    for (const t of line.thresholds) {
+      const option = el("option", { value: t.k, text: `score ≥ ${signed(t.k)} (${t.value})` });
+      option.selected = t.k === k;
+      select.append(option);
+    }
+    select.addEventListener("change", () => {
+      state.lineK = Number(select.value);
+      renderLabels();
+    });
+    box.append(el("p", { class: "line-at" }, el("label", { for: "line-k", text: "Principal line at the threshold " }), select));
+    line = line.thresholds.find((t) => t.k === k);
+  }
   const end = line.ending;
+  // At a Go threshold: who forces what, and the final score the line ends with.
+  const result =
+    line.k == null
+      ? `(${end.winner} wins)`
+      : `: ${line.value === "W" ? "Black forces a score ≥" : "White keeps the score below"} ${signed(line.k)}, ending with a ${end.outcome}`;
   const title =
     end.kind === "cycle"
       ? "Draw cycle: moves that keep the draw until a position repeats"
       : end.kind === "game_over"
-        ? `Principal line: shortest win against longest resistance (${end.winner} wins)`
+        ? `Principal line: shortest win against longest resistance ${result}`
         : "Principal line (cut)";
-  box.append(el("h3", { class: "line-title", text: title }));
+  box.append(el("h3", line.k != null ? { class: "line-title at", "data-k": line.k, text: title } : { class: "line-title", text: title }));
   const list = el("ol", { class: "line", start: 0 });
   line.plies.forEach((p, k) => {
     const inCycle = end.kind === "cycle" && k >= end.from;
