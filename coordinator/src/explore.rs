@@ -49,22 +49,26 @@ impl Explorer {
         let view = view_of(&game);
         let labels = view.labels(&tables)?;
         let players: Vec<String> = (0..game.players()).map(|p| game.player_name(p)).collect();
+        let order = view.layer_order(&tables.layers);
+        let rank = |name: &str| order.iter().position(|n| n == name);
         let mut info = json!({
             "game": tables.spec.family(),
             "spec": tables.spec,
             "name": game.name(),
             "players": players,
             "states": game.size(),
-            "layers": tables.layers.iter().map(|l| &l.name).collect::<Vec<_>>(),
+            "layers": order,
             "source": tables.kind(),
             "legend": view.legend(),
         });
         if let Some(m) = tables.manifest() {
+            let mut layers: Vec<_> = m.layers.iter().collect();
+            layers.sort_by_key(|l| rank(&l.name));
             info["release"] = json!({
                 "format_version": m.format_version,
                 "packed_at": m.provenance.packed_at,
                 "kingmaker_version": m.provenance.kingmaker_version,
-                "layers": m.layers.iter().map(|l| json!({
+                "layers": layers.iter().map(|l| json!({
                     "name": l.name, "counts": l.counts, "digest": l.digest, "max_depth": l.max_depth,
                 })).collect::<Vec<_>>(),
             });

@@ -53,4 +53,11 @@ pub trait Notation {
     fn position_drawing(&self, _index: u64) -> Map<String, Value> {
         Map::new()
     }
+    /// The moves of a line of play (`line[k + 1]` a child of `line[k]`) named on the drawing of
+    /// `line[0]`, for games whose drawing depends on the position (TOPPEN draws each position on
+    /// its graph class's drawing), so that a line shown beside a board names that board's cells.
+    /// None where the moves' own texts already do (every game with one fixed board).
+    fn line_moves(&self, _line: &[u64]) -> Option<Vec<String>> {
+        None
+    }
 }

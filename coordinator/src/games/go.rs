@@ -1,15 +1,23 @@
 //! Go as the coordinator shows it: a position's value at every solved threshold ("Black's final
-//! score ≥ k") and the score bounds they give (exact when no threshold is a draw), in `query`, on
-//! the explorer page, and for the start in `summary.json`.
+//! score ≥ k") and the score bounds they prove, in `query` and on the explorer page (with a
+//! principal line at every threshold), and for the start in `summary.json`.
+//!
+//! The bounds are only what the solved thresholds prove at the position: W at k proves Black
+//! forces a score ≥ k, L at k that White keeps it ≤ k − 1. A bound no threshold proves is left
+//! open (the build chose its thresholds for the start, so elsewhere, after a pass say, the
+//! thresholds that would pin the score may never have been solved); a finished game's score is
+//! its final score.
 
+use super::two_player::line_json;
 use super::view::{GameView, Labels};
+use crate::explore::ApiError;
 use crate::rundir::RunDir;
 use crate::tables::Tables;
 use anyhow::{bail, Result};
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
-use kingmaker_worker::games::go::search::{bounds, ScoreBounds};
+use kingmaker_worker::games::go::search::bounds;
 use kingmaker_worker::games::go::Go;
-use kingmaker_worker::kernel::Layer;
+use kingmaker_worker::kernel::{Layer, LOSS, WIN};
 use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Map, Value};
@@ -27,10 +35,7 @@ impl GoView {
     }
 
     fn go(&self) -> &Go {
-        self.game
-            .as_any()
-            .downcast_ref()
-            .expect("a Go view holds a Go game")
+        go_of(&self.game)
     }
 }
 
@@ -39,12 +44,37 @@ type AtThresholds = Vec<(i32, u8, u16)>;
 
 /// The solved threshold layers, by threshold.
 struct Thresholds {
-    n: usize,
+    game: Arc<AnyGame>,
     layers: Vec<(i32, Box<dyn Lookup>)>,
 }
 
+/// What the solved thresholds prove about a position's score: Black forces a score ≥ `min`,
+/// White one ≤ `max`; None where no solved threshold proves a bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Proven {
+    min: Option<i32>,
+    max: Option<i32>,
+}
+
+impl Proven {
+    /// The bounds `values` (threshold, value, depth) prove.
+    fn of(values: &[(i32, u8, u16)]) -> Proven {
+        Proven {
+            min: values.iter().filter(|v| v.1 == WIN).map(|v| v.0).max(),
+            max: values.iter().filter(|v| v.1 == LOSS).map(|v| v.0 - 1).min(),
+        }
+    }
+
+    fn exact(score: i32) -> Proven {
+        Proven {
+            min: Some(score),
+            max: Some(score),
+        }
+    }
+}
+
 impl Thresholds {
-    fn open(go: &Go, tables: &Tables) -> Result<Thresholds> {
+    fn open(game: &Arc<AnyGame>, tables: &Tables) -> Result<Thresholds> {
         let mut layers = Vec::new();
         for layer in &tables.layers {
             if let Some(k) = Go::layer_threshold(&layer.name) {
@@ -56,41 +86,61 @@ impl Thresholds {
         }
         layers.sort_by_key(|l| l.0);
         Ok(Thresholds {
-            n: go.geometry().n,
+            game: game.clone(),
             layers,
         })
     }
 
-    /// Every threshold's (value, depth) at `index`, and the score bounds they give.
-    fn at(&self, index: u64) -> Result<(AtThresholds, ScoreBounds), FormatError> {
+    /// Every threshold's (value, depth) at `index`, and the score bounds they prove (a
+    /// finished game's: its final score).
+    fn at(&self, index: u64) -> Result<(AtThresholds, Proven), FormatError> {
         let values: AtThresholds = self
             .layers
             .iter()
             .map(|(k, t)| t.lookup(index).map(|(v, d)| (*k, v, d)))
             .collect::<Result<_, _>>()?;
-        let solved: Vec<(i32, u8)> = values.iter().map(|&(k, v, _)| (k, v)).collect();
-        Ok((values, bounds(self.n, &solved)))
+        let proven = match self.game.node(index) {
+            Node::Terminal { winner } => Proven::exact(go_of(&self.game).outcome_score(winner)),
+            _ => Proven::of(&values),
+        };
+        Ok((values, proven))
     }
 }
 
-/// "+2", or "−1..+3" for an interval.
-fn short(b: ScoreBounds) -> String {
-    if b.min == b.max {
-        format!("{:+}", b.min)
-    } else {
-        format!("{:+}..{:+}", b.min, b.max)
+fn go_of(game: &AnyGame) -> &Go {
+    game.as_any()
+        .downcast_ref()
+        .expect("a Go view holds a Go game")
+}
+
+/// "+2", "−1..+3" for an interval, "≥ +1" or "≤ −1" for one bound, "?" for none.
+fn short(b: Proven) -> String {
+    match (b.min, b.max) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{lo:+}"),
+        (Some(lo), Some(hi)) => format!("{lo:+}..{hi:+}"),
+        (Some(lo), None) => format!("≥ {lo:+}"),
+        (None, Some(hi)) => format!("≤ {hi:+}"),
+        (None, None) => "?".to_string(),
     }
 }
 
 /// The bounds in words.
-fn says(b: ScoreBounds) -> String {
-    if b.min == b.max {
-        format!("Black's optimal score is {:+}", b.min)
-    } else {
-        format!(
-            "Black forces a score ≥ {:+}, White one ≤ {:+} (no exact value: a draw by repetition, or thresholds not solved)",
-            b.min, b.max
-        )
+fn says(b: Proven) -> String {
+    match (b.min, b.max) {
+        (Some(lo), Some(hi)) if lo == hi => format!("Black's optimal score is {lo:+}"),
+        (Some(lo), Some(hi)) => format!(
+            "Black forces a score ≥ {lo:+}, White one ≤ {hi:+} (no exact value: a draw by \
+             repetition, or the thresholds between not solved)"
+        ),
+        (Some(lo), None) => {
+            format!("Black forces a score ≥ {lo:+}; no solved threshold bounds it from above")
+        }
+        (None, Some(hi)) => {
+            format!("White keeps Black's score ≤ {hi:+}; no solved threshold bounds it from below")
+        }
+        (None, None) => {
+            "no bound: every solved threshold is a draw (play can go on forever)".to_string()
+        }
     }
 }
 
@@ -100,7 +150,7 @@ fn letter(v: u8) -> String {
         .to_string()
 }
 
-fn labels_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
+fn labels_json(values: &[(i32, u8, u16)], b: Proven) -> Value {
     json!({
         "kind": "score",
         "score_min": b.min,
@@ -113,7 +163,7 @@ fn labels_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
 
 /// The labels as `query --json` prints them: an illegal state's value is `"illegal"` (the
 /// explorer's API keeps `"-"`).
-fn query_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
+fn query_json(values: &[(i32, u8, u16)], b: Proven) -> Value {
     let mut labels = labels_json(values, b);
     if let Some(list) = labels["thresholds"].as_array_mut() {
         for t in list.iter_mut().filter(|t| t["value"] == "-") {
@@ -126,7 +176,7 @@ fn query_json(values: &[(i32, u8, u16)], b: ScoreBounds) -> Value {
 impl GameView for GoView {
     fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
         let go = self.go();
-        let t = Thresholds::open(go, tables)?;
+        let t = Thresholds::open(&self.game, tables)?;
         let (here, b) = t.at(index)?;
         let moves = Notation::moves(go, index);
         let node = match go.node(index) {
@@ -178,11 +228,18 @@ impl GameView for GoView {
     }
 
     fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
-        Ok(Box::new(GoLabels(Thresholds::open(self.go(), tables)?)))
+        Ok(Box::new(GoLabels(Thresholds::open(&self.game, tables)?)))
     }
 
-    fn legend(&self) -> &'static str {
-        "The score is Black's area minus White's with best play (an interval when play can cycle forever). At each threshold k: W = Black forces a final score ≥ k, L = White keeps it below k, D = neither; the number is the depth (plies to the end). Click an empty point to play there."
+    /// By threshold (the build solves them in the order its search asks them).
+    fn layer_order(&self, layers: &[Layer]) -> Vec<String> {
+        let mut names: Vec<&Layer> = layers.iter().collect();
+        names.sort_by_key(|l| Go::layer_threshold(&l.name).unwrap_or(i32::MAX));
+        names.iter().map(|l| l.name.clone()).collect()
+    }
+
+    fn legend(&self) -> String {
+        "The score is Black's area minus White's with best play (an interval when play can cycle forever). At each threshold k: W = Black forces a final score ≥ k, L = White keeps it below k, D = neither; the number is the depth (plies to the end). Click an empty point to play there.".into()
     }
 
     /// `start`: Black's optimal score from the empty board (`score`, or `score_min`/`score_max`),
@@ -219,10 +276,48 @@ impl GameView for GoView {
 
 struct GoLabels(Thresholds);
 
+impl GoLabels {
+    fn lines(&self, index: u64) -> Result<Value, ApiError> {
+        let t = &self.0;
+        let mut lines = Vec::new();
+        for (k, layer) in &t.layers {
+            let (value, _) = layer.lookup(index)?;
+            // Every threshold layer: coalition Black.
+            let mut line = line_json(&t.game, 0b01, &**layer, index)?;
+            if line.is_null() {
+                return Ok(Value::Null);
+            }
+            line["k"] = json!(k);
+            line["value"] = json!(letter(value));
+            lines.push(line);
+        }
+        let pick = lines
+            .iter()
+            .rev()
+            .find(|l| l["value"] == "W")
+            .or_else(|| lines.iter().find(|l| l["value"] == "L"))
+            .or(lines.first());
+        let Some(pick) = pick else {
+            return Ok(Value::Null);
+        };
+        let mut out = json!({"k": pick["k"], "plies": pick["plies"], "ending": pick["ending"]});
+        out["thresholds"] = Value::Array(lines);
+        Ok(out)
+    }
+}
+
 impl Labels for GoLabels {
     fn of(&self, index: u64) -> Result<Value, FormatError> {
         let (values, b) = self.0.at(index)?;
         Ok(labels_json(&values, b))
+    }
+
+    /// A principal line at every solved threshold (the layer read as Black against White), and
+    /// as `plies`/`ending` the one the page shows first: at the highest threshold Black forces
+    /// (its best proven score), else the lowest White keeps Black below, else the first (a draw
+    /// cycle).
+    fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
+        Some(self.lines(index))
     }
 
     fn changes(&self, before: &Value, after: &Value) -> Vec<String> {

@@ -106,8 +106,13 @@ impl GameView for TwoPlayerView {
         }))
     }
 
-    fn legend(&self) -> &'static str {
-        "W / L: the first / second player wins with best play, D: draw; the number is the depth (plies to the end)."
+    /// In the players' names, as the labels and the status line write them.
+    fn legend(&self) -> String {
+        let (a, b) = (self.game.player_name(0), self.game.player_name(1));
+        format!(
+            "W: {a} wins with best play, L: {b} wins, D: a draw (neither can force a win); the \
+             number is the depth (plies to the end with best play)."
+        )
     }
 }
 
@@ -147,33 +152,57 @@ impl Labels for TwoPlayerLabels {
     /// The shortest win against the longest resistance, or for a drawn position the moves that
     /// keep the draw until they repeat (the draw cycle).
     fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
-        let game = &*self.game;
-        if matches!(game.node(index), Node::Illegal) {
-            return Some(Ok(Value::Null));
-        }
         // `solo`: coalition {player 0}.
-        let line = match principal_line(game, 0b01, index, |i| self.solo.lookup(i), MAX_LINE) {
-            Ok(line) => line,
-            Err(LineError::Read(e)) => return Some(Err(e.into())),
-            Err(e) => return Some(Err(ApiError::Internal(e.to_string()))),
-        };
-        let plies: Vec<Value> = line
-            .plies
-            .iter()
-            .map(|p| {
-                json!({
-                    "move": p.mv, "position": game.format_position(p.index),
-                    "value": value_letter(p.value).to_string(), "depth": p.depth,
-                })
-            })
-            .collect();
-        let ending = match line.ending {
-            Ending::GameOver { winner } => {
-                json!({"kind": "game_over", "winner": game.player_name(winner), "outcome": game.outcome_text(winner)})
-            }
-            Ending::Cycle { from } => json!({"kind": "cycle", "from": from}),
-            Ending::Cut => json!({"kind": "cut"}),
-        };
-        Some(Ok(json!({"plies": plies, "ending": ending})))
+        Some(line_json(&self.game, 0b01, &*self.solo, index))
     }
+}
+
+/// The principal line from `index` in one layer of a two-player game (`coalition` its
+/// coalition), as the page shows it: `plies` (`move`, `position`, `value`, `depth`) and
+/// `ending` (`game_over` with `winner`, or null on a tie, and `outcome`; `cycle` with `from`;
+/// `cut`). Null for an illegal position.
+pub(super) fn line_json(
+    game: &AnyGame,
+    coalition: u8,
+    layer: &dyn Lookup,
+    index: u64,
+) -> Result<Value, ApiError> {
+    if matches!(game.node(index), Node::Illegal) {
+        return Ok(Value::Null);
+    }
+    let line = match principal_line(game, coalition, index, |i| layer.lookup(i), MAX_LINE) {
+        Ok(line) => line,
+        Err(LineError::Read(e)) => return Err(e.into()),
+        Err(e) => return Err(ApiError::Internal(e.to_string())),
+    };
+    // The moves named on this position's board where the game draws each position afresh
+    // (TOPPEN), else as the game writes them.
+    let indices: Vec<u64> = line.plies.iter().map(|p| p.index).collect();
+    let on_board = game.line_moves(&indices);
+    let plies: Vec<Value> = line
+        .plies
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let mv = match (&on_board, k) {
+                (_, 0) => None,
+                (Some(names), k) => Some(names[k - 1].clone()),
+                (None, _) => p.mv.clone(),
+            };
+            json!({
+                "move": mv, "position": game.format_position(p.index),
+                "value": value_letter(p.value).to_string(), "depth": p.depth,
+            })
+        })
+        .collect();
+    let ending = match line.ending {
+        Ending::GameOver { winner } => json!({
+            "kind": "game_over",
+            "winner": game.outcome_winner(winner).map(|p| game.player_name(p)),
+            "outcome": game.outcome_text(winner),
+        }),
+        Ending::Cycle { from } => json!({"kind": "cycle", "from": from}),
+        Ending::Cut => json!({"kind": "cut"}),
+    };
+    Ok(json!({"plies": plies, "ending": ending}))
 }

@@ -19,7 +19,12 @@ pub trait GameView: Send + Sync {
     fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>>;
 
     /// The explorer page's legend for the labels.
-    fn legend(&self) -> &'static str;
+    fn legend(&self) -> String;
+
+    /// The names of `layers` in the order the page lists them (by default as they were built).
+    fn layer_order(&self, layers: &[Layer]) -> Vec<String> {
+        layers.iter().map(|l| l.name.clone()).collect()
+    }
 
     /// Entries of `summary.json` of the game's own, given the layers solved so far; `reach` asks
     /// for the reachable-states block where the game has one.

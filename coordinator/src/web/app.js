@@ -3,7 +3,8 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const state = { info: null, data: null, selected: null, history: [] };
+// lineK: the threshold whose principal line a Go position shows, once chosen (null: the default).
+const state = { info: null, data: null, selected: null, history: [], lineK: null };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs = {}, ...children) {
@@ -104,6 +105,7 @@ function render() {
   $("status").textContent = d.node.text;
   $("back").disabled = state.history.length === 0;
   renderBoard();
+  renderKey();
   renderLabels();
   renderMoves();
   document.body.dataset.position = d.position;
@@ -123,7 +125,7 @@ function renderBoard() {
     renderGo(box, board, state.data.stones);
     return;
   }
-  if (!board || board.kind !== "star") {
+  if (!board || (board.kind !== "star" && board.kind !== "diamond")) {
     box.append(el("pre", { text: state.data.picture }));
     return;
   }
@@ -147,7 +149,7 @@ function renderBoard() {
   for (const c of cells) {
     const p = at[c.name];
     const [kind, who] = c.region.split(":");
-    let cls = "cell" + (kind === "hex" ? "" : ` ${kind}-${who}`);
+    let cls = "cell" + (kind === "hex" ? "" : ` ${kind}-${playerClass(who)}`);
     const target = targets[c.name];
     if (target) cls += " target";
     const circle = el("svg:circle", { cx: p.x, cy: p.y, r, class: cls, "data-cell": c.name });
@@ -164,7 +166,7 @@ function renderBoard() {
     const p = at[name];
     if (!p) continue;
     const movable = who === mover && movesFrom(name).length > 0;
-    let cls = `piece ${who}` + (movable ? " movable" : "") + (state.selected === name ? " selected" : "");
+    let cls = `piece ${playerClass(who)}` + (movable ? " movable" : "") + (state.selected === name ? " selected" : "");
     const piece = el("svg:circle", { cx: p.x, cy: p.y, r: r - 2, class: cls, "data-piece": name, "data-player": who });
     piece.append(el("svg:title", { text: `${who} on ${name}` + (movable ? ": click to see its moves" : "") }));
     if (movable) {
@@ -174,18 +176,59 @@ function renderBoard() {
         renderMoves();
       });
     }
-    svg.append(piece, el("svg:text", { x: p.x, y: p.y, class: "piecelabel", text: who }));
+    // The player's letter (cc3p), or the cell's number where moves are written by number (cc2p).
+    const label = board.piece_label === "cell" ? name : who;
+    svg.append(piece, el("svg:text", { x: p.x, y: p.y, class: "piecelabel", text: label }));
   }
   box.append(svg);
 }
 
+// The CSS class of a player's colour: its letter (A, B, C), else p0, p1, ... by its place in
+// the game's list of players ("player 0" of cc2p is p0).
+function playerClass(who) {
+  return /^[A-Z]$/.test(who) ? who : `p${state.info.players.indexOf(who)}`;
+}
+
+// What the colours of the drawing stand for, under the board.
+function renderKey() {
+  const box = $("key");
+  box.replaceChildren();
+  const board = state.info.board;
+  const swatch = (cls, text) => el("span", { class: "keyitem" }, el("span", { class: `swatch ${cls}` }), text);
+  if (state.data.grid) {
+    box.append(
+      swatch("tile A", "an A tile"),
+      swatch("tile B", "a B tile"),
+      el("span", { text: "Each cell's stack is drawn bottom to top; its top tile (outlined) says who may move from it." }),
+    );
+  } else if (board && board.kind === "diamond") {
+    const [p0, p1] = state.info.players;
+    box.append(
+      swatch("piece p0", `${p0}: starts on the tinted cells at the top, goes to the bottom`),
+      swatch("piece p1", `${p1}: starts at the bottom, goes to the top`),
+      el("span", { text: `Numbers are cell numbers, as moves write them: "0 1-4" is ${p0}'s move from cell 1 to cell 4.` }),
+    );
+  } else if (board && board.kind === "star") {
+    box.append(
+      ...state.info.players.map((p) => swatch(`piece ${p}`, p)),
+      el("span", { text: "Each player starts on the cells tinted in its colour and goes to those outlined in it." }),
+    );
+  }
+  box.hidden = !box.childNodes.length;
+}
+
 // A grid of stacks (TOPPEN): each cell a square, its stack drawn bottom to top.
 function renderGrid(box, grid) {
-  const size = 64, pad = 10, tile = 5;
+  const size = 64, pad = 10;
   const cells = grid.cells;
   const cols = Math.max(...cells.map((c) => c.col)) + 1;
   const rows = Math.max(...cells.map((c) => c.row)) + 1;
-  const svg = el("svg:svg", { viewBox: `0 0 ${2 * pad + cols * size} ${2 * pad + rows * size + 14}`, role: "img" });
+  // Tiles 5 units high, thinner when the tallest stack would reach the cell's name.
+  const tallest = Math.max(1, ...cells.map((c) => (c.stack || "").length));
+  const tile = Math.min(5, (size - 24) / tallest);
+  const width = 2 * pad + cols * size;
+  // A small terrain (the last tower) is drawn no larger than a cell of the full one.
+  const svg = el("svg:svg", { viewBox: `0 0 ${width} ${2 * pad + rows * size + 14}`, role: "img", style: `max-width: ${Math.round(width * 1.6)}px` });
   const mover = state.data.node.mover;
   const movesFrom = (name) => state.data.moves.filter((m) => m.path.length && m.path[0] === name);
   const targets = {};
@@ -279,11 +322,16 @@ function renderLabels() {
   const l = state.data.labels;
   box.dataset.position = state.data.position;
   if (l.kind === "score") {
-    box.append(el("p", { class: "score", "data-min": l.score_min, "data-max": l.score_max }, el("span", { class: "v", text: l.short }), " ", el("span", { class: "words", text: l.says })));
+    // A bound no solved threshold proves is null: no data-min / data-max attribute.
+    const bounds = {};
+    if (l.score_min != null) bounds["data-min"] = l.score_min;
+    if (l.score_max != null) bounds["data-max"] = l.score_max;
+    box.append(el("p", { class: "score", ...bounds }, el("span", { class: "v", text: l.short }), " ", el("span", { class: "words", text: l.says })));
     const body = el("tbody");
     for (const t of l.thresholds)
       body.append(el("tr", { "data-k": t.k }, el("th", { text: `≥ ${t.k > 0 ? "+" : ""}${t.k}` }), el("td", { class: "v", "data-value": t.value }, valueSpan(t))));
     box.append(el("table", { class: "labels thresholds" }, el("thead", {}, el("tr", {}, el("th", { text: "score" }), el("th", { text: "value" }))), body));
+    renderLine(box, state.data.line);
     return;
   }
   if (l.kind !== "questions") {
@@ -325,17 +373,42 @@ function renderLabels() {
   box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
 }
 
-// The principal line of a two-player game: best play from here, or the draw cycle.
+const signed = (k) => `${k > 0 ? "+" : ""}${k}`;
+
+// The principal line of a two-player game: best play from here, or the draw cycle. Go has one
+// per solved threshold (Black playing for a score ≥ k against White): a choice of threshold,
+// the default the one the server picked.
 function renderLine(box, line) {
   if (!line || !line.plies) return;
+  if (line.thresholds) {
+    const ks = line.thresholds.map((t) => t.k);
+    const k = state.lineK != null && ks.includes(state.lineK) ? state.lineK : line.k;
+    const select = el("select", { id: "line-k" });
+    for (const t of line.thresholds) {
+      const option = el("option", { value: t.k, text: `score ≥ ${signed(t.k)} (${t.value})` });
+      option.selected = t.k === k;
+      select.append(option);
+    }
+    select.addEventListener("change", () => {
+      state.lineK = Number(select.value);
+      renderLabels();
+    });
+    box.append(el("p", { class: "line-at" }, el("label", { for: "line-k", text: "Principal line at the threshold " }), select));
+    line = line.thresholds.find((t) => t.k === k);
+  }
   const end = line.ending;
+  // At a Go threshold: who forces what, and the final score the line ends with.
+  const result =
+    line.k == null
+      ? `(${end.winner} wins)`
+      : `: ${line.value === "W" ? "Black forces a score ≥" : "White keeps the score below"} ${signed(line.k)}, ending with a ${end.outcome}`;
   const title =
     end.kind === "cycle"
       ? "Draw cycle: moves that keep the draw until a position repeats"
       : end.kind === "game_over"
-        ? `Principal line: shortest win against longest resistance (${end.winner} wins)`
+        ? `Principal line: shortest win against longest resistance ${result}`
         : "Principal line (cut)";
-  box.append(el("h3", { class: "line-title", text: title }));
+  box.append(el("h3", line.k != null ? { class: "line-title at", "data-k": line.k, text: title } : { class: "line-title", text: title }));
   const list = el("ol", { class: "line", start: 0 });
   line.plies.forEach((p, k) => {
     const inCycle = end.kind === "cycle" && k >= end.from;

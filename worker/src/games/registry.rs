@@ -348,6 +348,9 @@ impl Notation for AnyGame {
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         each_game!(self, g => g.position_drawing(index))
     }
+    fn line_moves(&self, line: &[u64]) -> Option<Vec<String>> {
+        each_game!(self, g => g.line_moves(line))
+    }
 }
 
 impl AnyGame {

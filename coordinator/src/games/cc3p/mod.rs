@@ -63,10 +63,10 @@ impl GameView for Cc3pView {
         )))
     }
 
-    fn legend(&self) -> &'static str {
+    fn legend(&self) -> String {
         "W = forces it, L = the others force the opposite, D = neither (play goes on forever); the number is the depth: plies to the end with best play. \
          Alone: can the player force a win by itself? Hands the win to: with that player's help it can make them win. \
-         Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one."
+         Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one.".into()
     }
 
     /// The control classes, once all three layers are solved.

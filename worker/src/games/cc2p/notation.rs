@@ -3,6 +3,7 @@
 
 use super::{bit, bits, Cc2p, Cc2pError, Pos};
 use crate::notation::Notation;
+use serde_json::{json, Map, Value};
 
 impl Cc2p {
     /// Read a position written as `0:<cells>;1:<cells>;<mover>` (see docs/cc2p-notation.md), or
@@ -182,5 +183,44 @@ impl Notation for Cc2p {
     }
     fn start_index(&self) -> Option<u64> {
         Some(Cc2p::start_index(self))
+    }
+    fn board_drawing(&self) -> Value {
+        Cc2p::board_drawing(self)
+    }
+    /// Each player's pieces by cell number (`{"player 0": ["0", "1"], ...}`).
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        let p = self.unrank(index);
+        let mut pieces = Map::new();
+        for (y, &cells) in p.o.iter().enumerate() {
+            let names: Vec<String> = bits(cells).map(|c| c.to_string()).collect();
+            pieces.insert(Notation::player_name(self, y as u8), json!(names));
+        }
+        let mut out = Map::new();
+        out.insert("pieces".into(), Value::Object(pieces));
+        out
+    }
+}
+
+impl Cc2p {
+    /// The diamond's cells for the explorer page, as the notation numbers them: each cell's
+    /// `name` (its number), `row`, `half` (the doubled x of docs/cc2p-notation.md shifted to start
+    /// at 0: neighbours in a row are two apart, as in the cc3p star) and `region` (`start:PLAYER`
+    /// for a start cell, which is the other player's goal; `hex` otherwise). `piece_label: cell`
+    /// asks the page to write the cell number on pieces too, since moves are written by number.
+    pub fn board_drawing(&self) -> Value {
+        let shift = self.m as i32 - 1;
+        let cells: Vec<Value> = self
+            .coords
+            .iter()
+            .enumerate()
+            .map(|(c, &(row, x))| {
+                let region = match (0..2).find(|&y| self.start[y] & bit(c) != 0) {
+                    Some(y) => format!("start:{}", Notation::player_name(self, y as u8)),
+                    None => "hex".to_string(),
+                };
+                json!({"name": c.to_string(), "row": row, "half": x as i32 + shift, "region": region})
+            })
+            .collect();
+        json!({"kind": "diamond", "size": self.m, "pieces": self.k, "piece_label": "cell", "cells": cells})
     }
 }

@@ -259,6 +259,137 @@ impl Toppen {
     }
 }
 
+/// A position on one fixed drawing: the occupied cells, each one's stack (letters bottom to top)
+/// and the side to move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Drawn {
+    cells: Vec<Cell>,
+    stacks: Vec<String>,
+    mover: u8,
+}
+
+impl Toppen {
+    /// A state on its class's representative drawing (the drawing `format_position` writes).
+    fn drawn(&self, index: u64) -> Drawn {
+        let s = self.decode_checked(index);
+        let cls = &self.cat.classes[s.class as usize];
+        Drawn {
+            cells: cls.rep.clone(),
+            stacks: cls
+                .rep_vertex
+                .iter()
+                .map(|&v| stack_text(&s, v as usize))
+                .collect(),
+            mover: s.mover,
+        }
+    }
+
+    /// Every legal move of a drawn position, named by its cells on that drawing (the rules of
+    /// docs/rules.md §2, as `moves` plays them on states), with the drawn position after it.
+    fn drawn_moves(&self, d: &Drawn) -> Vec<(String, Drawn)> {
+        let mut out = Vec::new();
+        if d.cells.len() < 2 {
+            return out;
+        }
+        let adj = adjacency(&d.cells, self.opts.diagonal);
+        let mine = side_letter(d.mover);
+        for u in 0..d.cells.len() {
+            if !d.stacks[u].ends_with(mine) {
+                continue;
+            }
+            for v in (0..d.cells.len()).filter(|&v| adj[u] >> v & 1 == 1) {
+                let mut cells = d.cells.clone();
+                let mut stacks = d.stacks.clone();
+                let tile = stacks[u].pop().expect("a stack with a top tile");
+                stacks[v].push(tile);
+                if stacks[u].is_empty() {
+                    cells.remove(u);
+                    stacks.remove(u);
+                    let after = adjacency(&cells, self.opts.diagonal);
+                    if !connected(&after, (1u16 << cells.len()) - 1) {
+                        continue;
+                    }
+                }
+                let name = format!("{}-{}", cell_name(d.cells[u]), cell_name(d.cells[v]));
+                out.push((
+                    name,
+                    Drawn {
+                        cells,
+                        stacks,
+                        mover: 1 - d.mover,
+                    },
+                ));
+            }
+        }
+        if out.is_empty() {
+            let mut pass = d.clone();
+            pass.mover ^= 1;
+            out.push(("pass".to_string(), pass));
+        }
+        out
+    }
+
+    /// Whether two drawn positions are the same state: the same side to move and a one-to-one
+    /// map of their cells that keeps every stack and which cells touch.
+    fn same_state(&self, a: &Drawn, b: &Drawn) -> bool {
+        if a.mover != b.mover || a.cells.len() != b.cells.len() {
+            return false;
+        }
+        let (adj_a, adj_b) = (
+            adjacency(&a.cells, self.opts.diagonal),
+            adjacency(&b.cells, self.opts.diagonal),
+        );
+        // Map a's cells in order, each onto an unused cell of b with the same stack, the same
+        // number of neighbours and the same adjacency to the cells mapped so far.
+        fn extend(a: &Drawn, b: &Drawn, adj: (&[u16], &[u16]), map: &mut Vec<usize>) -> bool {
+            let i = map.len();
+            if i == a.cells.len() {
+                return true;
+            }
+            for j in 0..b.cells.len() {
+                let fits = !map.contains(&j)
+                    && a.stacks[i] == b.stacks[j]
+                    && adj.0[i].count_ones() == adj.1[j].count_ones()
+                    && map
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &m)| (adj.0[i] >> k & 1) == (adj.1[j] >> m & 1));
+                if fits {
+                    map.push(j);
+                    if extend(a, b, adj, map) {
+                        return true;
+                    }
+                    map.pop();
+                }
+            }
+            false
+        }
+        extend(a, b, (&adj_a, &adj_b), &mut Vec::new())
+    }
+
+    /// The moves of a line of play (each state a child of the one before) named on the drawing
+    /// of its first state: the board the page shows for it. `moves` names a state's moves on that
+    /// state's own drawing, and each position of a line is drawn afresh (on its class's drawing),
+    /// so the cells of a later move need not exist on the first board; here the tiles are moved
+    /// on the first board instead, and each move is the one that gives the next state (up to the
+    /// symmetries of the board, which do not change a state). None if some step of the line is
+    /// not a move.
+    pub fn line_moves_on_first_drawing(&self, line: &[u64]) -> Option<Vec<String>> {
+        let mut here = self.drawn(*line.first()?);
+        let mut out = Vec::new();
+        for &next in &line[1..] {
+            let target = self.drawn(next);
+            let (name, after) = self
+                .drawn_moves(&here)
+                .into_iter()
+                .find(|(_, d)| self.same_state(d, &target))?;
+            out.push(name);
+            here = after;
+        }
+        Some(out)
+    }
+}
+
 impl Notation for Toppen {
     fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
         Ok(Toppen::parse_position(self, text)?)
@@ -294,6 +425,9 @@ impl Notation for Toppen {
         );
         out
     }
+    fn line_moves(&self, line: &[u64]) -> Option<Vec<String>> {
+        self.line_moves_on_first_drawing(line)
+    }
 }
 
 /// A position's drawing as the page needs it, read off its canonical notation `SPEC:STACKS:SIDE`
@@ -304,7 +438,9 @@ pub fn grid_drawing(text: &str) -> Value {
     let (Some(spec), Some(stacks)) = (parts.next(), parts.next()) else {
         return Value::Null;
     };
-    let stacks: Vec<&str> = if stacks.contains(',') {
+    // As `parse_position` reads them: commas between stacks, optional when every stack is one
+    // letter; a position of one cell (the finished tower) is its one stack, commas or not.
+    let stacks: Vec<&str> = if stacks.contains(',') || spec.matches('#').count() == 1 {
         stacks.split(',').collect()
     } else {
         stacks.split("").filter(|s| !s.is_empty()).collect()
@@ -347,5 +483,73 @@ mod drawing_tests {
         assert_eq!(g["cells"][0]["stack"], "AAAABBBBB");
         let g = grid_drawing("####/#..#/####:AABBABABAB:A");
         assert_eq!(g["cells"][2]["stack"], "B");
+        // The finished tower: one cell, all ten tiles (as format_position writes it).
+        let g = grid_drawing("#:AAAAABBBBB:A");
+        assert_eq!(g["cells"].as_array().unwrap().len(), 1);
+        assert_eq!(g["cells"][0]["stack"], "AAAAABBBBB");
+    }
+
+    /// Moves played on a fixed drawing follow the rules as `moves` plays them on states: the
+    /// same number of moves from every state tried, and each one's result the state of a move
+    /// of `moves`.
+    #[test]
+    fn moves_on_a_drawing_are_the_games_moves() {
+        let g = crate::games::toppen::shared(false);
+        let size = crate::Game::size(g);
+        for k in 0..2000u64 {
+            let index = k * 7919 % size;
+            let here = g.drawn(index);
+            let drawn = g.drawn_moves(&here);
+            let moves = Toppen::moves(g, index);
+            if here.cells.len() == 1 {
+                assert!(drawn.is_empty() && moves.is_empty());
+                continue;
+            }
+            assert_eq!(drawn.len(), moves.len(), "{}", g.format_position(index));
+            for (name, d) in &drawn {
+                assert!(
+                    moves
+                        .iter()
+                        .any(|(_, child)| g.same_state(d, &g.drawn(*child))),
+                    "{name} from {}",
+                    g.format_position(index)
+                );
+            }
+        }
+    }
+
+    /// A line's moves named on its first board: every cell named is a cell of that board, and
+    /// playing the named moves there gives the line's states.
+    #[test]
+    fn a_lines_moves_name_the_first_board() {
+        let g = crate::games::toppen::shared(false);
+        let start = g.parse_position("####/#..#/####:ABABBAABAB:A").unwrap();
+        // Follow the first move of every position for a while.
+        let mut line = vec![start];
+        for _ in 0..12 {
+            let here = *line.last().unwrap();
+            match Toppen::moves(g, here).first() {
+                Some(&(_, child)) => line.push(child),
+                None => break,
+            }
+        }
+        let names = g.line_moves_on_first_drawing(&line).unwrap();
+        assert_eq!(names.len(), line.len() - 1);
+        let board: Vec<String> = g.drawn(start).cells.iter().map(|&c| cell_name(c)).collect();
+        let mut here = g.drawn(start);
+        for (name, &next) in names.iter().zip(&line[1..]) {
+            if name != "pass" {
+                for cell in name.split('-') {
+                    assert!(board.contains(&cell.to_string()), "{name} on {board:?}");
+                }
+            }
+            let (_, after) = g
+                .drawn_moves(&here)
+                .into_iter()
+                .find(|(n, _)| n == name)
+                .unwrap();
+            assert!(g.same_state(&after, &g.drawn(next)), "{name}");
+            here = after;
+        }
     }
 }
