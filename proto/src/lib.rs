@@ -3,7 +3,9 @@
 /// The protocol version this build speaks. Bump it on any change an older peer could misread.
 /// Version 2: Checkpoint and Restore. Version 3: ShardValues sends four values per byte.
 /// Version 4: a layer's objective is a 64-bit set of outcomes (Go's scores), not 8 players.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Version 5: replicas of checkpoints on the ring successor (ReplicaStatus, PutReplica,
+/// GetReplica).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The generated messages, client (`worker_client`) and server (`worker_server`).
 pub mod v1 {

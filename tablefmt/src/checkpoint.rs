@@ -110,6 +110,38 @@ pub fn check_chunk(dir: &Path, r: &ChunkRef) -> Result<(), FormatError> {
     read_chunk(dir, r).map(|_| ())
 }
 
+/// Check a chunk file's stored frame (its length and crc32) without decompressing it: what a
+/// replica holder checks of the files it receives. The error names the file.
+pub fn check_frame(dir: &Path, r: &ChunkRef) -> Result<(), FormatError> {
+    let path = dir.join(&r.file);
+    if parse_chunk_name(&r.file).is_none() {
+        return Err(FormatError::Corrupt(format!(
+            "{:?} is not a chunk file name",
+            r.file
+        )));
+    }
+    let frame = std::fs::read(&path).map_err(|e| FormatError::io(&path, e))?;
+    if frame.len() as u64 != r.frame_len || crc32(&frame) != r.frame_crc {
+        return Err(FormatError::Corrupt(format!(
+            "checkpoint chunk {}: {} bytes with crc32 {:08x}, the manifest says {} bytes with {:08x}",
+            path.display(),
+            frame.len(),
+            crc32(&frame),
+            r.frame_len,
+            r.frame_crc
+        )));
+    }
+    Ok(())
+}
+
+/// The directory, inside a worker's directory for a layer, that holds its copy of worker
+/// `owner`'s checkpoints of that layer (the same files as `owner`'s `checkpoint/` directory, and
+/// its wave logs): every worker keeps one for its ring predecessor, so a worker whose disk is lost
+/// restores from its successor.
+pub fn replica_dir(layer_dir: &Path, owner: usize) -> PathBuf {
+    layer_dir.join("replicas").join(format!("worker-{owner}"))
+}
+
 /// File name of chunk `chunk` of shard `shard`'s cells, written after wave `wave`.
 pub fn chunk_name(shard: usize, chunk: u64, wave: u32) -> String {
     format!("s{shard:05}-cells-c{chunk:05}-w{wave:05}.zst")

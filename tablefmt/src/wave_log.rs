@@ -99,6 +99,23 @@ pub fn each_frame(
     Ok(())
 }
 
+/// File name of shard `shard`'s wave log in a worker's directory for the layer (and in a replica
+/// directory, `tablefmt::checkpoint::replica_dir`).
+pub fn file_name(shard: usize) -> String {
+    format!("shard-{shard:05}.waves")
+}
+
+/// The shard of a wave-log file name, when it is exactly one [`file_name`] writes (so it has no
+/// `/` and stays inside its directory).
+pub fn parse_file_name(name: &str) -> Option<usize> {
+    let digits = name.strip_prefix("shard-")?.strip_suffix(".waves")?;
+    let shard = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())??;
+    (file_name(shard) == name).then_some(shard)
+}
+
 /// Length and crc32 of a log as it stands: what a checkpoint records.
 pub fn fingerprint(bytes: &[u8]) -> (u64, u32) {
     (bytes.len() as u64, crc32fast::hash(bytes))
@@ -112,6 +129,24 @@ pub fn starts_with(bytes: &[u8], len: u64, crc: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_names_round_trip_and_nothing_else_parses() {
+        for shard in [0, 7, 99_999, 123_456] {
+            assert_eq!(parse_file_name(&file_name(shard)), Some(shard));
+        }
+        for bad in [
+            "shard-1.waves",
+            "shard-00001.waves/..",
+            "../shard-00001.waves",
+            "shard-0000a.waves",
+            "shard-00001.values",
+            "shard-.waves",
+            "shard-+0001.waves",
+        ] {
+            assert_eq!(parse_file_name(bad), None, "{bad}");
+        }
+    }
 
     /// Every frame of a log, in order: (wave, bitmap of `words` words, all zero for an empty
     /// payload); see [`each_frame`].

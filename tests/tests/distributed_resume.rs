@@ -222,41 +222,8 @@ fn a_flipped_byte_in_a_workers_checkpoint_chunk_is_named_and_survived() {
     reference();
     let tmp = tempfile::tempdir().unwrap();
     let workers = two_workers(tmp.path());
-    let (run, log) = (tmp.path().join("run"), tmp.path().join("run.log"));
-    let mut build = spawn_build(&workers, &run, &log);
-    // Wait for a few checkpoints, then stop gracefully (SIGTERM: finish the wave, checkpoint, exit 0).
-    let start = Instant::now();
-    loop {
-        let state = std::fs::read_to_string(run.join("checkpoint.json")).unwrap_or_default();
-        let wave = serde_json::from_str::<Value>(&state)
-            .ok()
-            .and_then(|s| s["current"]["last"]["wave"].as_u64());
-        if wave.is_some_and(|w| w >= 3) {
-            break;
-        }
-        assert!(
-            build.try_wait().unwrap().is_none(),
-            "the build ended early:\n{}",
-            std::fs::read_to_string(&log).unwrap()
-        );
-        assert!(start.elapsed() < HANG, "no checkpoint after {HANG:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(Command::new("kill")
-        .args(["-TERM", &build.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let status = wait_at_most(&mut build, HANG).expect("a graceful stop ends");
-    let err = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        status.success(),
-        "a graceful stop exits 0, got {status}:\n{err}"
-    );
-    assert!(
-        !run.join("summary.json").exists(),
-        "the build should still have been running"
-    );
+    // A few checkpoints, then a graceful stop (SIGTERM: finish the wave, checkpoint, exit 0).
+    let (run, wave) = build_then_stop(&workers, tmp.path());
 
     // One worker too few is refused, naming the run's workers.
     let out = resume(&run, Some(&workers[..1]));
@@ -269,9 +236,6 @@ fn a_flipped_byte_in_a_workers_checkpoint_chunk_is_named_and_survived() {
     // Flip a byte in worker 1's newest checkpoint.
     let info = read_json(&run.join("run.json"));
     let run_id = info["distributed"]["run_id"].as_str().unwrap();
-    let wave = read_json(&run.join("checkpoint.json"))["current"]["last"]["wave"]
-        .as_u64()
-        .unwrap();
     let cpdir = workers[1].data.join(run_id).join("solo").join("checkpoint");
     let manifest = read_json(&cpdir.join(format!("worker-1.solo.w{wave:05}.json")));
     let chunk = manifest["shards"][0]["cells"][0]["file"]
@@ -291,5 +255,78 @@ fn a_flipped_byte_in_a_workers_checkpoint_chunk_is_named_and_survived() {
         err.contains(&chunk) && err.contains(&workers[1].addr),
         "the damaged chunk and its worker are named: {err}"
     );
+    // The replica on worker 0 held a good copy: nothing older was needed.
+    assert!(
+        err.contains("from the replica on worker 0")
+            && err.contains(&format!("resuming after wave {wave}"))
+            && !err.contains("cannot be restored"),
+        "the newest checkpoint is restored from the replica: {err}"
+    );
     assert_like_reference(&run, "resumed past a damaged chunk");
+}
+
+/// Stop a TOPPEN build on two workers gracefully once a checkpoint after wave 3 or later exists;
+/// returns the run and the wave of its newest checkpoint.
+fn build_then_stop(workers: &[Worker], dir: &Path) -> (PathBuf, u64) {
+    let (run, log) = (dir.join("run"), dir.join("run.log"));
+    let mut build = spawn_build(workers, &run, &log);
+    let start = Instant::now();
+    while read_checkpoint_wave(&run).is_none_or(|w| w < 3) {
+        assert!(
+            build.try_wait().unwrap().is_none(),
+            "the build ended early:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        assert!(start.elapsed() < HANG, "no checkpoint after {HANG:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(Command::new("kill")
+        .args(["-TERM", &build.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = wait_at_most(&mut build, HANG).expect("a graceful stop ends");
+    assert!(status.success() && !run.join("summary.json").exists());
+    let wave = read_checkpoint_wave(&run).unwrap();
+    (run, wave)
+}
+
+fn read_checkpoint_wave(run: &Path) -> Option<u64> {
+    let state = std::fs::read_to_string(run.join("checkpoint.json")).ok()?;
+    serde_json::from_str::<Value>(&state).ok()?["current"]["last"]["wave"].as_u64()
+}
+
+/// A worker host lost for good: its data directory is gone, and a new worker on an empty one, at
+/// another address, takes its place. The checkpoint it had lives on as the replica on its ring
+/// successor, so the resume starts from that checkpoint (nothing before it is computed again) and
+/// ends with the reference's tables; and so for either worker.
+#[test]
+fn a_worker_whose_disk_is_lost_is_replaced_and_restored_from_its_replica() {
+    reference();
+    for lost in [1usize, 0] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut workers = two_workers(tmp.path());
+        let (run, wave) = build_then_stop(&workers, tmp.path());
+        workers[lost].kill();
+        std::fs::remove_dir_all(&workers[lost].data).unwrap();
+        let fresh = tmp.path().join(format!("replacement{lost}"));
+        workers[lost] = Worker::start_on(TOKEN, &fresh, "127.0.0.1:0");
+        let out = resume(&run, Some(&workers));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "resume with a replaced worker {lost}: {err}"
+        );
+        let holder = (lost + 1) % 2;
+        assert!(
+            err.contains(&format!("resuming after wave {wave}"))
+                && err.contains(&format!("from the replica on worker {holder}"))
+                && !err.contains("cannot be restored"),
+            "worker {lost}'s checkpoint after wave {wave} comes from worker {holder}'s replica: {err}"
+        );
+        assert_like_reference(
+            &run,
+            &format!("worker {lost} replaced after its disk was lost"),
+        );
+    }
 }

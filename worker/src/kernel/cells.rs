@@ -224,7 +224,10 @@ impl ShardArrays {
             blocks: (0..(len as usize).div_ceil(BLOCK_STATES))
                 .map(|_| AtomicU8::new(0))
                 .collect(),
-            waves: WaveLog::open(file("waves").as_deref())?,
+            waves: WaveLog::open(
+                dir.map(|d| d.join(kingmaker_tablefmt::wave_log::file_name(id)))
+                    .as_deref(),
+            )?,
         })
     }
 

@@ -90,6 +90,23 @@ impl<G: Game> WorkerEngine<G> {
         Ok(cp)
     }
 
+    /// Bytes `from..to` of an owned shard's wave log (for its replica).
+    pub fn wave_log_bytes(&self, shard: usize, from: u64, to: u64) -> Result<Vec<u8>, KernelError> {
+        self.shard(shard).waves.bytes_between(from, to)
+    }
+
+    /// Whether an owned shard's wave log begins with the `(len, crc)` a checkpoint recorded.
+    pub fn wave_log_matches(&self, shard: usize, len: u64, crc: u32) -> Result<bool, KernelError> {
+        let log = &self.shard(shard).waves;
+        let (have, _) = log.fingerprint()?;
+        Ok(have >= len && crc32(&log.bytes_between(0, len)?) == crc)
+    }
+
+    /// Replace an owned shard's wave log (with a copy fetched from its replica).
+    pub fn replace_wave_log(&self, shard: usize, bytes: &[u8]) -> Result<(), KernelError> {
+        self.shard(shard).waves.replace(bytes)
+    }
+
     /// Load the checkpoint of this worker's layer at `wave` from `dir`, checking every chunk's crc
     /// first: a missing or corrupt chunk is an error naming it, and nothing is loaded.
     pub fn restore(&self, wave: u32, dir: &Path) -> Result<WorkerCheckpoint, KernelError> {
@@ -159,14 +176,20 @@ impl CheckpointStore {
     }
 
     /// Save `engine` after wave `wave` closed; drop checkpoints older than the previous one.
-    pub fn save<G: Game>(&self, engine: &WorkerEngine<G>, wave: u32) -> Result<(), KernelError> {
+    /// Returns the new checkpoint's manifest.
+    pub fn save<G: Game>(
+        &self,
+        engine: &WorkerEngine<G>,
+        wave: u32,
+    ) -> Result<WorkerCheckpoint, KernelError> {
         let mut kept = self.kept.lock().expect("checkpoint list");
         let cp = engine.checkpoint(wave, &self.dir, kept.last())?;
-        kept.push(cp);
+        kept.push(cp.clone());
         if kept.len() > 2 {
             kept.remove(0);
         }
-        prune(&self.dir, engine.me(), &kept)
+        prune(&self.dir, engine.me(), &kept)?;
+        Ok(cp)
     }
 
     /// Load `engine`'s arrays as they were after wave `wave` closed.

@@ -50,7 +50,7 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
             .ok_or_else(|| self.not_mine(shard))
     }
     fn checkpoint(&self, wave: u32) -> Result<(), KernelError> {
-        self.store()?.save(&self.engine, wave)
+        self.store()?.save(&self.engine, wave).map(|_| ())
     }
     fn restore(&self, wave: u32) -> Result<(), KernelError> {
         self.store()?.load(&self.engine, wave)

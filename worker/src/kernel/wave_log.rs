@@ -88,6 +88,37 @@ impl WaveLog {
         }
     }
 
+    /// Bytes `from..to` of the log (what a replica lacks of it).
+    pub fn bytes_between(&self, from: u64, to: u64) -> Result<Vec<u8>, KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        let (from, to) = (from as usize, to as usize);
+        match &mut *store {
+            LogStore::Memory(v) => Ok(v.get(from..to).unwrap_or_default().to_vec()),
+            LogStore::File(f) => {
+                let mut out = vec![0; to.saturating_sub(from)];
+                f.seek(SeekFrom::Start(from as u64))
+                    .map_err(|e| self.err(e))?;
+                f.read_exact(&mut out).map_err(|e| self.err(e))?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Replace the whole log with `bytes` (a copy fetched from a replica), durably.
+    pub fn replace(&self, bytes: &[u8]) -> Result<(), KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        match &mut *store {
+            LogStore::Memory(v) => *v = bytes.to_vec(),
+            LogStore::File(f) => {
+                f.set_len(0).map_err(|e| self.err(e))?;
+                f.seek(SeekFrom::Start(0)).map_err(|e| self.err(e))?;
+                f.write_all(bytes).map_err(|e| self.err(e))?;
+                f.sync_data().map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Length and crc32 of the log as it stands (recorded by checkpoints).
     pub fn fingerprint(&self) -> Result<(u64, u32), KernelError> {
         Ok(fingerprint(&self.bytes()?))

@@ -222,11 +222,19 @@ impl Cluster {
                     (client.clone(), addr.clone(), self.run_id.clone());
                 probes.push(tokio::spawn(async move {
                     let probe = client.heartbeat(pb::HeartbeatRequest { run_id });
-                    match tokio::time::timeout(Duration::from_secs(2), probe).await {
+                    let wait = Duration::from_secs(2);
+                    match tokio::time::timeout(wait, probe).await {
                         Ok(Ok(_)) => None,
                         Ok(Err(s)) if is_transport(&s) => Some((addr, status_message(&s))),
                         Ok(Err(_)) => None,
-                        Err(_) => Some((addr, "does not answer (2s)".to_string())),
+                        Err(_) => Some((
+                            addr,
+                            format!(
+                                "does not answer a heartbeat within {}s of the failure (stopped, \
+                                 or its host or network is)",
+                                wait.as_secs()
+                            ),
+                        )),
                     }
                 }));
             }

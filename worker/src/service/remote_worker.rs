@@ -171,10 +171,13 @@ impl WorkerHandle for RemoteWorker {
             wave,
             ..self.step()
         };
-        self.call(
+        let reply = self.call(
             &format!("restoring the checkpoint after wave {wave}"),
             |mut c| async move { c.restore(request).await },
-        )
-        .map(|_| ())
+        )?;
+        if !reply.note.is_empty() {
+            tracing::warn!("worker {}: {}", self.name(), reply.note);
+        }
+        Ok(())
     }
 }

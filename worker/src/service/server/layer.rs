@@ -6,7 +6,7 @@ use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::memory::CellStorage;
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::lock::DirLock;
-use crate::service::connect::{keep_alive_for, lazy_client};
+use crate::service::connect::{keep_alive_for, lazy_client, Client};
 use crate::service::router::{GrpcRouter, RouterMetrics};
 use crate::spec::AnyGame;
 use crate::Game;
@@ -24,6 +24,10 @@ pub(super) struct OpenLayer {
     pub(super) layer: String,
     /// `data_dir/<run id>`.
     run_dir: PathBuf,
+    /// `data_dir/<run id>/<layer>`: the shard files, `checkpoint/` and `replicas/`.
+    pub(super) layer_dir: PathBuf,
+    /// Every worker of the run by number (this one included), for replicas.
+    pub(super) peers: Vec<(String, Client)>,
     pub(super) engine: Arc<WorkerEngine<AnyGame>>,
     /// The layer's checkpoints, in `data_dir/<run id>/<layer>/checkpoint/`.
     pub(super) checkpoints: Arc<CheckpointStore>,
@@ -223,7 +227,7 @@ impl WorkerService {
         let router = Arc::new(GrpcRouter::new(
             req.run_id.clone(),
             req.me,
-            peers,
+            peers.clone(),
             self.inner.runtime.clone(),
             abort_rx,
             RouterMetrics {
@@ -264,6 +268,8 @@ impl WorkerService {
             run_id: req.run_id.clone(),
             layer: layer.name.clone(),
             run_dir,
+            layer_dir: layer_dir.clone(),
+            peers,
             engine: Arc::new(engine),
             checkpoints: Arc::new(CheckpointStore::new(layer_dir.join("checkpoint"))),
             router,

@@ -10,6 +10,7 @@
 //! wait for each other forever.
 
 mod layer;
+mod replica;
 mod rpc;
 
 use super::auth::AddToken;
@@ -52,6 +53,7 @@ struct WorkerMetrics {
     shards: Arc<Metric>,
     updates_sent: Arc<Metric>,
     bytes_sent: Arc<Metric>,
+    replica_bytes_sent: Arc<Metric>,
 }
 
 impl WorkerMetrics {
@@ -72,6 +74,10 @@ impl WorkerMetrics {
             bytes_sent: r.counter(
                 "kingmaker_worker_update_bytes_sent_total",
                 "Bytes of updates sent to peers.",
+            ),
+            replica_bytes_sent: r.counter(
+                "kingmaker_worker_replica_bytes_sent_total",
+                "Bytes of checkpoint files sent to the replica on the ring successor.",
             ),
             decided: r.counter(
                 "kingmaker_worker_states_decided_total",

@@ -15,7 +15,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
 
-type ChunkStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
+pub(super) type ChunkStream =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
@@ -61,7 +62,7 @@ impl Worker for WorkerService {
             |open| open == wave + 1,
             |open| format!("asked to checkpoint wave {wave} while wave {open} is open (only the last closed wave can be saved)"),
         )?;
-        layer
+        let cp = layer
             .blocking(move |l| l.checkpoints.save(&l.engine, wave))
             .await?;
         tracing::info!(
@@ -69,7 +70,11 @@ impl Worker for WorkerService {
             layer.run_id,
             layer.layer
         );
-        Ok(Response::new(pb::StepReply {}))
+        // The checkpoint counts only once it also lives on another host.
+        let sent = layer.replicate(&cp).await?;
+        let m = &self.inner.metrics;
+        m.replica_bytes_sent.add(sent.bytes);
+        Ok(Response::new(pb::StepReply::default()))
     }
 
     async fn restore(
@@ -80,11 +85,38 @@ impl Worker for WorkerService {
         let (layer, wave) = (&step.layer, step.wave);
         // Not `blocking`: a damaged checkpoint is no reason to abandon the run, the coordinator may
         // fall back to the one before.
-        let l = layer.clone();
-        let restored = tokio::task::spawn_blocking(move || l.checkpoints.load(&l.engine, wave))
-            .await
-            .map_err(|e| Status::internal(format!("restoring panicked: {e}")))?
-            .map_err(Status::from);
+        let load = |l: Arc<super::layer::OpenLayer>| async move {
+            tokio::task::spawn_blocking(move || l.checkpoints.load(&l.engine, wave))
+                .await
+                .map_err(|e| Status::internal(format!("restoring panicked: {e}")))?
+                .map_err(Status::from)
+        };
+        let mut restored = load(layer.clone()).await;
+        let mut note = String::new();
+        if let Err(local) = &restored {
+            // This disk lacks it (lost, replaced, damaged): the replica on the successor has it.
+            tracing::warn!(
+                "run {}: layer {}: the checkpoint after wave {wave} cannot be restored from this \
+                 disk ({}); fetching it from the replica",
+                layer.run_id,
+                layer.layer,
+                local.message()
+            );
+            restored = match layer.fetch_replica(wave).await {
+                Ok(fetched) => {
+                    note = format!(
+                        "the checkpoint after wave {wave} was not whole on its disk ({}): {fetched}",
+                        local.message()
+                    );
+                    load(layer.clone()).await
+                }
+                Err(e) => Err(Status::data_loss(format!(
+                    "{}; and {}",
+                    local.message(),
+                    e.message()
+                ))),
+            };
+        }
         if let Err(status) = &restored {
             tracing::error!(
                 "run {}: layer {}: cannot restore the checkpoint after wave {wave}: {}",
@@ -100,7 +132,7 @@ impl Worker for WorkerService {
             layer.run_id,
             layer.layer
         );
-        Ok(Response::new(pb::StepReply {}))
+        Ok(Response::new(pb::StepReply { note }))
     }
 
     async fn init_pass(
@@ -110,7 +142,7 @@ impl Worker for WorkerService {
         let step = self.begin_step(req).await?;
         step.layer.open_wave.store(0, Relaxed);
         step.layer.blocking(|l| l.engine.init_pass()).await?;
-        Ok(Response::new(pb::StepReply {}))
+        Ok(Response::new(pb::StepReply::default()))
     }
 
     async fn run_wave(
@@ -129,7 +161,7 @@ impl Worker for WorkerService {
         self.inner.metrics.wave.set(u64::from(wave));
         layer.router.set_wave(wave);
         layer.blocking(move |l| l.engine.run_wave(wave)).await?;
-        Ok(Response::new(pb::StepReply {}))
+        Ok(Response::new(pb::StepReply::default()))
     }
 
     async fn close_wave(
@@ -207,6 +239,28 @@ impl Worker for WorkerService {
             self.inner.metrics.updates_received.add(n);
         }
         Ok(Response::new(pb::UpdatesReply { applied }))
+    }
+
+    async fn replica_status(
+        &self,
+        req: Request<pb::ReplicaStatusRequest>,
+    ) -> Result<Response<pb::ReplicaStatusReply>, Status> {
+        self.replica_status_call(req).await
+    }
+
+    async fn put_replica(
+        &self,
+        req: Request<Streaming<pb::ReplicaPiece>>,
+    ) -> Result<Response<pb::ReplicaStatusReply>, Status> {
+        self.put_replica_call(req).await
+    }
+
+    type GetReplicaStream = ChunkStream;
+    async fn get_replica(
+        &self,
+        req: Request<pb::GetReplicaRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
+        self.get_replica_call(req).await
     }
 
     type ShardValuesStream = ChunkStream;
