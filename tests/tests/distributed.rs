@@ -436,6 +436,18 @@ fn a_stalled_worker_is_reported_by_address() {
         err.contains(&format!("worker {stalled}")) && err.contains("heartbeats"),
         "{err}"
     );
+    // The stall is judged by the run's --worker-timeout (3 s), not by a connection's keep-alive:
+    // the silence the coordinator reports is the timeout and at most one heartbeat interval more.
+    let silence: f64 = err
+        .split("has not answered heartbeats for ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the silence is reported in seconds: {err}"));
+    assert!(
+        (3.0..=5.0).contains(&silence),
+        "reported after {silence}s of silence, the timeout being 3s: {err}"
+    );
 }
 
 /// Every file under `dir` with its length and modification time.

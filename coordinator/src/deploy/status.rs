@@ -189,7 +189,8 @@ fn print_run(d: &Deployment, s: &Value) {
                     .filter_map(|v| v.as_str())
                     .collect::<Vec<_>>()
                     .join(", "))
-                .unwrap_or_default()
+                .filter(|names| !names.is_empty())
+                .unwrap_or_else(|| "none".into())
         );
     }
     if let Some(c) = s["checkpoint"].as_object() {
