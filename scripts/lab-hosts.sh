@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Rehearsal hosts on this machine: network namespaces, each with its own address on a private
+# subnet (a veth pair to a bridge) and its own sshd, as tests/tests/deploy.rs makes them, but
+# lasting until `down` so that a long run can span sittings.
+#
+#   scripts/lab-hosts.sh up DIR N [SUBNET]   hosts h0..h{N-1} at SUBNET.10, .11, ... (default
+#                                            SUBNET 10.251.7); DIR gets the ssh key
+#                                            (id_ed25519), known_hosts and one folder per host
+#   scripts/lab-hosts.sh down DIR            kill what runs in the hosts, remove them
+#   scripts/lab-hosts.sh ip DIR HOST         the host's address (h0, h1, ...)
+#   scripts/lab-hosts.sh cut DIR HOST        drop the host off the network (its link down)
+#   scripts/lab-hosts.sh mend DIR HOST       put it back
+#
+# The hosts share this machine's filesystem: give each its own install_dir and data_dir in the
+# inventory (docs/operators.md, "Rehearsing on one machine"). Needs root, iproute2, openssh-server.
+# LAB_NICE=N runs every host's processes at niceness N.
+set -euo pipefail
+cmd=${1:?usage: lab-hosts.sh up|down|ip|cut|mend DIR ...}
+dir=${2:?the lab directory}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+tag=$(printf '%s' "$dir" | cksum | cut -c1-5)
+bridge=kmlab$tag
+
+case $cmd in
+up)
+  n=${3:?how many hosts}
+  subnet=${4:-10.251.7}
+  [ -e "$dir/hosts" ] && { echo "$dir already has hosts: down first" >&2; exit 1; }
+  ip link add "$bridge" type bridge
+  ip link set "$bridge" type bridge nf_call_iptables 0 2>/dev/null || true
+  ip addr add "$subnet.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  [ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/id_ed25519"
+  cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+  mkdir -p /run/sshd
+  : >"$dir/known_hosts"
+  : >"$dir/hosts"
+  for i in $(seq 0 $((n - 1))); do
+    ns=kml$tag-$i
+    hip=$subnet.$((10 + i))
+    ip netns add "$ns"
+    ip link add "kmlv$tag$i" type veth peer name "kmlp$tag$i"
+    ip link set "kmlv$tag$i" master "$bridge"
+    ip link set "kmlv$tag$i" up
+    ip link set "kmlp$tag$i" netns "$ns"
+    ip -n "$ns" link set "kmlp$tag$i" name eth0
+    ip -n "$ns" addr add "$hip/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    h=$dir/h$i
+    mkdir -p "$h"
+    [ -f "$h/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$h/ssh_host_ed25519_key"
+    echo "$hip $(cut -d' ' -f1,2 "$h/ssh_host_ed25519_key.pub")" >>"$dir/known_hosts"
+    cat >"$h/sshd_config" <<EOF
+ListenAddress $hip
+Port 22
+HostKey $h/ssh_host_ed25519_key
+PidFile $h/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+ClientAliveInterval 0
+Subsystem sftp /usr/lib/openssh/sftp-server
+LogLevel ERROR
+EOF
+    # sshd reaps what its sessions leave running (deploy's nohup services), as init does on a
+    # real host: this machine's PID 1 may not reap orphans, and a zombie looks alive.
+    # LAB_NICE: the niceness of everything the host runs (a long rehearsal beside other work).
+    nice -n "${LAB_NICE:-0}" ip netns exec "$ns" python3 -c '
+import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    sys.exit("prctl failed")
+os.execv(sys.argv[1], sys.argv[1:])' /usr/sbin/sshd -D -e -f "$h/sshd_config" \
+      </dev/null >"$h/sshd.log" 2>&1 &
+    echo "h$i $ns $hip" >>"$dir/hosts"
+  done
+  for i in $(seq 0 $((n - 1))); do
+    hip=$subnet.$((10 + i))
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/$hip/22") 2>/dev/null && break
+      sleep 0.1
+    done
+  done
+  cat "$dir/hosts"
+  ;;
+down)
+  [ -f "$dir/hosts" ] || exit 0
+  while read -r _ ns _; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done <"$dir/hosts"
+  for v in $(ip -o link show | grep -o "kmlv$tag[0-9]*" | sort -u); do ip link del "$v" 2>/dev/null || true; done
+  ip link del "$bridge" 2>/dev/null || true
+  rm -f "$dir/hosts"
+  ;;
+ip)
+  awk -v h="${3:?host}" '$1 == h { print $3 }' "$dir/hosts"
+  ;;
+cut | mend)
+  ns=$(awk -v h="${3:?host}" '$1 == h { print $2 }' "$dir/hosts")
+  [ -n "$ns" ] || { echo "no host ${3} in $dir/hosts" >&2; exit 1; }
+  ip -n "$ns" link set eth0 "$([ "$cmd" = cut ] && echo down || echo up)"
+  ;;
+*)
+  echo "unknown command $cmd (up, down, ip, cut, mend)" >&2
+  exit 1
+  ;;
+esac
