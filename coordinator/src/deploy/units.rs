@@ -62,6 +62,7 @@ pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
             let resume: Vec<String> = checkpoints
                 .iter()
                 .cloned()
+                .chain(resume_takes(&run.build_args))
                 .chain(run.resume_args.iter().cloned())
                 .collect();
             vars.push(("KINGMAKER_RUN_DIR", host.run_dir(&run.name)));
@@ -81,6 +82,32 @@ pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
         text.push_str(&format!("{k}=\"{v}\"\n"));
     }
     text
+}
+
+/// Those of `build_args` that `kingmaker resume` takes too (`--worker-timeout 2`, `--threads 8`,
+/// ...), so that a resumed run keeps the settings it was built with.
+fn resume_takes(build_args: &[String]) -> Vec<String> {
+    use clap::Args;
+    let resume = crate::cmd::resume::ResumeArgs::augment_args(clap::Command::new("resume"));
+    let mut out = Vec::new();
+    let mut words = build_args.iter().peekable();
+    while let Some(word) = words.next() {
+        let Some(option) = word.strip_prefix("--") else {
+            continue;
+        };
+        let name = option.split('=').next().unwrap_or(option);
+        let Some(arg) = resume.get_arguments().find(|a| a.get_long() == Some(name)) else {
+            continue;
+        };
+        out.push(word.clone());
+        let takes_value = arg.get_action().takes_values();
+        if takes_value && !option.contains('=') {
+            if let Some(value) = words.next() {
+                out.push(value.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The `kingmaker build` arguments deploy will use, as a list (for checking them locally).
@@ -104,6 +131,17 @@ pub fn build_argv(inv: &Inventory) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resumed_run_keeps_the_build_options_resume_takes() {
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            resume_takes(&words(
+                "--worker-timeout 2 --shard-size 64 --threads=3 --no-symmetry"
+            )),
+            words("--worker-timeout 2 --threads=3")
+        );
+    }
 
     #[test]
     fn units_follow_the_install_dir() {
