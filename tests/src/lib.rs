@@ -1,6 +1,8 @@
 //! Helpers for the end-to-end tests: locate and run the real `kingmaker` and `kingmaker-worker`
 //! binaries (built by `cargo build --release --bins` before the tests run; see scripts/test.sh).
 
+pub mod lab;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
