@@ -8,6 +8,7 @@ mod explore;
 mod fuzz_tests;
 mod games;
 mod lock;
+mod preflight;
 mod principal_line;
 mod progress;
 mod reach;

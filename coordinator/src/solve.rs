@@ -87,16 +87,30 @@ pub enum Ending {
     Stopped,
 }
 
-/// Set by SIGINT/SIGTERM: finish the current wave, checkpoint, stop. A second signal exits at
-/// once (the last checkpoint still stands, so the run can be resumed).
+/// Set while the process sets up (checking finished layers, building the game, allocating cells,
+/// restoring a checkpoint); cleared when the first wave closes.
+static SETUP: std::sync::LazyLock<Arc<AtomicBool>> =
+    std::sync::LazyLock::new(|| Arc::new(AtomicBool::new(true)));
+/// Set by the first SIGINT/SIGTERM once waves run.
+static STOP: std::sync::LazyLock<Arc<AtomicBool>> =
+    std::sync::LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+static SIGNALS: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+
+/// Set by SIGINT/SIGTERM once waves run: finish the current wave, checkpoint, stop. A second
+/// signal exits at once (the last checkpoint still stands, so the run can be resumed), and so
+/// does the first one during setup (nothing there is worth waiting for). `build` and `resume`
+/// call it first thing, so no signal finds the default action; later calls return the same flag.
 pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
-        signal_hook::flag::register(sig, stop.clone())?;
+    if SIGNALS.get().is_none() {
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register_conditional_shutdown(sig, 130, SETUP.clone())?;
+            signal_hook::flag::register_conditional_shutdown(sig, 130, STOP.clone())?;
+            signal_hook::flag::register(sig, STOP.clone())?;
+        }
+        let _ = SIGNALS.set(());
     }
-    Ok(stop)
+    Ok(STOP.clone())
 }
 
 /// Watches the waves of one layer: progress, checkpoints, the run manifest, stopping.
@@ -115,6 +129,7 @@ struct Observer<'a> {
 
 impl LayerObserver for Observer<'_> {
     fn wave(&mut self, w: &WaveSummary) {
+        SETUP.store(false, Ordering::Relaxed);
         self.bar.wave(w);
         let elapsed = self.started.elapsed().as_secs_f64();
         let progress = Progress::new(

@@ -75,6 +75,8 @@ pub struct BuildArgs {
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
+    // From here on a signal is ours (setup: exit at once; waves: checkpoint, then stop).
+    crate::solve::stop_on_signals()?;
     let spec = args.game.spec();
     options::check_shard_size(args.shard_size).map_err(anyhow::Error::msg)?;
     check_options(
@@ -108,6 +110,10 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
+    // Before anything is allocated or written: does it fit?
+    let budget = args.memory_budget.unwrap_or_else(default_memory_budget);
+    let needs = crate::preflight::needs(game.size(), layers.len(), budget, cluster.is_some());
+    crate::preflight::check(&needs, budget, &out)?;
     // Locked for the whole build: a second build or a resume of it is refused.
     let (run, _lock) = RunDir::create(&out, "kingmaker build", &spec)?;
     let info = RunInfo {
@@ -140,7 +146,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         local_workers: args.local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,
-        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
+        memory_budget: budget,
     };
     let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
     if let Some(addr) = &args.metrics {

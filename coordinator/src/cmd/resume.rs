@@ -58,6 +58,8 @@ pub struct ResumeArgs {
 }
 
 pub fn run(args: ResumeArgs) -> Result<()> {
+    // From here on a signal is ours (setup: exit at once; waves: checkpoint, then stop).
+    crate::solve::stop_on_signals()?;
     let (run, mut info) = RunDir::open(&args.dir)?;
     let local_workers = match (args.local_workers, info.local_workers) {
         (Some(given), Some(built)) if given != built => bail!(

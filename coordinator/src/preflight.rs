@@ -1,0 +1,124 @@
+//! What a build will need (states, memory, disk), checked before anything is allocated: a job
+//! that cannot fit is refused with its numbers, not found out by the kernel's OOM killer.
+
+use crate::digits::group_digits;
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// A build's needs, from its state count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// States of the index space the kernel solves.
+    pub states: u64,
+    /// Bytes of cells while a layer is solved (one per state).
+    pub cells: u64,
+    /// Whether the cells fit the memory budget (else they are files mapped from the run
+    /// directory, and count as disk).
+    pub cells_in_memory: bool,
+    /// Bytes of disk: mapped cells, plus the finished layers' values (2 bits a state, before
+    /// compression) and one checkpoint generation of compressed cells (bounded by the cells).
+    pub disk: u64,
+}
+
+/// The needs of solving `layers` layers of `states` states with `budget` bytes of memory, in
+/// process (`remote`: on workers, which hold the cells and check their own budgets).
+pub fn needs(states: u64, layers: usize, budget: u64, remote: bool) -> Needs {
+    let cells = states;
+    let cells_in_memory = remote || cells <= budget;
+    let mapped = if cells_in_memory { 0 } else { cells };
+    let values = (states / 4).saturating_mul(layers as u64);
+    let checkpoint = if remote { 0 } else { cells / 4 };
+    Needs {
+        states,
+        cells,
+        cells_in_memory,
+        disk: mapped.saturating_add(values).saturating_add(checkpoint),
+    }
+}
+
+/// Free bytes on the filesystem holding `path` (or its nearest existing ancestor).
+pub fn free_disk(path: &Path) -> Option<u64> {
+    let mut at = path;
+    while !at.exists() {
+        at = at.parent()?;
+    }
+    let at = if at.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        at
+    };
+    let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
+        .then(|| (s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuse a build whose needs exceed the disk at `out`; say what it will use otherwise.
+pub fn check(needs: &Needs, budget: u64, out: &Path) -> Result<()> {
+    let where_cells = if needs.cells_in_memory {
+        format!("in memory (budget {})", gib(budget))
+    } else {
+        format!(
+            "more than the memory budget of {}, so mapped from files in the run directory",
+            gib(budget)
+        )
+    };
+    let plan = format!(
+        "{} states: cells of {} {where_cells}; about {} of disk",
+        group_digits(&needs.states.to_string()),
+        gib(needs.cells),
+        gib(needs.disk)
+    );
+    if let Some(free) = free_disk(out) {
+        if needs.disk > free {
+            bail!(
+                "this build does not fit: {plan}, and {} has {} free. Give it a smaller game, a \
+                 disk with room (--out), more memory (--memory-budget), or workers (--workers)",
+                out.display(),
+                gib(free)
+            );
+        }
+    }
+    tracing::info!("{plan}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_fit_the_budget_or_count_as_disk() {
+        let small = needs(1000, 3, 1 << 20, false);
+        assert!(small.cells_in_memory);
+        assert_eq!(small.disk, 750 + 250);
+        let big = needs(1 << 40, 1, 1 << 30, false);
+        assert!(!big.cells_in_memory);
+        assert_eq!(big.disk, (1 << 40) + (1 << 38) + (1 << 38));
+        // On workers the coordinator keeps only the finished values.
+        let remote = needs(1 << 40, 2, 1 << 30, true);
+        assert!(remote.cells_in_memory);
+        assert_eq!(remote.disk, 2 << 38);
+        // No overflow at absurd sizes.
+        assert_eq!(needs(u64::MAX, 64, 0, false).disk, u64::MAX);
+    }
+
+    #[test]
+    fn a_build_larger_than_the_disk_is_refused_with_its_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let huge = needs(42_001_790_947_308_396, 1, 17 << 30, false);
+        let err = check(&huge, 17 << 30, &dir.path().join("run"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("42,001,790,947,308,396 states") && err.contains("free"),
+            "{err}"
+        );
+        check(&needs(1000, 1, 1 << 20, false), 1 << 20, dir.path()).unwrap();
+    }
+}

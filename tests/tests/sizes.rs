@@ -1,0 +1,92 @@
+//! Sizes are bounded before work starts: a build that cannot fit is refused with its numbers
+//! before anything is allocated, `count` answers at once for index spaces too large to
+//! enumerate, and a SIGTERM during a build's setup ends it at once.
+
+use kingmaker_e2e::{bin, kingmaker, kingmaker_ok};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_build_larger_than_the_disk_is_refused_with_its_numbers_before_the_run_exists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("go");
+    let out = kingmaker(&[
+        "build",
+        "go",
+        "--surface",
+        "plane",
+        "--size",
+        "1x31",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "1x31 Go was accepted: {err}");
+    assert!(
+        err.contains("does not fit") && err.contains(" states: cells of ") && err.contains("free"),
+        "the refusal gives the states, the cells and the free disk: {err}"
+    );
+    assert!(!run.exists(), "nothing is created for a refused build");
+}
+
+#[test]
+fn count_gives_the_size_of_an_index_space_too_large_to_enumerate_at_once() {
+    let t = Instant::now();
+    let text = kingmaker_ok(&[
+        "count",
+        "go",
+        "--surface",
+        "torus",
+        "--size",
+        "5x6",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(v["states"].as_str().is_some_and(|s| s.len() > 10), "{text}");
+    assert!(v["illegal_states"].is_null(), "{text}");
+    assert!(
+        v["illegal_states_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("not counted")),
+        "{text}"
+    );
+    // A hang guard, not a speed goal: enumerating would take hours.
+    assert!(t.elapsed() < Duration::from_secs(120));
+}
+
+/// The first SIGTERM once waves run finishes the wave and checkpoints (exit 0); during setup
+/// there is nothing to save, and it ends the process at once (exit 130), before any wave.
+#[test]
+fn sigterm_during_setup_ends_the_build_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("cc2p");
+    // Its setup (ranking tables, 141 M cells, the initial pass) takes seconds.
+    let mut child = Command::new(bin("kingmaker"))
+        .args(["build", "cc2p", "--board", "7x7", "--pieces", "3", "--out"])
+        .arg(&run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !run.join("run.json").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the build ended before its setup"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no run.json");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    let progress = std::fs::read_to_string(run.join("progress.json")).unwrap_or_default();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "a SIGTERM in setup ends the build at once (progress: {progress})"
+    );
+}
