@@ -36,6 +36,14 @@ fn a_damaged_block_is_reported_as_a_crc_error() {
         s(&run),
     ]);
     kingmaker_ok(&["line", s(&run), "start"]);
+    // A cut line says it was cut before its end, whatever its value; no line has 0 plies.
+    let cut = kingmaker_ok(&["line", s(&run), "start", "--max-plies", "1"]);
+    assert!(
+        cut.contains("line cut after 1 ply, before the game ended or a position repeated"),
+        "{cut}"
+    );
+    let zero = kingmaker(&["line", s(&run), "start", "--max-plies", "0"]);
+    assert!(!zero.status.success(), "--max-plies 0 is refused");
     damage_blocks(&run.join("layers/solo.kmt"));
     let out = kingmaker(&["line", s(&run), "start"]);
     let err = String::from_utf8_lossy(&out.stderr);

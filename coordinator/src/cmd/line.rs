@@ -27,9 +27,10 @@ pub struct LineArgs {
     /// cc3p also `enable_ab` or `enable_ac`, for Go a threshold layer such as `score_ge_1`).
     #[arg(long, default_value = "solo")]
     pub layer: String,
-    /// Stop a drawn line after this many plies if no state has repeated by then.
-    #[arg(long, default_value_t = 10_000)]
-    pub max_plies: usize,
+    /// Stop the line after this many plies if it has neither ended nor repeated by then (1 or
+    /// more).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_plies: u64,
     /// Print JSON: every ply's move, position, value and depth, and how the line ends.
     #[arg(long)]
     pub json: bool,
@@ -54,7 +55,7 @@ pub fn run(args: LineArgs) -> Result<()> {
         layer.coalition,
         start,
         |i| table.lookup(i),
-        args.max_plies,
+        usize::try_from(args.max_plies).unwrap_or(usize::MAX),
     )?;
     if args.json {
         println!(
@@ -230,10 +231,11 @@ fn line_text(game: &AnyGame, layer: &Layer, line: &Line) -> String {
         out.push('\n');
     }
     out.push('\n');
+    let plies = |n: usize| format!("{n} {}", if n == 1 { "ply" } else { "plies" });
     out += &match line.ending {
         Ending::GameOver { winner } => format!(
-            "game over after {} plies: {}\n",
-            line.plies.len() - 1,
+            "game over after {}: {}\n",
+            plies(line.plies.len() - 1),
             game.outcome_text(winner)
         ),
         Ending::Cycle { from } => {
@@ -250,8 +252,9 @@ fn line_text(game: &AnyGame, layer: &Layer, line: &Line) -> String {
             )
         }
         Ending::Cut => format!(
-            "line cut after {} plies without a repetition (raise --max-plies)\n",
-            line.plies.len() - 1
+            "line cut after {}, before the game ended or a position repeated (raise \
+             --max-plies)\n",
+            plies(line.plies.len() - 1)
         ),
     };
     out
