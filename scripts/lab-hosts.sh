@@ -10,6 +10,10 @@
 #   scripts/lab-hosts.sh ip DIR HOST         the host's address (h0, h1, ...)
 #   scripts/lab-hosts.sh cut DIR HOST        drop the host off the network (its link down)
 #   scripts/lab-hosts.sh mend DIR HOST       put it back
+#   scripts/lab-hosts.sh nice DIR [N]        run what the hosts run now at niceness N (default 19),
+#                                            autogroup included (services start in sessions of
+#                                            their own, where plain nice does not reach); again
+#                                            after every launch or resume
 #
 # The hosts share this machine's filesystem: give each its own install_dir and data_dir in the
 # inventory (docs/operators.md, "Rehearsing on one machine"). Needs root, iproute2, openssh-server.
@@ -105,8 +109,17 @@ cut | mend)
   [ -n "$ns" ] || { echo "no host ${3} in $dir/hosts" >&2; exit 1; }
   ip -n "$ns" link set eth0 "$([ "$cmd" = cut ] && echo down || echo up)"
   ;;
+nice)
+  level=${3:-19}
+  while read -r _ ns _; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do
+      renice -n "$level" -p "$pid" >/dev/null 2>&1 || true
+      echo "$level" >"/proc/$pid/autogroup" 2>/dev/null || true
+    done
+  done <"$dir/hosts"
+  ;;
 *)
-  echo "unknown command $cmd (up, down, ip, cut, mend)" >&2
+  echo "unknown command $cmd (up, down, ip, cut, mend, nice)" >&2
   exit 1
   ;;
 esac
