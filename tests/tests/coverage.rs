@@ -601,8 +601,9 @@ fn layer_subsets_build_and_resume_to_the_full_build() {
 }
 
 /// A chunk deleted from a worker's newest checkpoint (one that checkpoint wrote, not one it shares
-/// with the checkpoint before): the resume names the chunk and the worker, says it falls back,
-/// resumes after the wave before, and ends with the reference's tables.
+/// with the checkpoint before), and from its replica on the other worker: the resume names the
+/// chunk and the worker, says it falls back, resumes after the wave before, and ends with the
+/// reference's tables.
 #[test]
 fn a_deleted_chunk_on_a_worker_is_named_and_the_resume_falls_back() {
     let reference = cc3p_reference();
@@ -663,6 +664,15 @@ fn a_deleted_chunk_on_a_worker_is_named_and_the_resume_falls_back() {
         .find(|c| !before.contains(c))
         .expect("worker 1's newest checkpoint wrote a chunk of its own");
     std::fs::remove_file(cpdir.join(&chunk)).unwrap();
+    // And its copy in the replica on worker 0 (alone, the replica would stand in for it: the
+    // distributed resume tests).
+    let replica = workers[0]
+        .data
+        .join(&run_id)
+        .join("solo/replicas/worker-1")
+        .join(&chunk);
+    std::fs::remove_file(&replica)
+        .unwrap_or_else(|e| panic!("worker 0 holds a replica of {chunk}: {e}"));
 
     let out = kingmaker(&["resume", run.to_str().unwrap(), "--token", TOKEN]);
     let stderr = String::from_utf8_lossy(&out.stderr);

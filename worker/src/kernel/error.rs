@@ -8,7 +8,7 @@ pub enum KernelError {
     #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
     CounterOverflow { index: u64, count: usize, max: u8 },
     // The cause in the message, not as a source (an error chain would print it twice).
-    #[error("shard array {path}: {error}")]
+    #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
     #[error("worker {worker}: {message}")]
     Worker { worker: String, message: String },

@@ -255,9 +255,14 @@ impl Cluster {
             m.abort();
         }
         let run_id = self.run_id.clone();
+        // The worker that stopped the run is not waited for: it did not answer already.
+        let culprit = self.failure().map(|(addr, _)| addr);
         self.runtime.block_on(async {
             let mut calls = Vec::new();
             for (addr, client, _) in &self.workers {
+                if culprit.as_ref() == Some(addr) {
+                    continue;
+                }
                 let (mut client, addr) = (client.clone(), addr.clone());
                 let request = pb::ShutdownRequest {
                     run_id: run_id.clone(),
