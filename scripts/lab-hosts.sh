@@ -10,6 +10,10 @@
 #   scripts/lab-hosts.sh ip DIR HOST         the host's address (h0, h1, ...)
 #   scripts/lab-hosts.sh cut DIR HOST        drop the host off the network (its link down)
 #   scripts/lab-hosts.sh mend DIR HOST       put it back
+#   scripts/lab-hosts.sh inventory DIR RUN GAME [OPTION...]
+#                                            print an inventory for run RUN of GAME OPTION... on
+#                                            the hosts (h0 the coordinator, the others workers);
+#                                            edit the [run] settings it prints to taste
 #   scripts/lab-hosts.sh nice DIR [N]        run what the hosts run now at niceness N (default 19),
 #                                            autogroup included (services start in sessions of
 #                                            their own, where plain nice does not reach); again
@@ -30,7 +34,14 @@ case $cmd in
 up)
   n=${3:?how many hosts}
   subnet=${4:-10.251.7}
-  [ -e "$dir/hosts" ] && { echo "$dir already has hosts: down first" >&2; exit 1; }
+  if [ -e "$dir/hosts" ]; then
+    first=$(awk 'NR == 1 { print $2 }' "$dir/hosts")
+    if ip netns list | grep -qw "$first"; then
+      echo "$dir already has hosts: down first" >&2
+      exit 1
+    fi
+    rm -f "$dir/hosts" # left by a reboot: the namespaces went with it
+  fi
   ip link add "$bridge" type bridge
   ip link set "$bridge" type bridge nf_call_iptables 0 2>/dev/null || true
   ip addr add "$subnet.1/24" dev "$bridge"
@@ -109,6 +120,52 @@ cut | mend)
   [ -n "$ns" ] || { echo "no host ${3} in $dir/hosts" >&2; exit 1; }
   ip -n "$ns" link set eth0 "$([ "$cmd" = cut ] && echo down || echo up)"
   ;;
+inventory)
+  run=${3:?the run name}
+  game=${4:?the game}
+  shift 4
+  opts=""
+  for o in "$@"; do opts="$opts${opts:+, }\"$o\""; done
+  cat <<EOF
+# Run $run on the hosts of scripts/lab-hosts.sh in $dir.
+[run]
+name = "$run"
+game = "$game"
+options = [$opts]
+token_file = "secrets/$run.token"
+worker_port = 7070
+checkpoint_every_secs = 600
+checkpoint_every_waves = 0
+build_args = ["--worker-timeout", "10"]
+worker_args = []
+release_dir = "$dir/release"
+binaries = "$dir/bin"
+min_free_disk = "10GiB"
+
+[ssh]
+known_hosts = "known_hosts"
+strict_host_keys = true
+connect_timeout_secs = 5
+EOF
+  while read -r h _ hip; do
+    role=worker
+    [ "$h" = h0 ] && role=coordinator
+    cat <<EOF
+
+[[host]]
+name = "$h"
+role = "$role"
+address = "$hip"
+user = "root"
+identity_file = "id_ed25519"
+install_dir = "$dir/$h/opt"
+data_dir = "$dir/$h/data"
+private_address = "$hip"
+threads = 1
+supervisor = "nohup"
+EOF
+  done <"$dir/hosts"
+  ;;
 nice)
   level=${3:-19}
   while read -r _ ns _; do
@@ -119,7 +176,7 @@ nice)
   done <"$dir/hosts"
   ;;
 *)
-  echo "unknown command $cmd (up, down, ip, cut, mend, nice)" >&2
+  echo "unknown command $cmd (up, down, ip, cut, mend, inventory, nice)" >&2
   exit 1
   ;;
 esac
