@@ -292,22 +292,8 @@ pub fn describe_table(t: &TableSummary) -> String {
 
 /// Write JSON to a temporary file, fsync it, and rename it into place.
 pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(value)? + "\n";
-    {
-        use std::io::Write;
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} into place", tmp.display()))?;
-    if let Some(dir) = path.parent() {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
+    kingmaker_tablefmt::fsio::write_atomically(path, text.as_bytes())?;
     Ok(())
 }
 

@@ -23,7 +23,6 @@
 
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Version of the checkpoint files described above (manifests carry no version field: a change
@@ -47,20 +46,13 @@ pub struct ChunkRef {
     pub frame_crc: u32,
 }
 
-/// crc32 of a byte slice (the checksum used throughout the checkpoint format).
-pub fn crc32(data: &[u8]) -> u32 {
-    crc32fast::hash(data)
-}
+pub use crate::fsio::crc32;
 
 /// Compress `data` into `dir/file` durably and describe it.
 pub fn write_chunk(dir: &Path, file: &str, data: &[u8]) -> Result<ChunkRef, FormatError> {
     let path = dir.join(file);
-    let tmp = dir.join(format!("{file}.tmp"));
     let frame = zstd::bulk::compress(data, LEVEL).map_err(|e| FormatError::io(&path, e))?;
-    let mut f = std::fs::File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
-    f.write_all(&frame).map_err(|e| FormatError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| FormatError::io(&path, e))?;
+    crate::fsio::write_atomically(&path, &frame)?;
     Ok(ChunkRef {
         file: file.to_string(),
         raw_len: data.len() as u64,
@@ -211,18 +203,8 @@ pub fn is_manifest_of(worker: usize, name: &str) -> bool {
 
 /// Write a manifest durably: to a temporary file, fsync, rename into place, fsync the directory.
 pub fn write_manifest(path: &Path, manifest: &WorkerCheckpoint) -> Result<(), FormatError> {
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_vec_pretty(manifest).expect("serialisable");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
-    f.write_all(&text).map_err(|e| FormatError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| FormatError::io(parent, e))?;
-    }
-    Ok(())
+    crate::fsio::write_atomically(path, &text)
 }
 
 /// Read a manifest, naming the file in errors (unreadable: [`FormatError::Io`]; not a manifest:

@@ -1,6 +1,7 @@
 //! Kingmaker's on-disk formats. No async, no game rules: bytes in, bytes out.
 
 pub mod checkpoint;
+pub mod fsio;
 pub mod layer;
 pub mod release;
 pub mod table;

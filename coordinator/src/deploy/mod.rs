@@ -288,10 +288,7 @@ pub fn fingerprint(token: &str) -> String {
 }
 
 pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h)?;
-    Ok(hex::encode(h.finalize()))
+    Ok(kingmaker_tablefmt::fsio::file_sha256(path)?.1)
 }
 
 fn read_token(path: &Path) -> Result<String> {

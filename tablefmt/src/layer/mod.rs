@@ -39,7 +39,7 @@ pub use identity::LayerIdentity;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -65,10 +65,7 @@ pub const MAX_STATES: u64 = 1 << 56;
 /// File extension of layer files.
 pub const LAYER_EXT: &str = "kmt";
 
-/// crc32 (IEEE, as zlib and crc32fast compute it).
-pub fn crc32(data: &[u8]) -> u32 {
-    crc32fast::hash(data)
-}
+pub use crate::fsio::{crc32, file_sha256};
 
 /// One entry of the block index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -380,23 +377,6 @@ impl LayerWriter {
             depth_modulus: header.depth_code.modulus,
         })
     }
-}
-
-/// Size and sha256 (hex) of a file, read in 1 MiB pieces.
-pub fn file_sha256(path: &Path) -> Result<(u64, String), FormatError> {
-    let mut f = File::open(path).map_err(|e| FormatError::io(path, e))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = f.read(&mut buf).map_err(|e| FormatError::io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        size += n as u64;
-    }
-    Ok((size, hex::encode(hasher.finalize())))
 }
 
 /// Recently used blocks of one layer file, most recent last.

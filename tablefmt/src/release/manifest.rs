@@ -9,7 +9,6 @@ use crate::table::ValueCounts;
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::Path;
 
 pub const MANIFEST: &str = "manifest.json";
@@ -261,16 +260,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
 
 /// Write `bytes` to `dir/name` durably: a temporary file, fsync, rename, fsync of the directory.
 pub fn write_file_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), FormatError> {
-    let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| FormatError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| FormatError::io(&path, e))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::fsio::write_atomically(&dir.join(name), bytes)
 }
 
 /// Write `manifest.json`, then `manifest.sha256` (last: it marks the release complete).

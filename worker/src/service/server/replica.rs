@@ -273,9 +273,8 @@ impl OpenLayer {
                     continue;
                 }
                 let data = get(r.file.clone(), 0).await?;
-                let tmp = dir.join(format!("{}.tmp", r.file));
-                std::fs::write(&tmp, &data).map_err(|e| io_status(&tmp, e))?;
-                std::fs::rename(&tmp, dir.join(&r.file)).map_err(|e| io_status(&tmp, e))?;
+                kingmaker_tablefmt::fsio::write_atomically(&dir.join(&r.file), &data)
+                    .map_err(|e| Status::internal(e.to_string()))?;
                 check_frame(&dir, r).map_err(|e| Status::data_loss(format!("replica: {e}")))?;
                 files += 1;
                 total += data.len() as u64;
