@@ -110,6 +110,7 @@ down)
   done <"$dir/hosts"
   for v in $(ip -o link show | grep -o "kmlv$tag[0-9]*" | sort -u); do ip link del "$v" 2>/dev/null || true; done
   ip link del "$bridge" 2>/dev/null || true
+  rmdir "/sys/fs/cgroup/cpu/kmlab$tag" 2>/dev/null || true
   rm -f "$dir/hosts"
   ;;
 ip)
@@ -168,10 +169,17 @@ EOF
   ;;
 nice)
   level=${3:-19}
+  # Niceness alone does not reach across cgroups and sessions: with cgroup v1's cpu controller the
+  # hosts also get a group of their own whose CPU share falls with N (53 of 1024 at 19).
+  group=/sys/fs/cgroup/cpu/kmlab$tag
+  if [ -d /sys/fs/cgroup/cpu ] && mkdir -p "$group" 2>/dev/null; then
+    echo $((1024 * (20 - level) / 20 + 2)) >"$group/cpu.shares"
+  fi
   while read -r _ ns _; do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do
       renice -n "$level" -p "$pid" >/dev/null 2>&1 || true
       echo "$level" >"/proc/$pid/autogroup" 2>/dev/null || true
+      [ -d "$group" ] && echo "$pid" >"$group/cgroup.procs" 2>/dev/null || true
     done
   done <"$dir/hosts"
   ;;
