@@ -40,7 +40,7 @@ pub type WorkerFactory<'a> = dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn Wo
 /// Asked when every scheduled layer is solved: the next layer of an adaptive schedule, if any.
 pub type NextLayer<'a> = dyn Fn(&RunState) -> Result<Option<Layer>> + 'a;
 
-/// The layers a game adds as their answers at the start come in ([`GameSpec::next_layer`]: Go's
+/// The layers a game adds as their answers at the start come in ([`kingmaker_worker::spec::GameSpec::next_layer`]: Go's
 /// search for the optimal score), each appended to `run.json` before it is solved so that
 /// `resume` solves it too. `game` is the run's game (its start, its tables).
 pub fn adaptive_schedule<'a>(

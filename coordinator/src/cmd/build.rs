@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub struct BuildArgs {
     #[command(subcommand)]
     pub game: GameChoice,
-    /// The new run directory (must not exist or be empty). Default: runs/<game name>.
+    /// The new run directory (must not exist or be empty). Default: `runs/<game name>`.
     #[arg(long, global = true)]
     pub out: Option<PathBuf>,
     /// Layers to solve, comma-separated (default: all of the game's layers).

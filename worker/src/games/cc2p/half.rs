@@ -34,7 +34,7 @@
 //! as they are. The expanded table is byte-identical to a full solve's.
 //!
 //! **The quarter.** Where the board's left–right reflection is a symmetry of the rules
-//! ([`super::mirror`]: every piece count but 2), [`Cc2pHalf::quarter`] halves the half again.
+//! (`super::mirror`: every piece count but 2), [`Cc2pHalf::quarter`] halves the half again.
 //! Quarter index `q = block · C(N − k, k) + r1` names the half state whose player-0 set is the
 //! block's and whose player-1 rank is r1 ([`Cc2pHalf::placement`]); a half state whose player-0
 //! set is the higher of a reflected pair is stood for by its reflection ([`Cc2pHalf::reduce`]).

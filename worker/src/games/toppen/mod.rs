@@ -11,7 +11,7 @@
 //! - [`index`]: the dense index (class, stack heights, colour sequence, side to move).
 //! - [`moves`]: moves and unmoves.
 //! - [`notation`]: the position and move notation of `docs/toppen-notation.md`, pictures.
-//! - [`census`]: counting a terrain's 252 starting colourings from a solved layer.
+//! - [`census`](mod@census): counting a terrain's 252 starting colourings from a solved layer.
 //!
 //! **Symmetry choice.** States are kept *per labelled vertex*: stacks are stored on the canonical
 //! vertices of the class exactly as they fall, and no state is canonicalised under the class's
