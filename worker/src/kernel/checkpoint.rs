@@ -97,9 +97,7 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Whether an owned shard's wave log begins with the `(len, crc)` a checkpoint recorded.
     pub fn wave_log_matches(&self, shard: usize, len: u64, crc: u32) -> Result<bool, KernelError> {
-        let log = &self.shard(shard).waves;
-        let (have, _) = log.fingerprint()?;
-        Ok(have >= len && crc32(&log.bytes_between(0, len)?) == crc)
+        self.shard(shard).waves.begins_with(len, crc)
     }
 
     /// Replace an owned shard's wave log (with a copy fetched from its replica).

@@ -124,6 +124,11 @@ impl WaveLog {
         Ok(fingerprint(&self.bytes()?))
     }
 
+    /// Whether the log's first `len` bytes have `crc` (one read of the log).
+    pub fn begins_with(&self, len: u64, crc: u32) -> Result<bool, KernelError> {
+        Ok(starts_with(&self.bytes()?, len, crc))
+    }
+
     /// Cut the log back to `len` bytes after checking that its first `len` bytes have `crc`.
     pub fn rewind(&self, len: u64, crc: u32) -> Result<(), KernelError> {
         let bytes = self.bytes()?;
