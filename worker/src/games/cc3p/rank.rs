@@ -192,9 +192,9 @@ fn below(stair: u64, x: usize) -> usize {
 /// The stair of a set of hexagon cells (see [`LANES`]).
 #[inline(always)]
 fn stair_of(mut hexcells: u64) -> u64 {
-    let mut stair = 0;
+    let mut stair = 0u64;
     while hexcells != 0 {
-        stair += LANES << (3 * hexcells.trailing_zeros() + 3);
+        stair = stair.wrapping_add(LANES << (3 * hexcells.trailing_zeros() + 3));
         hexcells &= hexcells - 1;
     }
     stair
@@ -534,9 +534,9 @@ impl RankTables {
                 stair: stair_of(u.sets[s] & self.hex_mask),
             };
         }
-        let mut before = 0;
+        let mut before = 0u64;
         for set in &u.sets[..s0] {
-            before += stair_of(set & self.hex_mask);
+            before = before.wrapping_add(stair_of(set & self.hex_mask));
         }
         let binom = |n: usize, j: usize| self.binom[n & (MAXM - 1)][j & (MAXK - 1)];
         let mut later_fixed = [0u64; 2];
