@@ -32,43 +32,22 @@ pub enum WireError {
     Zstd(std::io::Error),
 }
 
-/// Append the delta-varint encoding of `values` to `out`.
+/// Append the delta-varint encoding of `values` to `out` (protobuf's varints, from prost).
 pub fn encode_deltas(values: &[u64], out: &mut Vec<u8>) {
     let mut previous = 0u64;
     for &v in values {
-        let mut d = v.wrapping_sub(previous);
+        prost::encoding::encode_varint(v.wrapping_sub(previous), out);
         previous = v;
-        while d >= 0x80 {
-            out.push(d as u8 | 0x80);
-            d >>= 7;
-        }
-        out.push(d as u8);
     }
 }
 
 /// Decode exactly `count` delta varints.
-pub fn decode_deltas(data: &[u8], count: usize) -> Result<Vec<u64>, WireError> {
+pub fn decode_deltas(mut data: &[u8], count: usize) -> Result<Vec<u64>, WireError> {
     let mut values = Vec::with_capacity(count.min(data.len()));
-    let (mut previous, mut pos) = (0u64, 0usize);
-    while pos < data.len() {
-        let (mut d, mut shift) = (0u64, 0u32);
-        loop {
-            let byte = *data
-                .get(pos)
-                .ok_or(WireError::Malformed("truncated varint"))?;
-            pos += 1;
-            if shift == 63 && byte > 1 {
-                return Err(WireError::Malformed("varint longer than 64 bits"));
-            }
-            d |= u64::from(byte & 0x7F) << shift;
-            if byte & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(WireError::Malformed("varint longer than 64 bits"));
-            }
-        }
+    let mut previous = 0u64;
+    while !data.is_empty() {
+        let d = prost::encoding::decode_varint(&mut data)
+            .map_err(|_| WireError::Malformed("a varint truncated or longer than 64 bits"))?;
         previous = previous.wrapping_add(d);
         values.push(previous);
     }
