@@ -9,7 +9,7 @@
 use crate::games::{view_of, Labels};
 use crate::tables::Tables;
 use anyhow::Result;
-use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -149,7 +149,7 @@ impl Explorer {
 fn node_json(game: &AnyGame, index: u64) -> Value {
     match game.node(index) {
         Node::Illegal => json!({"kind": "illegal", "text": "illegal: cannot arise in play"}),
-        Node::Terminal { winner } => {
+        Node::Terminal { outcome: winner } => {
             let text = game.outcome_text(winner);
             // `winner` names a player only in games whose outcomes are players: Go's are final
             // scores (its player_name would index past its two players), so there it is null.

@@ -17,8 +17,8 @@
 //! the game's move order, so the line is deterministic.
 
 use kingmaker_tablefmt::FormatError;
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::kernel::{Value, DRAW, LOSS, WIN};
-use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Node;
 use std::collections::HashMap;
 
@@ -118,7 +118,7 @@ pub fn principal_line(
         let here = plies.last().expect("a line has a start").clone();
         let mover = match game.node(here.index) {
             Node::Illegal => return Err(LineError::Illegal { index: here.index }),
-            Node::Terminal { winner } => {
+            Node::Terminal { outcome: winner } => {
                 return Ok(Line {
                     plies,
                     ending: Ending::GameOver { winner },
@@ -208,7 +208,7 @@ mod tests {
         }
         fn node(&self, index: u64) -> Node {
             match self.end[index as usize] {
-                Some(winner) => Node::Terminal { winner },
+                Some(winner) => Node::Terminal { outcome: winner },
                 None => Node::Live {
                     mover: self.mover(index),
                 },

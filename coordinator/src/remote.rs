@@ -3,7 +3,7 @@
 //! workers' handles for the driver) is the worker crate's `service` module.
 
 use anyhow::{bail, Result};
-use kingmaker_worker::spec::GameSpec;
+use kingmaker_worker::games::GameSpec;
 
 pub use kingmaker_worker::service::{Cluster, RemoteOptions};
 

@@ -11,9 +11,9 @@ use crate::solve::{
 use crate::summary::summarize;
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::Value;
+use kingmaker_worker::games::{AnyGame, GameSpec};
 use kingmaker_worker::kernel::Layer;
 use kingmaker_worker::options;
-use kingmaker_worker::spec::{AnyGame, GameSpec};
 use kingmaker_worker::Game;
 use std::sync::Arc;
 

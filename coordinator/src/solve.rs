@@ -7,12 +7,12 @@ use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::kernel::{
     drive_layer, gather, local_workers, CellStorage, KernelError, Layer, LayerObserver,
     ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
 use kingmaker_worker::reduction::SolvedTable;
-use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::Game;
 use kingmaker_worker::Notation;
 use std::cell::RefCell;
@@ -40,7 +40,7 @@ pub type WorkerFactory<'a> = dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn Wo
 /// Asked when every scheduled layer is solved: the next layer of an adaptive schedule, if any.
 pub type NextLayer<'a> = dyn Fn(&RunState) -> Result<Option<Layer>> + 'a;
 
-/// The layers a game adds as their answers at the start come in ([`kingmaker_worker::spec::GameSpec::next_layer`]: Go's
+/// The layers a game adds as their answers at the start come in ([`kingmaker_worker::games::GameSpec::next_layer`]: Go's
 /// search for the optimal score), each appended to `run.json` before it is solved so that
 /// `resume` solves it too. `game` is the run's game (its start, its tables).
 pub fn adaptive_schedule<'a>(

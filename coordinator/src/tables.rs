@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
 use kingmaker_tablefmt::Lookup;
+use kingmaker_worker::games::GameSpec;
 use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::spec::GameSpec;
 use kingmaker_worker::Game;
 use std::path::{Path, PathBuf};
 

@@ -13,17 +13,21 @@ pub enum Node {
     /// The game is over with outcome `winner`: the winning player (`0..players`) in most games;
     /// a game with graded results numbers them instead (Go: the final score, shifted to 0..),
     /// and each layer's objective says which outcomes count as won. Outcomes are below 64.
-    Terminal { winner: u8 },
+    Terminal { outcome: u8 },
     /// The game goes on and `mover` is to move.
     Live { mover: u8 },
 }
 
 /// A finite game over a dense index space, as the wave kernel needs it.
 ///
-/// Contract (property-tested for every game):
-/// - `successors(i)` lists each distinct child of a live state once; a pass is one child. Illegal and
+/// Contract (checked for every game by `games/conformance.rs`):
+/// - `successors(i)` lists the children of a live state, one entry per edge: a child appears
+///   once, or, in a symmetry-reduced game where two moves lead to states with one
+///   representative (cc2p's quarter), once per such move. A pass is one child. Illegal and
 ///   terminal states have no children, and no child is illegal.
-/// - `predecessors(i)` lists each distinct live state `p` with `i` among `successors(p)` once.
+/// - `predecessors(i)` lists the live parents of `i`, each as often as `i` appears among its
+///   successors: the edges listed by the two are the same, with their multiplicities, so that
+///   the kernel's successor counters see one update per edge.
 pub trait Game: Send + Sync {
     /// Short machine name, e.g. `cc3p-1`.
     fn name(&self) -> String;
@@ -69,7 +73,7 @@ pub trait Game: Send + Sync {
     /// True for a two-player game whose every move (a pass too) hands the turn to the other
     /// player and whose indices are seen from the side to move, as in a symmetry-reduced game that
     /// keeps one of each pair of colour-swapped states (`games::cc2p::half`): `mover` is then
-    /// always 0, a terminal `winner` of 0 means the side to move has won, and a value W means "the
+    /// always 0, a terminal `outcome` of 0 means the side to move has won, and a value W means "the
     /// side to move wins". A child's value is flipped as it reaches its parent.
     fn alternates_sides(&self) -> bool {
         false

@@ -13,6 +13,4 @@ pub mod reduction;
 pub mod service;
 
 pub use game::{Game, Node};
-/// The game registry, under the name the rest of the workspace knows it by.
-pub use games::registry as spec;
 pub use notation::Notation;

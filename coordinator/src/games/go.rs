@@ -17,8 +17,8 @@ use anyhow::{bail, Result};
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
 use kingmaker_worker::games::go::search::bounds;
 use kingmaker_worker::games::go::Go;
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::kernel::{Layer, LOSS, WIN};
-use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -100,7 +100,9 @@ impl Thresholds {
             .map(|(k, t)| t.lookup(index).map(|(v, d)| (*k, v, d)))
             .collect::<Result<_, _>>()?;
         let proven = match self.game.node(index) {
-            Node::Terminal { winner } => Proven::exact(go_of(&self.game).outcome_score(winner)),
+            Node::Terminal { outcome: winner } => {
+                Proven::exact(go_of(&self.game).outcome_score(winner))
+            }
             _ => Proven::of(&values),
         };
         Ok((values, proven))
@@ -181,7 +183,7 @@ impl GameView for GoView {
         let moves = Notation::moves(go, index);
         let node = match go.node(index) {
             Node::Illegal => "illegal".to_string(),
-            Node::Terminal { winner } => format!("game over: {}", go.outcome_text(winner)),
+            Node::Terminal { outcome: winner } => format!("game over: {}", go.outcome_text(winner)),
             Node::Live { mover } => format!("{} to move", go.player_name(mover)),
         };
         if json {
@@ -283,7 +285,7 @@ impl GoLabels {
         for (k, layer) in &t.layers {
             let (value, _) = layer.lookup(index)?;
             // Every threshold layer: coalition Black.
-            let mut line = line_json(&t.game, 0b01, &**layer, index)?;
+            let mut line = line_json(&t.game, 0b01, &**layer, &**layer, index)?;
             if line.is_null() {
                 return Ok(Value::Null);
             }

@@ -3,15 +3,14 @@
 //! names a game; a game with nothing of its own to show shares the two-player view.
 
 pub mod cc3p;
-mod choice;
 mod go;
 mod toppen;
 pub use toppen::census;
 mod two_player;
 pub mod view;
 
-pub use choice::GameChoice;
-use kingmaker_worker::spec::AnyGame;
+use kingmaker_worker::games::AnyGame;
+pub use kingmaker_worker::games::GameChoice;
 use std::sync::Arc;
 pub use view::{GameView, Labels};
 

@@ -1,5 +1,7 @@
-//! The view every two-player game shares: one layer, `solo` = "player 0 (the first colour) wins",
-//! shown as W / L / D with its depth, and the principal line of best play.
+//! The view every two-player game shares: `solo` = "player 0 (the first colour) wins", shown as
+//! W / L / D with its depth, and the principal line of best play. A game whose games can end
+//! drawn by the rules also solves `second` = "player 1 wins": then L is a state W there, and D
+//! one W in neither.
 
 use super::view::{GameView, Labels};
 use crate::explore::ApiError;
@@ -7,8 +9,8 @@ use crate::principal_line::{principal_line, value_letter, Ending, LineError};
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_tablefmt::{FormatError, Lookup};
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::kernel::{Value as Outcome, DRAW, LOSS, WIN};
-use kingmaker_worker::spec::AnyGame;
 use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -27,10 +29,55 @@ impl TwoPlayerView {
     }
 }
 
+/// A two-player game's tables: `solo`, and `second` where the game solves it.
+struct Outcomes {
+    solo: Box<dyn Lookup>,
+    second: Option<Box<dyn Lookup>>,
+}
+
+impl Outcomes {
+    fn of(tables: &Tables) -> Result<Outcomes> {
+        let second = tables
+            .layers
+            .iter()
+            .any(|l| l.name == "second")
+            .then(|| tables.layer("second"))
+            .transpose()?;
+        Ok(Outcomes {
+            solo: tables.layer("solo")?,
+            second,
+        })
+    }
+
+    /// W (player 0 wins), L (player 1 wins), D or ILLEGAL, with the depth.
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        let (v, d) = self.solo.lookup(index)?;
+        let Some(second) = &self.second else {
+            return Ok((v, d));
+        };
+        if v != LOSS {
+            return Ok((v, d));
+        }
+        Ok(match second.lookup(index)? {
+            (WIN, d) => (LOSS, d),
+            _ => (DRAW, 0),
+        })
+    }
+}
+
+impl Lookup for Outcomes {
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        Outcomes::lookup(self, index)
+    }
+    fn states(&self) -> u64 {
+        self.solo.states()
+    }
+}
+
 impl GameView for TwoPlayerView {
     fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
         let game = &*self.game;
-        let table = tables.layer("solo")?;
+        let table = Outcomes::of(tables)?;
         let moves = game.moves(index);
         // Every label this query shows, read once (a release read can fail: a damaged block).
         let mut labels = std::collections::HashMap::new();
@@ -43,7 +90,9 @@ impl GameView for TwoPlayerView {
         };
         let node = |i: u64| match game.node(i) {
             Node::Illegal => "illegal".to_string(),
-            Node::Terminal { winner } => format!("terminal: {}", game.outcome_text(winner)),
+            Node::Terminal { outcome: winner } => {
+                format!("terminal: {}", game.outcome_text(winner))
+            }
             Node::Live { mover } => format!("{} to move", game.player_name(mover)),
         };
         // In JSON a value is "W", "L", "D" or "illegal".
@@ -102,7 +151,7 @@ impl GameView for TwoPlayerView {
     fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
         Ok(Box::new(TwoPlayerLabels {
             game: self.game.clone(),
-            solo: tables.layer("solo")?,
+            outcomes: Outcomes::of(tables)?,
         }))
     }
 
@@ -118,7 +167,7 @@ impl GameView for TwoPlayerView {
 
 struct TwoPlayerLabels {
     game: Arc<AnyGame>,
-    solo: Box<dyn Lookup>,
+    outcomes: Outcomes,
 }
 
 fn text(v: &Value) -> &str {
@@ -127,7 +176,7 @@ fn text(v: &Value) -> &str {
 
 impl Labels for TwoPlayerLabels {
     fn of(&self, index: u64) -> Result<Value, FormatError> {
-        let (v, d) = self.solo.lookup(index)?;
+        let (v, d) = self.outcomes.lookup(index)?;
         let (a, b) = (self.game.player_name(0), self.game.player_name(1));
         let (value, says) = match v {
             WIN => ("W", format!("{a} wins")),
@@ -152,19 +201,30 @@ impl Labels for TwoPlayerLabels {
     /// The shortest win against the longest resistance, or for a drawn position the moves that
     /// keep the draw until they repeat (the draw cycle).
     fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
-        // `solo`: coalition {player 0}.
-        Some(line_json(&self.game, 0b01, &*self.solo, index))
+        // A win for player 1 is played out in `second` (coalition {player 1}), anything else in
+        // `solo` (coalition {player 0}); the plies are labelled with the view's values.
+        let outcomes = &self.outcomes;
+        let in_second = match (&outcomes.second, outcomes.lookup(index)) {
+            (Some(_), Ok((LOSS, _))) => true,
+            (_, Err(e)) => return Some(Err(e.into())),
+            _ => false,
+        };
+        Some(match (&outcomes.second, in_second) {
+            (Some(second), true) => line_json(&self.game, 0b10, &**second, outcomes, index),
+            _ => line_json(&self.game, 0b01, &*outcomes.solo, outcomes, index),
+        })
     }
 }
 
 /// The principal line from `index` in one layer of a two-player game (`coalition` its
-/// coalition), as the page shows it: `plies` (`move`, `position`, `value`, `depth`) and
+/// coalition), its plies labelled by `labels`, as the page shows it: `plies` (`move`, `position`, `value`, `depth`) and
 /// `ending` (`game_over` with `winner`, or null on a tie, and `outcome`; `cycle` with `from`;
 /// `cut`). Null for an illegal position.
 pub(super) fn line_json(
     game: &AnyGame,
     coalition: u8,
     layer: &dyn Lookup,
+    labels: &dyn Lookup,
     index: u64,
 ) -> Result<Value, ApiError> {
     if matches!(game.node(index), Node::Illegal) {
@@ -183,18 +243,19 @@ pub(super) fn line_json(
         .plies
         .iter()
         .enumerate()
-        .map(|(k, p)| {
+        .map(|(k, p)| -> Result<Value, ApiError> {
             let mv = match (&on_board, k) {
                 (_, 0) => None,
                 (Some(names), k) => Some(names[k - 1].clone()),
                 (None, _) => p.mv.clone(),
             };
-            json!({
+            let (value, depth) = labels.lookup(p.index)?;
+            Ok(json!({
                 "move": mv, "position": game.format_position(p.index),
-                "value": value_letter(p.value).to_string(), "depth": p.depth,
-            })
+                "value": value_letter(value).to_string(), "depth": depth,
+            }))
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let ending = match line.ending {
         Ending::GameOver { winner } => json!({
             "kind": "game_over",

@@ -121,7 +121,7 @@ function renderBoard() {
     renderGrid(box, state.data.grid);
     return;
   }
-  if (board && board.kind === "go" && state.data.stones) {
+  if (board && (board.kind === "go" || board.kind === "stones") && state.data.stones) {
     renderGo(box, board, state.data.stones);
     return;
   }
@@ -268,7 +268,8 @@ function renderGo(box, board, stones) {
   const x = (c) => pad + c * size, y = (row) => pad + row * size;
   const name = (row, c) => `${String.fromCharCode(97 + c)}${row + 1}`;
   // Grid lines, reaching the border where the edge is glued (they go on around the surface).
-  const lr = board.left_right !== "none", tb = board.top_bottom !== "none";
+  // A plain "stones" board has no glued edges.
+  const lr = (board.left_right || "none") !== "none", tb = (board.top_bottom || "none") !== "none";
   for (let row = 0; row < rows; row++)
     svg.append(el("svg:line", { x1: lr ? 4 : x(0), x2: lr ? w - 4 : x(cols - 1), y1: y(row), y2: y(row), class: "goline" }));
   for (let c = 0; c < cols; c++)
@@ -299,7 +300,9 @@ function renderGo(box, board, stones) {
         svg.append(el("svg:circle", { cx: x(c), cy: y(row), r, class: `stone ${stone === "X" ? "black" : "white"}`, "data-point": p }));
         continue;
       }
-      const m = moveTo[p];
+      // Where moves are not named by their point (Connect Four names the column), the drawing
+      // says which move plays on which point.
+      const m = stones.targets ? state.data.moves.find((mv) => mv.move === stones.targets[p]) : moveTo[p];
       const pt = el("svg:circle", { cx: x(c), cy: y(row), r: r - 4, class: "point" + (m ? " target" : "") + (stones.ko === p ? " ko" : ""), "data-point": p });
       pt.append(el("svg:title", { text: m ? `${m.move} → ${m.position}` : stones.ko === p ? `${p}: banned by ko` : p }));
       if (m) pt.addEventListener("click", () => go(m.position));

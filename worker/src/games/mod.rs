@@ -1,7 +1,24 @@
-//! The game families. Each module holds one game's rules, index space, moves and unmoves.
+//! The games. Each folder is one game family: its rules, index space, moves and unmoves, its
+//! notation, and its parameters ([`family::GameFamily`]). A new game is its folder and one line
+//! in the list below.
 
-pub mod cc2p;
-pub mod cc3p;
-pub mod go;
-pub mod registry;
-pub mod toppen;
+#[macro_use]
+mod generate;
+pub mod conformance;
+pub mod family;
+
+games! {
+    families {
+        "cc3p" => Cc3p(cc3p::Cc3pParams),
+        "toppen" => Toppen(toppen::ToppenParams),
+        "cc2p" => Cc2p(cc2p::Cc2pParams),
+        "go" => Go(go::GoParams),
+    }
+    // Solved in place of a family's game (`GameFamily::reduced`), never chosen on the command
+    // line; their games implement `Reduction`.
+    reductions {
+        "cc2p_half" => Cc2pHalf(cc2p::Cc2pHalfParams),
+    }
+}
+
+mod registry;

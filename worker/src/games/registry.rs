@@ -1,159 +1,56 @@
-//! The game registry: every game the tool knows, in one place. `GameSpec` is the serialisable
-//! description of a run's game that coordinator and workers exchange (`run.json`); `AnyGame` is
-//! the one type the kernel is instantiated for, and it forwards the game traits ([`Game`],
-//! [`Notation`]) to the game's own code. Nothing outside `games/` names a game: a new game is a
-//! folder under `games/` and its entries here.
+//! What every game answers alike, behind the types `games!` generates: a run's `GameSpec` and
+//! its layers, counts and reductions; `AnyGame` forwarding the game traits ([`Game`],
+//! [`Notation`]) to each game's own code (static dispatch).
 
+use super::{AnyGame, GameSpec};
 use crate::game::{Game, Node};
-use crate::games::cc2p::half::Cc2pHalf;
-use crate::games::cc2p::{self, Cc2p, TipRule};
-use crate::games::cc3p::{self, Cc3p};
-use crate::games::go::{self, Go, Surface};
-use crate::games::toppen::{Toppen, ToppenOptions};
+use crate::games::family::GameFamily;
 use crate::kernel::Layer;
 use crate::notation::Notation;
-use crate::reduction::Reduction;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::any::Any;
 
-/// A game family and its parameters, as written to `run.json` and sent to workers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "game", rename_all = "lowercase")]
-pub enum GameSpec {
-    Cc3p {
-        level: u8,
-    },
-    /// `first`: the player who moves first at the start (0 = A); `diagonal`: 8-neighbour moves.
-    Toppen {
-        first: u8,
-        diagonal: bool,
-    },
-    /// `board`×`board` diamond, `pieces` per player; `shortcut_tip_rule`: the published solver's
-    /// shortcut for the 6-piece tip rule instead of the exact rule.
-    Cc2p {
-        board: u8,
-        pieces: u8,
-        shortcut_tip_rule: bool,
-    },
-    /// Go on `surface` (plane, cylinder, torus, klein, projective), `rows`×`cols`: one layer per
-    /// threshold "Black's final score ≥ k". `thresholds` empty: the layers of a binary search for
-    /// the start's optimal score ([`GameSpec::next_layer`]); else exactly these.
-    Go {
-        surface: String,
-        rows: u8,
-        cols: u8,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        thresholds: Vec<i32>,
-    },
-    /// The colour-swap half of `Cc2p` with the same parameters (`games::cc2p::half`), and with
-    /// `mirror` the quarter (reduced by the board's reflection too): what the kernel solves for a
-    /// cc2p build, never a run's game (see [`GameSpec::reduced`]). Runs written before the
-    /// quarter existed have no `mirror` and solve the half.
-    #[serde(rename = "cc2p_half")]
-    Cc2pHalf {
-        board: u8,
-        pieces: u8,
-        shortcut_tip_rule: bool,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        mirror: bool,
-    },
+/// [`GameFamily`]'s methods behind a reference, for what every family answers alike.
+pub(super) trait FamilyParams {
+    fn layers(&self) -> Vec<Layer>;
+    fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer>;
+    fn reduced(&self) -> Option<GameSpec>;
+    fn count(&self) -> Option<anyhow::Result<Map<String, Value>>>;
+    fn summary_params(&self, params: &mut Map<String, Value>);
+}
+
+impl<F: GameFamily> FamilyParams for F {
+    fn layers(&self) -> Vec<Layer> {
+        GameFamily::layers(self)
+    }
+    fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer> {
+        GameFamily::next_layer(self, start_values)
+    }
+    fn reduced(&self) -> Option<GameSpec> {
+        GameFamily::reduced(self)
+    }
+    fn count(&self) -> Option<anyhow::Result<Map<String, Value>>> {
+        GameFamily::count(self)
+    }
+    fn summary_params(&self, params: &mut Map<String, Value>) {
+        GameFamily::summary_params(self, params)
+    }
 }
 
 impl GameSpec {
-    /// Construct the game (may take a moment: ranking tables, catalogues).
-    pub fn build(&self) -> anyhow::Result<AnyGame> {
-        Ok(match self {
-            GameSpec::Cc3p { level } => AnyGame::Cc3p(Cc3p::new(*level)?),
-            GameSpec::Toppen { first, diagonal } => AnyGame::Toppen(Toppen::new(ToppenOptions {
-                first: *first,
-                diagonal: *diagonal,
-            })?),
-            GameSpec::Cc2p {
-                board,
-                pieces,
-                shortcut_tip_rule,
-            } => AnyGame::Cc2p(cc2p(*board, *pieces, *shortcut_tip_rule)?),
-            GameSpec::Cc2pHalf {
-                board,
-                pieces,
-                shortcut_tip_rule,
-                mirror,
-            } => {
-                let full = cc2p(*board, *pieces, *shortcut_tip_rule)?;
-                AnyGame::Cc2pHalf(if *mirror {
-                    anyhow::ensure!(
-                        full.has_reflection(),
-                        "{} has no quarter: the board's reflection is not a symmetry of its rules",
-                        full.name()
-                    );
-                    Cc2pHalf::quarter(full)
-                } else {
-                    Cc2pHalf::new(full)
-                })
-            }
-            GameSpec::Go {
-                surface,
-                rows,
-                cols,
-                thresholds,
-            } => {
-                let game = Go::new(Surface::parse(surface)?, *rows as usize, *cols as usize)?;
-                for (i, &k) in thresholds.iter().enumerate() {
-                    anyhow::ensure!(
-                        !thresholds[..i].contains(&k),
-                        "--thresholds lists {k} twice; list each threshold once"
-                    );
-                    game.threshold_layer(k)?;
-                }
-                AnyGame::Go(game)
-            }
-        })
-    }
-
     /// The smaller game the kernel solves instead of this one, when a symmetry allows it and the
-    /// finished tables can be expanded back: cc2p's colour-swap quarter, or half where the
-    /// board's reflection is no symmetry (expanded by `Cc2pHalf::expand_rows`). None for games
-    /// solved as they are.
+    /// finished tables can be expanded back; None for games solved as they are.
     pub fn reduced(&self) -> Option<GameSpec> {
-        match *self {
-            GameSpec::Cc2p {
-                board,
-                pieces,
-                shortcut_tip_rule,
-            } => Some(GameSpec::Cc2pHalf {
-                board,
-                pieces,
-                shortcut_tip_rule,
-                mirror: cc2p(board, pieces, shortcut_tip_rule).is_ok_and(|g| g.has_reflection()),
-            }),
-            _ => None,
-        }
-    }
-
-    /// The family name used on the command line and in summaries.
-    pub fn family(&self) -> &'static str {
-        match self {
-            GameSpec::Cc3p { .. } => "cc3p",
-            GameSpec::Toppen { .. } => "toppen",
-            GameSpec::Cc2p { .. } => "cc2p",
-            GameSpec::Cc2pHalf { .. } => "cc2p_half",
-            GameSpec::Go { .. } => "go",
-        }
+        self.family_params().reduced()
     }
 
     /// The size of the game's index space and how many states are illegal, without solving, as
     /// `kingmaker count` prints it (numbers as strings: JSON readers lose digits past 2^53).
     pub fn count(&self) -> anyhow::Result<Value> {
         let mut out = serde_json::to_value(self)?;
-        let extra = match *self {
-            GameSpec::Cc3p { level } => cc3p::count_fields(level)?,
-            GameSpec::Cc2p {
-                board,
-                pieces,
-                shortcut_tip_rule,
-            } => cc2p::count_fields(board, pieces, shortcut_tip_rule)?,
-            _ => enumerated_count(&self.build()?),
+        let extra = match self.family_params().count() {
+            Some(fields) => fields?,
+            None => enumerated_count(&self.build()?),
         };
         for (k, v) in extra {
             out[k] = v;
@@ -165,79 +62,23 @@ impl GameSpec {
     /// game whose layers depend on the answers (Go's search for the optimal score); None when it
     /// has all it needs, and always for games with a fixed set of layers.
     pub fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer> {
-        let GameSpec::Go { thresholds, .. } = self else {
-            return None;
-        };
-        if !thresholds.is_empty() {
-            return None;
-        }
-        let Ok(AnyGame::Go(game)) = self.build() else {
-            return None;
-        };
-        let solved: Vec<(i32, u8)> = start_values
-            .iter()
-            .filter_map(|(name, v)| Some((Go::layer_threshold(name)?, *v)))
-            .collect();
-        let k = go::search::next_threshold(game.geometry().n, &solved)?;
-        game.threshold_layer(k).ok()
+        self.family_params().next_layer(start_values)
     }
 
-    /// The game's parameters as `summary.json` lists them (cc2p's board written `MxM`).
+    /// The game's parameters as `summary.json` lists them.
     pub fn params(&self) -> Map<String, Value> {
         let Ok(Value::Object(mut params)) = serde_json::to_value(self) else {
             unreachable!("a spec serialises to an object")
         };
         params.remove("game");
-        if let GameSpec::Cc2p { board, .. } = self {
-            params.insert("board".into(), json!(format!("{board}x{board}")));
-        }
+        self.family_params().summary_params(&mut params);
         params
     }
 
     /// Every layer this game's build solves, in order.
     pub fn layers(&self) -> Vec<Layer> {
-        match self {
-            // Players A, B, C are 0, 1, 2. The other nine questions follow by rotation.
-            GameSpec::Cc3p { .. } => vec![
-                Layer::new("solo", 0b001, 0b001),
-                Layer::new("enable_ab", 0b011, 0b010),
-                Layer::new("enable_ac", 0b101, 0b100),
-            ],
-            // Two-player games need one layer: "the first colour (player 0) wins".
-            // In the half game "player 0" is the side to move, and the table expands to this one.
-            GameSpec::Toppen { .. } | GameSpec::Cc2p { .. } | GameSpec::Cc2pHalf { .. } => {
-                vec![Layer::new("solo", 0b01, 0b01)]
-            }
-            // Bad sizes or thresholds give no layer here; `build` refuses them.
-            GameSpec::Go { thresholds, .. } => {
-                let Ok(AnyGame::Go(game)) = self.build() else {
-                    return Vec::new();
-                };
-                let n = game.geometry().n;
-                let first = go::search::next_threshold(n, &[]);
-                let ks = if thresholds.is_empty() {
-                    first.into_iter().collect()
-                } else {
-                    thresholds.clone()
-                };
-                ks.iter()
-                    .filter_map(|&k| game.threshold_layer(k).ok())
-                    .collect()
-            }
-        }
+        self.family_params().layers()
     }
-}
-
-/// Every game the kernel can solve, behind one type (one kernel instantiation, static dispatch
-/// inside each game's own code). A process holds one or two of these, so the size difference
-/// between variants does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum AnyGame {
-    Cc3p(Cc3p),
-    Toppen(Toppen),
-    Cc2p(Cc2p),
-    Cc2pHalf(Cc2pHalf),
-    Go(Go),
 }
 
 /// States and illegal states by classifying every index (for games without a formula).
@@ -268,27 +109,6 @@ fn enumerated_count(game: &AnyGame) -> Map<String, Value> {
     out.insert("states".into(), json!(game.size().to_string()));
     out.insert("illegal_states".into(), json!(illegal.to_string()));
     out
-}
-
-fn cc2p(board: u8, pieces: u8, shortcut_tip_rule: bool) -> anyhow::Result<Cc2p> {
-    let tip = if shortcut_tip_rule {
-        TipRule::SolverShortcut
-    } else {
-        TipRule::Exact
-    };
-    Ok(Cc2p::new(board, pieces, tip)?)
-}
-
-macro_rules! each_game {
-    ($self:expr, $g:ident => $body:expr) => {
-        match $self {
-            AnyGame::Cc3p($g) => $body,
-            AnyGame::Toppen($g) => $body,
-            AnyGame::Cc2p($g) => $body,
-            AnyGame::Cc2pHalf($g) => $body,
-            AnyGame::Go($g) => $body,
-        }
-    };
 }
 
 impl Game for AnyGame {
@@ -371,15 +191,6 @@ impl Notation for AnyGame {
 }
 
 impl AnyGame {
-    /// The full game's table is expanded from this one's, for a game solved in place of a larger
-    /// one ([`GameSpec::reduced`]).
-    pub fn reduction(&self) -> Option<&dyn Reduction> {
-        match self {
-            AnyGame::Cc2pHalf(g) => Some(g),
-            _ => None,
-        }
-    }
-
     /// The game itself, for a per-game view that knows its type (`downcast_ref::<Cc3p>()`).
     pub fn as_any(&self) -> &dyn Any {
         each_game!(self, g => g as &dyn Any)
@@ -391,46 +202,23 @@ mod tests {
     use super::*;
 
     /// `AnyGame` must forward the provided methods, or the kernel silently loses a game's fast
-    /// paths.
+    /// paths (their defaults would answer instead): some example answers each one with more
+    /// than the default does.
     #[test]
     fn any_game_forwards_the_fast_paths() {
-        let game = GameSpec::Cc3p { level: 1 }.build().unwrap();
-        assert!(game.each_non_live(&mut |_, _| {}));
-        let start = Notation::start_index(&game).unwrap();
-        let mut children = Vec::new();
-        game.successors(start, &mut children);
-        assert_eq!(game.successor_count(start), children.len());
-    }
-
-    /// A cc2p build solves the quarter where the board's reflection is a symmetry, else the
-    /// half; a `run.json` written before the quarter existed (no `mirror`) still means the half.
-    #[test]
-    fn cc2p_reduces_to_the_quarter_or_the_half() {
-        let spec = |pieces| GameSpec::Cc2p {
-            board: 4,
-            pieces,
-            shortcut_tip_rule: false,
-        };
-        let name = |spec: &GameSpec| spec.reduced().unwrap().build().unwrap().name();
-        assert_eq!(name(&spec(3)), "cc2p-4x4-3-quarter");
-        assert_eq!(name(&spec(2)), "cc2p-4x4-2-half");
-        let old: GameSpec = serde_json::from_str(
-            r#"{"game": "cc2p_half", "board": 4, "pieces": 3, "shortcut_tip_rule": false}"#,
-        )
-        .unwrap();
-        assert_eq!(old.build().unwrap().name(), "cc2p-4x4-3-half");
-        let text = serde_json::to_string(&old).unwrap();
-        assert!(!text.contains("mirror"), "{text}");
-        let quarter = spec(3).reduced().unwrap();
-        assert!(serde_json::to_string(&quarter)
-            .unwrap()
-            .contains(r#""mirror":true"#));
-        let forced = GameSpec::Cc2pHalf {
-            board: 4,
-            pieces: 2,
-            shortcut_tip_rule: false,
-            mirror: true,
-        };
-        assert!(forced.build().is_err());
+        let games: Vec<AnyGame> = GameSpec::examples()
+            .iter()
+            .map(|s| s.build().unwrap())
+            .collect();
+        assert!(games.iter().any(|g| g.each_non_live(&mut |_, _| {})));
+        assert!(games.iter().any(|g| g.alternates_sides()));
+        assert!(games.iter().any(|g| {
+            let start = Notation::start_index(g).unwrap_or(0);
+            let mut out = Vec::new();
+            let mut kids = Vec::new();
+            g.successors(start, &mut kids);
+            kids.iter()
+                .any(|&c| g.predecessors_and_count(c, &mut out).is_some())
+        }));
     }
 }

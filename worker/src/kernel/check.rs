@@ -15,7 +15,7 @@ pub fn expected(
     let (value, depth) = value_of(index);
     let want = match game.node(index) {
         Node::Illegal => (ILLEGAL, 0),
-        Node::Terminal { winner } => (if layer.wins(winner) { WIN } else { LOSS }, 0),
+        Node::Terminal { outcome: winner } => (if layer.wins(winner) { WIN } else { LOSS }, 0),
         Node::Live { mover } => {
             let good = if layer.in_coalition(mover) { WIN } else { LOSS };
             let bad = if good == WIN { LOSS } else { WIN };
@@ -50,7 +50,9 @@ pub fn reference_solve(game: &impl Game, layer: &Layer) -> (Vec<u8>, Vec<u16>) {
     for (i, value) in values.iter_mut().enumerate() {
         match game.node(i as u64) {
             Node::Illegal => *value = ILLEGAL,
-            Node::Terminal { winner } => *value = if layer.wins(winner) { WIN } else { LOSS },
+            Node::Terminal { outcome: winner } => {
+                *value = if layer.wins(winner) { WIN } else { LOSS }
+            }
             Node::Live { .. } => {}
         }
     }

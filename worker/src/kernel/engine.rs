@@ -318,7 +318,7 @@ impl<G: Game> WorkerEngine<G> {
     fn initial_cell(&self, node: Node) -> u8 {
         match node {
             Node::Illegal => CELL_ILLEGAL,
-            Node::Terminal { winner } if self.layer.wins(winner) => CELL_WIN_NEW,
+            Node::Terminal { outcome: winner } if self.layer.wins(winner) => CELL_WIN_NEW,
             Node::Terminal { .. } => CELL_LOSS_NEW,
             Node::Live { .. } => CELL_UNCOUNTED,
         }

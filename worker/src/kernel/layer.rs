@@ -1,7 +1,7 @@
 //! Forcing layers: which players form the coalition and which outcomes count for it.
 
 /// One forcing layer: the coalition's players want a terminal state whose outcome
-/// ([`Node::Terminal`](crate::Node)'s `winner`: the winning player, or a game's numbered result
+/// ([`Node::Terminal`](crate::Node)'s `outcome`: the winning player, or a game's numbered result
 /// such as Go's final score) is in `objective`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Layer {

@@ -26,7 +26,7 @@ impl RandomGame {
             .map(|i| match rng.gen_range(0..10) {
                 0 => Node::Illegal,
                 1 | 2 => Node::Terminal {
-                    winner: rng.gen_range(0..players),
+                    outcome: rng.gen_range(0..players),
                 },
                 _ => Node::Live {
                     mover: (i % players as usize) as u8,

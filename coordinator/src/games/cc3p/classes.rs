@@ -312,8 +312,8 @@ mod tests {
     use super::*;
     use crate::games::cc3p::answers::{try_answers, Cc3pTables};
     use kingmaker_tablefmt::{FormatError, Lookup};
+    use kingmaker_worker::games::GameSpec;
     use kingmaker_worker::kernel::solve_in_memory;
-    use kingmaker_worker::spec::GameSpec;
     use std::sync::Arc;
 
     struct InMemory(Vec<u8>, Vec<u16>);
@@ -330,14 +330,15 @@ mod tests {
     /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
     fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
         let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> = GameSpec::Cc3p { level: 1 }
-            .layers()
-            .iter()
-            .map(|l| {
-                let s = solve_in_memory(&game, l, 2);
-                InMemory(s.values, s.depth)
-            })
-            .collect();
+        let solved: Vec<InMemory> =
+            GameSpec::Cc3p(kingmaker_worker::games::cc3p::Cc3pParams { level: 1 })
+                .layers()
+                .iter()
+                .map(|l| {
+                    let s = solve_in_memory(&game, l, 2);
+                    InMemory(s.values, s.depth)
+                })
+                .collect();
         let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
         let plane = ValuesPlane::from_values(&solo.0);
         let t = Cc3pTables {

@@ -15,8 +15,8 @@ use answers::Cc3pTables;
 use anyhow::Result;
 use kingmaker_tablefmt::Lookup;
 use kingmaker_worker::games::cc3p::Cc3p;
+use kingmaker_worker::games::AnyGame;
 use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::spec::AnyGame;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

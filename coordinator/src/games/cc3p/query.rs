@@ -45,7 +45,9 @@ pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool
 fn node_text(node: Node) -> String {
     match node {
         Node::Illegal => "illegal: two or more goals are filled".into(),
-        Node::Terminal { winner } => format!("terminal: {} has won", PLAYERS[winner as usize]),
+        Node::Terminal { outcome: winner } => {
+            format!("terminal: {} has won", PLAYERS[winner as usize])
+        }
         Node::Live { mover } => format!("{} to move", PLAYERS[mover as usize]),
     }
 }

@@ -21,7 +21,7 @@
 //! player-0 half (about 1.6× faster updates measured in isolation, which dominate the kernel).
 //!
 //! **Values.** Every half state is seen from the side to move: [`Game::node`] gives
-//! `Terminal { winner: 0 }` when the player to move has won and `Terminal { winner: 1 }` when it
+//! `Terminal { outcome: 0 }` when the player to move has won and `Terminal { outcome: 1 }` when it
 //! has lost (in cc2p always the latter), and `mover` is always 0. Along every edge the side to move
 //! changes, so a child's value is flipped when it reaches its parent:
 //! [`Game::alternates_sides`] is true, and the kernel does the flip.
@@ -292,8 +292,8 @@ impl Game for Cc2pHalf {
     /// the side to move.
     fn node(&self, h: u64) -> Node {
         match self.full.node(self.full_index(h)) {
-            Node::Terminal { winner } => Node::Terminal {
-                winner: winner ^ SIDE as u8,
+            Node::Terminal { outcome: winner } => Node::Terminal {
+                outcome: winner ^ SIDE as u8,
             },
             Node::Live { .. } => Node::Live { mover: 0 },
             Node::Illegal => Node::Illegal,
@@ -388,8 +388,8 @@ mod tests {
         assert!(h < g.size());
         let f = g.full_index(h);
         let relative = match full.node(f) {
-            Node::Terminal { winner } => Node::Terminal {
-                winner: (winner != full.mover(f)) as u8,
+            Node::Terminal { outcome: winner } => Node::Terminal {
+                outcome: (winner != full.mover(f)) as u8,
             },
             Node::Live { .. } => Node::Live { mover: 0 },
             Node::Illegal => Node::Illegal,

@@ -35,6 +35,8 @@
 
 use crate::game::{Game, Node};
 
+mod family;
+pub use family::{Cc2pHalfParams, Cc2pParams};
 mod board;
 mod count;
 pub mod half;

@@ -97,7 +97,7 @@ impl Cc2p {
             Node::Illegal
         } else if self.wins(&p.o, 1 - y) || !self.has_legal_move(p) {
             Node::Terminal {
-                winner: 1 - y as u8,
+                outcome: 1 - y as u8,
             }
         } else {
             Node::Live { mover: y as u8 }

@@ -133,7 +133,7 @@ fn classes(game: &Cc2p) -> Vec<u8> {
                 assert_eq!(mover, game.mover(i));
                 1
             }
-            Node::Terminal { winner } => 2 + winner,
+            Node::Terminal { outcome: winner } => 2 + winner,
         })
         .collect()
 }
@@ -371,7 +371,7 @@ fn swap_node(n: Node) -> Node {
     match n {
         Node::Illegal => Node::Illegal,
         Node::Live { mover } => Node::Live { mover: 1 - mover },
-        Node::Terminal { winner } => Node::Terminal { winner: 1 - winner },
+        Node::Terminal { outcome: winner } => Node::Terminal { outcome: 1 - winner },
     }
 }
 
@@ -387,6 +387,8 @@ fn pred(game: &Cc2p, i: u64) -> Vec<u64> {
     v
 }
 
+/// The conformance suite's contract at one state, and cc2p's own: the ranking, the colour swap,
+/// the alternation of movers, move texts that name the mover, the picture.
 fn check_state(game: &Cc2p, i: u64) {
     assert!(i < game.size());
     let p = game.unrank(i);
@@ -395,8 +397,7 @@ fn check_state(game: &Cc2p, i: u64) {
     assert_eq!(p.o[0] & p.o[1], 0);
     assert!(p.o[0] | p.o[1] < bit(game.n as usize));
     assert_eq!(game.rank(&p), i);
-    let text = game.format_position(i);
-    assert_eq!(game.parse_position(&text).unwrap(), i, "{text}");
+    crate::games::conformance::check_state(game, i);
 
     let node = game.node(i);
     let sw = game.swap_colours(i);
@@ -404,46 +405,21 @@ fn check_state(game: &Cc2p, i: u64) {
     assert_eq!(game.node(sw), swap_node(node));
 
     let s = succ(game, i);
-    let ss = set(&s);
-    assert_eq!(game.successor_count(i), s.len(), "successor count of {i}");
-    match node {
-        Node::Live { mover } => {
-            assert_eq!(mover, game.mover(i));
-            assert!(!s.is_empty());
-        }
-        _ => assert!(s.is_empty()),
-    }
     for &c in &s {
-        assert_ne!(game.node(c), Node::Illegal, "{i} -> illegal {c}");
         assert_eq!(game.mover(c), 1 - game.mover(i));
-        assert!(set(&pred(game, c)).contains(&i), "{i} -> {c} has no unmove");
     }
     let mapped: HashSet<u64> = s.iter().map(|&c| game.swap_colours(c)).collect();
     assert_eq!(set(&succ(game, sw)), mapped);
 
     let moves = game.moves(i);
-    let mc: Vec<u64> = moves.iter().map(|m| m.1).collect();
-    assert_eq!(set(&mc), ss);
     for (text, _) in &moves {
         assert!(text.starts_with(&format!("{} ", game.mover(i))), "{text}");
     }
 
     let ps = pred(game, i);
     let pset = set(&ps);
-    if node == Node::Illegal {
-        assert!(ps.is_empty());
-    }
     for &q in &ps {
-        assert_eq!(
-            game.node(q),
-            Node::Live {
-                mover: 1 - game.mover(i)
-            }
-        );
-        assert!(
-            set(&succ(game, q)).contains(&i),
-            "unmove {q} of {i} is no move"
-        );
+        assert_eq!(game.mover(q), 1 - game.mover(i));
     }
     let mapped: HashSet<u64> = pset.iter().map(|&c| game.swap_colours(c)).collect();
     assert_eq!(set(&pred(game, sw)), mapped);

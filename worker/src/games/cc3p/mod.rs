@@ -17,6 +17,8 @@
 //! `RankTables::lift` once per piece that moves, and a child's rank is then a few table lookups and
 //! one multiplication (`child_hex`, `child_point`), with no popcount, division or allocation.
 
+mod family;
+pub use family::Cc3pParams;
 mod geometry;
 mod jumps;
 mod moves;
@@ -174,7 +176,7 @@ impl Cc3p {
     /// The winner of a terminal state (None for live and illegal states).
     pub fn winner(&self, index: u64) -> Option<u8> {
         match self.node(index) {
-            Node::Terminal { winner } => Some(winner),
+            Node::Terminal { outcome: winner } => Some(winner),
             _ => None,
         }
     }
@@ -203,7 +205,7 @@ impl Cc3p {
         }
         match filled {
             0 => Node::Live { mover: mover as u8 },
-            1 => Node::Terminal { winner },
+            1 => Node::Terminal { outcome: winner },
             _ => Node::Illegal,
         }
     }

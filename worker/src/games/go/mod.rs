@@ -22,6 +22,8 @@
 //!
 //! Players: 0 = Black (moves first), 1 = White.
 
+mod family;
+pub use family::{BoardSize, GoParams};
 pub mod board;
 pub mod index;
 pub mod legal;
@@ -202,7 +204,7 @@ impl Game for Go {
             Node::Illegal
         } else if s.flag == Flag::End {
             Node::Terminal {
-                winner: self.outcome(score::score(&self.geom, &s.board)),
+                outcome: self.outcome(score::score(&self.geom, &s.board)),
             }
         } else {
             Node::Live { mover: s.side }

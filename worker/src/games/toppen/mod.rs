@@ -29,6 +29,8 @@
 //! Players: 0 = A, 1 = B. A terminal state (all 10 tiles in one tower, the one-vertex class) is won
 //! by the colour of the top tile.
 
+mod family;
+pub use family::ToppenParams;
 pub mod catalogue;
 pub mod census;
 pub mod index;
@@ -178,7 +180,7 @@ impl Game for Toppen {
     fn node(&self, index: u64) -> Node {
         if self.space.vertices_of(index) == 1 {
             let s = self.space.decode(index);
-            Node::Terminal { winner: s.top(0) }
+            Node::Terminal { outcome: s.top(0) }
         } else {
             Node::Live {
                 mover: (index & 1) as u8,

@@ -2,13 +2,13 @@
 //! to, the coordinator's lease, the abort signal) and opening one for StartLayer.
 
 use super::WorkerService;
+use crate::games::AnyGame;
 use crate::kernel::checkpoint::CheckpointStore;
 use crate::kernel::memory::CellStorage;
 use crate::kernel::{KernelError, Layer, ShardPlan, WorkerEngine};
 use crate::lock::DirLock;
 use crate::service::connect::{keep_alive_for, lazy_client, Client};
 use crate::service::router::{GrpcRouter, RouterMetrics};
-use crate::spec::AnyGame;
 use crate::Game;
 use kingmaker_proto::v1 as pb;
 use std::path::PathBuf;

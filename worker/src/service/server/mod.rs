@@ -15,7 +15,7 @@ mod rpc;
 
 use super::auth::AddToken;
 use super::metrics::{Metric, Registry};
-use crate::spec::{AnyGame, GameSpec};
+use crate::games::{AnyGame, GameSpec};
 use kingmaker_proto::v1 as pb;
 use layer::OpenLayer;
 use std::collections::HashMap;

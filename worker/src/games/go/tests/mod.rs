@@ -27,9 +27,6 @@ fn pred(g: &Go, i: u64) -> Vec<u64> {
     v
 }
 
-fn distinct(v: &[u64]) -> bool {
-    v.iter().collect::<HashSet<_>>().len() == v.len()
-}
 
 /// The sizes checked state by state, exhaustively.
 const SMALL: [(usize, usize); 9] = [
@@ -391,7 +388,7 @@ fn legality_and_terminals() {
     assert_eq!(
         g.node(end),
         Node::Terminal {
-            winner: g.outcome(2)
+            outcome: g.outcome(2)
         }
     ); // Black's two points
     assert!(succ(&g, end).is_empty());
@@ -399,13 +396,13 @@ fn legality_and_terminals() {
     let g0 = g.threshold_layer(3).unwrap_err();
     assert!(g0.to_string().contains("-1..=2"), "{g0}");
     assert_eq!(Go::thresholds(4), -3..=4);
-    let Node::Terminal { winner: won } = g.node(end) else {
+    let Node::Terminal { outcome: won } = g.node(end) else {
         unreachable!()
     };
     assert!(g.threshold_layer(2).unwrap().wins(won));
     assert!(g.threshold_layer(1).unwrap().wins(won));
     let e0 = g.parse_position("..:W:end").unwrap();
-    let Node::Terminal { winner: zero } = g.node(e0) else {
+    let Node::Terminal { outcome: zero } = g.node(e0) else {
         unreachable!()
     };
     assert_eq!(g.outcome_score(zero), 0);
@@ -480,99 +477,20 @@ fn moves_to(g: &Go, i: u64, name: &str) -> u64 {
 
 // ---------------------------------------------------------------- moves and unmoves
 
-/// The contract at one index, with each child's and parent's lists recomputed.
+/// The contract at one index (the conformance suite's).
 fn check_contract(g: &Go, i: u64) {
-    let node = g.node(i);
-    let kids = succ(g, i);
-    let parents = pred(g, i);
-    let at = || g.format_position(i);
-    assert!(distinct(&kids), "duplicate successors of {}", at());
-    assert!(distinct(&parents), "duplicate predecessors of {}", at());
-    match node {
-        Node::Illegal => assert!(kids.is_empty() && parents.is_empty(), "{}", at()),
-        Node::Terminal { .. } => assert!(kids.is_empty()),
-        Node::Live { mover } => {
-            assert_eq!(mover, g.mover(i));
-            assert!(!kids.is_empty());
-            assert_eq!(g.successor_count(i), kids.len());
-        }
-    }
-    for &c in &kids {
-        assert_ne!(
-            g.node(c),
-            Node::Illegal,
-            "{} -> illegal {}",
-            at(),
-            g.format_position(c)
-        );
-        assert!(
-            pred(g, c).contains(&i),
-            "{} -> {} but not back",
-            at(),
-            g.format_position(c)
-        );
-    }
-    for &p in &parents {
-        assert!(matches!(g.node(p), Node::Live { .. }));
-        assert!(
-            succ(g, p).contains(&i),
-            "{} listed as a parent of {} but it does not lead there",
-            g.format_position(p),
-            at()
-        );
-    }
-    let named: HashSet<u64> = g.moves(i).into_iter().map(|(_, c)| c).collect();
-    assert_eq!(named, kids.iter().copied().collect::<HashSet<_>>());
+    crate::games::conformance::check_state(g, i);
 }
 
-/// Every index of the small sizes: the predecessor lists equal the inverted successor graph.
+/// Every index of the small sizes, every surface.
 #[test]
 fn unmoves_invert_moves_exhaustively() {
     for s in Surface::ALL {
         for (r, c) in SMALL {
             let g = go(s, r, c);
-            let n = g.size() as usize;
-            let mut inverse: Vec<Vec<u64>> = vec![Vec::new(); n];
-            let mut out = Vec::new();
-            let (mut legal, mut edges) = (0u64, 0u64);
-            for i in 0..n as u64 {
-                out.clear();
-                g.successors(i, &mut out);
-                assert!(distinct(&out));
-                let node = g.node(i);
-                match node {
-                    Node::Illegal => assert!(out.is_empty()),
-                    Node::Terminal { .. } => assert!(out.is_empty()),
-                    Node::Live { mover } => {
-                        assert_eq!(mover, g.mover(i));
-                        assert_eq!(g.successor_count(i), out.len());
-                    }
-                }
-                legal += (node != Node::Illegal) as u64;
-                edges += out.len() as u64;
-                for &k in &out {
-                    assert_ne!(g.node(k), Node::Illegal);
-                    inverse[k as usize].push(i);
-                }
+            for i in 0..g.size() {
+                check_contract(&g, i);
             }
-            for i in 0..n as u64 {
-                out.clear();
-                g.predecessors(i, &mut out);
-                assert!(
-                    distinct(&out),
-                    "duplicate parents of {}",
-                    g.format_position(i)
-                );
-                let mut got = out.clone();
-                got.sort_unstable();
-                assert_eq!(
-                    got,
-                    inverse[i as usize],
-                    "{s:?} {r}x{c}: parents of {}",
-                    g.format_position(i)
-                );
-            }
-            println!("{s:?} {r}x{c}: {n} indices, {legal} legal, {edges} moves");
         }
     }
 }

@@ -14,7 +14,7 @@ fn forward_solve(g: &Go, k: i32) -> Vec<u8> {
         .iter()
         .map(|node| match node {
             Node::Illegal => ILLEGAL,
-            Node::Terminal { winner } if g.outcome_score(*winner) >= k => WIN,
+            Node::Terminal { outcome: winner } if g.outcome_score(*winner) >= k => WIN,
             Node::Terminal { .. } => LOSS,
             Node::Live { .. } => DRAW,
         })
