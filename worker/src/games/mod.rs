@@ -1,6 +1,6 @@
 //! The games. Each folder is one game family: its rules, index space, moves and unmoves, its
 //! notation, and its parameters ([`family::GameFamily`]). A new game is its folder and one line
-//! in the list below.
+//! in the list below (docs/new-game.md).
 
 #[macro_use]
 mod generate;
@@ -13,6 +13,7 @@ games! {
         "toppen" => Toppen(toppen::ToppenParams),
         "cc2p" => Cc2p(cc2p::Cc2pParams),
         "go" => Go(go::GoParams),
+        "connect4" => Connect4(connect4::Connect4Params),
     }
     // Solved in place of a family's game (`GameFamily::reduced`), never chosen on the command
     // line; their games implement `Reduction`.
