@@ -619,6 +619,112 @@ pub fn packed_release(tmp: &Path) -> PathBuf {
     rel
 }
 
+/// A path as `&str` for an argument list (panics if it is not UTF-8).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The token of the workers of [`slow_workers`] and of the builds of [`distributed`].
+pub const TOKEN: &str = "e2e-coverage-token";
+/// A hang guard for waiting on an event: generous, never a judge of speed.
+pub const HANG: Duration = Duration::from_secs(120);
+/// The game of the held distributed builds: cc3p level 1 (1,662 states, ~12 waves a layer).
+pub const CC3P: [&str; 3] = ["cc3p", "--level", "1"];
+
+/// The embedded build of cc3p level 1 in `base` (a test's `CARGO_TARGET_TMPDIR`), once a binary.
+pub fn cc3p_reference_in(base: &Path) -> &'static Path {
+    static REF: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    REF.get_or_init(|| reference_build(base, "coverage-cc3p", &CC3P))
+}
+
+/// The run ended with the reference's tables (values and depths) and summary.
+#[track_caller]
+pub fn assert_like(run: &Path, reference: &Path, what: &str) {
+    assert_same_tables(run, reference);
+    assert_eq!(
+        read_json(&run.join("summary.json"))["layers"],
+        read_json(&reference.join("summary.json"))["layers"],
+        "{what}"
+    );
+}
+
+/// Two workers whose every wave starts 40 ms late (cc3p level 1 then lasts about 2 s).
+pub fn slow_workers() -> Vec<Worker> {
+    (0..2)
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "40"]))
+        .collect()
+}
+
+/// `kingmaker ARGS...` in the background, stderr into `log` (stdout beside it), killed on drop.
+pub fn spawn(args: &[String], log: &Path) -> Killed {
+    Killed(
+        Command::new(bin("kingmaker"))
+            .args(args)
+            .stdout(std::fs::File::create(log.with_extension("out")).unwrap())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("starting kingmaker"),
+    )
+}
+
+/// cc3p level 1 on [`slow_workers`] into `dir/run` (log `run.log`), checkpointed every wave.
+pub fn checkpointed_distributed_build(dir: &Path) -> (Vec<Worker>, PathBuf, PathBuf, Killed) {
+    let workers = slow_workers();
+    let (run, log) = (dir.join("run"), dir.join("run.log"));
+    let build = spawn(
+        &distributed(
+            &CC3P,
+            &workers,
+            &run,
+            &["--shard-size", "256", "--checkpoint-every-waves", "1"],
+        ),
+        &log,
+    );
+    (workers, run, log, build)
+}
+
+/// `build GAME... --out RUN --workers ... --worker-timeout 60 EXTRA...`: time to hold a worker.
+pub fn distributed(game: &[&str], workers: &[Worker], run: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["build"]
+        .iter()
+        .chain(game)
+        .map(|s| s.to_string())
+        .collect();
+    args.extend([
+        "--out".into(),
+        run.display().to_string(),
+        "--workers".into(),
+        addrs(workers),
+        "--token".into(),
+        TOKEN.into(),
+        "--worker-timeout".into(),
+        "60".into(),
+    ]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Wait for the build to end (a hang guard fails the test, with its log).
+pub fn finish(build: &mut Killed, log: &Path) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = build.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < HANG,
+            "the build did not end in {HANG:?}:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What a process has logged to the file `log` so far (empty if there is none).
+pub fn log_text(log: &Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

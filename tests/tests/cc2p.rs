@@ -6,7 +6,10 @@
 //! Builds solve the colour-swap half of the index space and expand it; `--no-symmetry` solves the
 //! whole space. Both must write the same bytes.
 
-use kingmaker_e2e::{assert_same_tables, bin, kingmaker, kingmaker_ok, read_json, wait_for_wave};
+use kingmaker_e2e::{
+    assert_same_tables, bin, http_get, kingmaker, kingmaker_ok, read_json, start_serve,
+    wait_for_wave,
+};
 use std::path::Path;
 
 /// (board, pieces, states, player-0 wins, draws, illegal)
@@ -187,4 +190,36 @@ fn a_stopped_half_solve_resumes_to_the_full_tables() {
         "resumed from the checkpoint of wave {wave}: {err}"
     );
     same_tables(&run, &full, "resumed half solve");
+}
+
+/// The start of cc2p is the real start, as `serve` and `query` report it.
+#[test]
+fn cc2p_start_is_the_real_start_in_serve_and_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("cc2p-4x4-1");
+    kingmaker_ok(&[
+        "build",
+        "cc2p",
+        "--board",
+        "4x4",
+        "--pieces",
+        "1",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    // 4×4 / 1: player 0 starts on cell 0, player 1 on its mirror image, cell 15.
+    let start = "0:0;1:15;0";
+    let (_server, addr) = start_serve(&run);
+    let (status, body) = http_get(&addr, "/api/info");
+    assert!(status.contains("200"), "{status}");
+    let info: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(info["start"], start, "{info}");
+
+    let out = kingmaker_ok(&["query", run.to_str().unwrap(), "start", "--json"]);
+    let q: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(q["position"], start, "{q}");
+    // The start is a first-player win, as the summary says.
+    let summary = read_json(&run.join("summary.json"));
+    assert_eq!(summary["start"]["value"], "W");
+    assert_eq!(q["value"], "W", "{q}");
 }

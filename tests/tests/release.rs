@@ -3,7 +3,7 @@
 //! from a local HTTP server (complete, interrupted and resumed, corrupted), and the explorer page
 //! in a real headless Chromium.
 
-use kingmaker_e2e::{kingmaker, kingmaker_ok, raw_get, start_serve};
+use kingmaker_e2e::{kingmaker, kingmaker_ok, packed_release, raw_get, start_serve};
 use kingmaker_tablefmt::release::LayerFile;
 use kingmaker_tablefmt::Lookup;
 use serde_json::Value;
@@ -860,4 +860,29 @@ fn the_page_in_headless_chromium_shows_the_labels_and_plays_moves() {
         eprintln!("screenshot: {}", shot.display());
         client.close().await.unwrap();
     });
+}
+
+/// A release whose manifest names another game (with every checksum redone) is refused
+/// by `verify`, `query` and `fetch`, since that game's index space has another size.
+#[test]
+fn a_release_relabelled_as_another_game_is_refused() {
+    use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest};
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let mut m = read_manifest(&rel).unwrap();
+    m.game = serde_json::json!({"game": "toppen", "first": 0, "diagonal": false});
+    std::fs::remove_file(rel.join("manifest.sha256")).unwrap();
+    write_manifest(&rel, &m).unwrap();
+    let out = kingmaker(&["verify", s(&rel)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    // Refused by the game's size, or first by the layer files, which name the game they hold.
+    assert!(
+        err.contains("does not describe these tables")
+            || err.contains(r#"holds layer solo of {"game":"cc3p","level":1}, not the layer solo of {"diagonal":false,"first":0,"game":"toppen"}"#),
+        "{err}"
+    );
+    let out = kingmaker(&["query", s(&rel), "start"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not describe these tables"));
 }

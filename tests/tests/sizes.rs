@@ -1,6 +1,6 @@
 //! Sizes are bounded before work starts: a build that cannot fit is refused with its numbers
-//! before anything is allocated, `count` answers at once for index spaces too large to
-//! enumerate, and a SIGTERM during a build's setup ends it at once.
+//! before anything is allocated, `count` answers at once (cc2p's published counts included) for
+//! index spaces too large to enumerate, and a SIGTERM during a build's setup ends it at once.
 
 use kingmaker_e2e::{bin, kingmaker, kingmaker_ok};
 use std::process::{Command, Stdio};
@@ -89,4 +89,41 @@ fn sigterm_during_setup_ends_the_build_at_once() {
         Some(130),
         "a SIGTERM in setup ends the build at once (progress: {progress})"
     );
+}
+
+fn count_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["count", "cc2p"];
+    all.extend(args);
+    all.push("--json");
+    serde_json::from_str(&kingmaker_ok(&all)).unwrap()
+}
+
+/// The published rows (RULES.md §3), up to 6×6 / 6 (2.3 trillion states: no enumeration could
+/// answer), in both tip-rule conventions.
+#[test]
+fn cc2p_counts_are_the_published_ones_without_enumerating() {
+    for (board, pieces, states, exact, shortcut) in [
+        ("7x7", "1", 4_704u64, 96u64, 96u64),
+        ("7x7", "2", 2_542_512, 10_810, 10_810),
+        ("7x7", "3", 559_352_640, 576_840, 576_840),
+        ("4x4", "6", 3_363_360, 405_420, 405_420),
+        ("5x5", "6", 9_610_154_400, 64_173_018, 63_860_706),
+        ("6x6", "6", 2_313_100_389_600, 0, 1_898_692_650),
+    ] {
+        let what = format!("{board} / {pieces}");
+        let c = count_json(&["--board", board, "--pieces", pieces]);
+        assert_eq!(c["states"], states.to_string(), "{what}: {c}");
+        assert_eq!(c["placements"], (states / 2).to_string(), "{what}: {c}");
+        if exact > 0 {
+            assert_eq!(c["illegal_states"], exact.to_string(), "{what}: {c}");
+            assert_eq!(c["illegal_states_exact"], exact.to_string(), "{what}: {c}");
+        }
+        assert_eq!(
+            c["illegal_states_shortcut"],
+            shortcut.to_string(),
+            "{what}: {c}"
+        );
+        let c = count_json(&["--board", board, "--pieces", pieces, "--shortcut-tip-rule"]);
+        assert_eq!(c["illegal_states"], shortcut.to_string(), "{what}: {c}");
+    }
 }
