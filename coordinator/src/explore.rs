@@ -9,8 +9,9 @@
 use crate::games::{view_of, Labels};
 use crate::tables::Tables;
 use anyhow::Result;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::{Game, Node, Notation};
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::{Game, Node};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;

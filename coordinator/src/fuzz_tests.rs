@@ -9,8 +9,9 @@
 use crate::deploy::inventory::Inventory;
 use crate::explore::{ApiError, Explorer};
 use crate::rundir::{write_json_atomically, CurrentLayer, RunDir, RunInfo, RunState};
-use kingmaker_worker::kernel::ResumePoint;
-use kingmaker_worker::{Game, Notation};
+use kingmaker_games::Notation;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::ResumePoint;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -296,7 +297,7 @@ fn every_position_round_trips_through_the_query_string() {
     let game = &explorer().game;
     let mut answered = 0;
     for i in 0..game.size() {
-        if matches!(game.node(i), kingmaker_worker::Node::Illegal) {
+        if matches!(game.node(i), kingmaker_kernel::Node::Illegal) {
             continue;
         }
         let text = game.format_position(i);

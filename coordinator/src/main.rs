@@ -70,7 +70,7 @@ fn main() {
     // SAFETY: setting a signal disposition before any other thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
-    kingmaker_worker::logging::init_logging();
+    kingmaker_rpc::logging::init_logging();
     let result = match cli.command {
         Command::Build(args) => cmd::build::run(args),
         Command::Count(args) => cmd::count::run(args),

@@ -16,10 +16,10 @@
 //! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
 //! the game's move order, so the line is deterministic.
 
+use kingmaker_games::AnyGame;
+use kingmaker_kernel::Node;
+use kingmaker_kernel::{Value, DRAW, LOSS, WIN};
 use kingmaker_tablefmt::FormatError;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::{Value, DRAW, LOSS, WIN};
-use kingmaker_worker::Node;
 use std::collections::HashMap;
 
 /// What the line finder needs from a game: the rules' verdict on a state and its moves as text.
@@ -32,10 +32,10 @@ pub trait LineGame {
 
 impl LineGame for AnyGame {
     fn node(&self, index: u64) -> Node {
-        kingmaker_worker::Game::node(self, index)
+        kingmaker_kernel::Game::node(self, index)
     }
     fn moves(&self, index: u64) -> Vec<(String, u64)> {
-        kingmaker_worker::Notation::moves(self, index)
+        kingmaker_games::Notation::moves(self, index)
     }
 }
 
@@ -44,7 +44,7 @@ impl LineGame for AnyGame {
 pub struct Ply {
     pub mv: Option<String>,
     pub index: u64,
-    /// W, L or D (see `kingmaker_worker::kernel`), read from the coalition's side.
+    /// W, L or D (see `kingmaker_kernel`), read from the coalition's side.
     pub value: u8,
     pub depth: u16,
 }
@@ -184,9 +184,9 @@ pub fn principal_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kingmaker_worker::kernel::check::reference_solve;
-    use kingmaker_worker::kernel::Layer;
-    use kingmaker_worker::Game;
+    use kingmaker_kernel::check::reference_solve;
+    use kingmaker_kernel::Game;
+    use kingmaker_kernel::Layer;
 
     /// A game given by its graph: `edges[i]` are the children of state `i`, `end[i]` the winner
     /// when `i` is terminal. The mover is `i % players`.

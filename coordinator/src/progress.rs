@@ -1,8 +1,8 @@
 //! Progress: a bar on a terminal, one structured line per wave otherwise, and the metrics.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kingmaker_worker::kernel::WaveSummary;
-use kingmaker_worker::service::metrics::Registry;
+use kingmaker_kernel::WaveSummary;
+use kingmaker_rpc::metrics::Registry;
 use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 
@@ -111,7 +111,7 @@ impl LayerProgress {
 /// Serve the coordinator's metrics at `http://ADDR/metrics` for the rest of the process, on a
 /// thread of its own (embedded builds have no async runtime).
 pub fn serve_metrics(addr: &str) -> anyhow::Result<std::net::SocketAddr> {
-    let addr = kingmaker_worker::service::resolve(addr)?;
+    let addr = kingmaker_rpc::resolve(addr)?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("metrics".into())
@@ -124,7 +124,7 @@ pub fn serve_metrics(addr: &str) -> anyhow::Result<std::net::SocketAddr> {
                 Err(e) => return drop(tx.send(Err(e))),
             };
             runtime.block_on(async move {
-                let _ = tx.send(kingmaker_worker::service::metrics::serve(addr, metrics()).await);
+                let _ = tx.send(kingmaker_rpc::metrics::serve(addr, metrics()).await);
                 std::future::pending::<()>().await
             })
         })?;

@@ -4,7 +4,7 @@
 //! for 14.8 billion states, where a hash set of indices would need
 //! hundreds of gigabytes.
 
-use kingmaker_worker::Game;
+use kingmaker_kernel::Game;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

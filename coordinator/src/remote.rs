@@ -1,11 +1,11 @@
 //! The remote workers of a build or resume (`--workers`): the list checked, the run named, and the
 //! workers connected as one [`Cluster`]. The gRPC transport itself (checks, heartbeats, the
-//! workers' handles for the driver) is the worker crate's `service` module.
+//! workers' handles for the driver) is in the `kingmaker-rpc` crate.
 
 use anyhow::{bail, Result};
-use kingmaker_worker::games::GameSpec;
+use kingmaker_games::GameSpec;
 
-pub use kingmaker_worker::service::{Cluster, RemoteOptions};
+pub use kingmaker_rpc::{Cluster, RemoteOptions};
 
 /// Connect to the workers of `opts` and check them (token, protocol version) for the run
 /// `run_id` (a resumed run: its workers keep their files under it), or for a new run of `game`.

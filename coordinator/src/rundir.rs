@@ -19,12 +19,12 @@
 
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};
+use kingmaker_games::GameSpec;
+use kingmaker_kernel::{Layer, ResumePoint, WaveSummary};
+use kingmaker_rpc::lock::DirLock;
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
-use kingmaker_worker::games::GameSpec;
-use kingmaker_worker::kernel::{Layer, ResumePoint, WaveSummary};
-use kingmaker_worker::lock::DirLock;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -10,11 +10,11 @@ use crate::solve::{
 };
 use crate::summary::summarize;
 use anyhow::{Context, Result};
+use kingmaker_games::{AnyGame, GameSpec};
+use kingmaker_kernel::options;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::Value;
-use kingmaker_worker::games::{AnyGame, GameSpec};
-use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::options;
-use kingmaker_worker::Game;
 use std::sync::Arc;
 
 /// Check the size and count options shared by `build` and `resume` (before anything is written)

@@ -6,15 +6,15 @@ use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
-use kingmaker_tablefmt::table::{TableSummary, TableWriter};
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::{
+use kingmaker_games::reduction::SolvedTable;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::{
     drive_layer, gather, local_workers, CellStorage, KernelError, Layer, LayerObserver,
     ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
-use kingmaker_worker::reduction::SolvedTable;
-use kingmaker_worker::Game;
-use kingmaker_worker::Notation;
+use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,7 +40,7 @@ pub type WorkerFactory<'a> = dyn Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn Wo
 /// Asked when every scheduled layer is solved: the next layer of an adaptive schedule, if any.
 pub type NextLayer<'a> = dyn Fn(&RunState) -> Result<Option<Layer>> + 'a;
 
-/// The layers a game adds as their answers at the start come in ([`kingmaker_worker::games::GameSpec::next_layer`]: Go's
+/// The layers a game adds as their answers at the start come in ([`kingmaker_games::GameSpec::next_layer`]: Go's
 /// search for the optimal score), each appended to `run.json` before it is solved so that
 /// `resume` solves it too. `game` is the run's game (its start, its tables).
 pub fn adaptive_schedule<'a>(
@@ -301,7 +301,7 @@ pub fn solve_layers(
 
 /// Gather a solved layer from the workers into its table file (and let the workers go).
 ///
-/// A reduced game's table (a symmetry quotient: [`kingmaker_worker::reduction`]) is gathered into
+/// A reduced game's table (a symmetry quotient: [`kingmaker_games::reduction`]) is gathered into
 /// memory first (2 bytes per reduced state), the workers are released (their arrays are no longer needed), and the full
 /// game's table is written from it in index order: byte-identical to the table of a full solve.
 fn write_table(

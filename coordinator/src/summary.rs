@@ -4,11 +4,12 @@
 use crate::games::view_of;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::Result;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
+use kingmaker_kernel::{Value as Outcome, LOSS, WIN};
 use kingmaker_tablefmt::table::TableSummary;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::kernel::{Value as Outcome, LOSS, WIN};
-use kingmaker_worker::{Game, Notation};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

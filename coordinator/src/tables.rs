@@ -5,12 +5,12 @@
 
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
+use kingmaker_games::GameSpec;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
 use kingmaker_tablefmt::Lookup;
-use kingmaker_worker::games::GameSpec;
-use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::Game;
 use std::path::{Path, PathBuf};
 
 /// What holds the tables.

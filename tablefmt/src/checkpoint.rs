@@ -18,7 +18,7 @@
 //!
 //! Files are written to a temporary name, fsynced and renamed into place (a manifest's directory
 //! is fsynced too), and the manifest is written after every chunk it names. The kernel
-//! (`worker/src/kernel/checkpoint.rs`) decides when to checkpoint, what to share and what to
+//! (`kernel/src/checkpoint.rs`) decides when to checkpoint, what to share and what to
 //! prune. docs/format.md describes these files with the other files of a run.
 
 use crate::FormatError;

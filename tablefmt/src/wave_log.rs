@@ -16,7 +16,7 @@
 //! is append-only: a frame is never changed once written, and a checkpoint records the log's
 //! length and crc32, so resuming cuts the log back to exactly what the checkpoint saw.
 //!
-//! This module is the byte format; the kernel (`worker/src/kernel/wave_log.rs`) keeps the logs
+//! This module is the byte format; the kernel (`kernel/src/wave_log.rs`) keeps the logs
 //! (a file, or memory for a build without a data directory). docs/format.md describes it with the
 //! other files of a run.
 

@@ -4,7 +4,8 @@
 use crate::games::GameChoice;
 use anyhow::Result;
 use clap::Args;
-use kingmaker_worker::{Game, Notation};
+use kingmaker_games::Notation;
+use kingmaker_kernel::Game;
 
 #[derive(Args, Debug)]
 pub struct BfsArgs {
@@ -26,7 +27,7 @@ pub fn run(args: BfsArgs) -> Result<()> {
             game.name()
         );
     };
-    let per_depth = kingmaker_worker::bfs::new_per_depth(&game, start, args.depth);
+    let per_depth = kingmaker_kernel::bfs::new_per_depth(&game, start, args.depth);
     let total: u64 = 1 + per_depth.iter().sum::<u64>();
     // Fewer depths than asked: the search found every reachable state and stopped.
     let last = per_depth.len() as u32;

@@ -7,10 +7,10 @@ use crate::runner::{check_options, select_layers, solve_run_with};
 use crate::solve::SolveOptions;
 use anyhow::{bail, Result};
 use clap::Args;
-use kingmaker_worker::kernel::memory::{default_memory_budget, parse_size};
-use kingmaker_worker::options;
-use kingmaker_worker::service::auth::TOKEN_ENV;
-use kingmaker_worker::Game;
+use kingmaker_kernel::memory::{default_memory_budget, parse_size};
+use kingmaker_kernel::options;
+use kingmaker_kernel::Game;
+use kingmaker_rpc::auth::TOKEN_ENV;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -8,11 +8,11 @@ use crate::principal_line::{principal_line, value_letter, Ending, Line};
 use crate::tables::Tables;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::Lookup;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::Layer;
-use kingmaker_worker::Game;
-use kingmaker_worker::Notation;
 use serde_json::json;
 use std::path::PathBuf;
 

@@ -8,6 +8,8 @@ use crate::digits::thousands;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_kernel::Game;
+use kingmaker_rpc::lock::{DirLock, LOCK_FILE};
 use kingmaker_tablefmt::release::manifest::{
     release_bytes, write_manifest, Manifest, ManifestFile, ManifestLayer, Provenance, FORMAT_NAME,
 };
@@ -16,8 +18,6 @@ use kingmaker_tablefmt::release::{
     PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
 };
 use kingmaker_tablefmt::value::MAX_CODE;
-use kingmaker_worker::lock::{DirLock, LOCK_FILE};
-use kingmaker_worker::Game;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -4,7 +4,7 @@ use crate::games::view_of;
 use crate::tables::Tables;
 use anyhow::Result;
 use clap::Args;
-use kingmaker_worker::Notation;
+use kingmaker_games::Notation;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -451,7 +451,7 @@ pub fn is_private(a: IpAddr) -> bool {
 
 /// "100GiB", "64G", "512MiB", "1000000" → bytes (K, M, G, T are powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64> {
-    kingmaker_worker::kernel::memory::parse_size(s).map_err(anyhow::Error::msg)
+    kingmaker_kernel::memory::parse_size(s).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

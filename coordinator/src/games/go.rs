@@ -14,12 +14,13 @@ use crate::explore::ApiError;
 use crate::rundir::RunDir;
 use crate::tables::Tables;
 use anyhow::{bail, Result};
+use kingmaker_games::go::search::bounds;
+use kingmaker_games::go::Go;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::{Game, Node};
+use kingmaker_kernel::{Layer, LOSS, WIN};
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
-use kingmaker_worker::games::go::search::bounds;
-use kingmaker_worker::games::go::Go;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::{Layer, LOSS, WIN};
-use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

@@ -9,8 +9,8 @@ pub use toppen::census;
 mod two_player;
 pub mod view;
 
-use kingmaker_worker::games::AnyGame;
-pub use kingmaker_worker::games::GameChoice;
+use kingmaker_games::AnyGame;
+pub use kingmaker_games::GameChoice;
 use std::sync::Arc;
 pub use view::{GameView, Labels};
 

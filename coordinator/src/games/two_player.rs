@@ -8,10 +8,11 @@ use crate::explore::ApiError;
 use crate::principal_line::{principal_line, value_letter, Ending, LineError};
 use crate::tables::Tables;
 use anyhow::Result;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::{Game, Node};
+use kingmaker_kernel::{Value as Outcome, DRAW, LOSS, WIN};
 use kingmaker_tablefmt::{FormatError, Lookup};
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::{Value as Outcome, DRAW, LOSS, WIN};
-use kingmaker_worker::{Game, Node, Notation};
 use serde_json::{json, Value};
 use std::sync::Arc;
 

@@ -6,8 +6,8 @@ use crate::explore::ApiError;
 use crate::rundir::RunDir;
 use crate::tables::Tables;
 use anyhow::Result;
+use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::FormatError;
-use kingmaker_worker::kernel::Layer;
 use serde_json::{Map, Value};
 
 pub trait GameView: Send + Sync {

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// The lock file `kingmaker fetch` keeps in the directory it downloads into (the directory lock's
-/// file, `kingmaker_worker::lock::LOCK_FILE`): not a stray file of the release, so not warned of.
+/// file, `kingmaker_rpc::lock::LOCK_FILE`): not a stray file of the release, so not warned of.
 pub const DIR_LOCK_FILE: &str = "kingmaker.lock";
 
 /// What `verify` found.

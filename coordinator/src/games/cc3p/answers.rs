@@ -2,11 +2,11 @@
 //! by rotation, and the control class of a state (docs/rules.md §1).
 
 use anyhow::Result;
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_kernel::Value;
+use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::{FormatError, Lookup};
-use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::kernel::Value;
-use kingmaker_worker::{Game, Node};
 use serde::Serialize;
 
 pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];

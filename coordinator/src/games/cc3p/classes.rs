@@ -7,10 +7,10 @@ use super::answers::Class;
 use crate::reach::Bitmap;
 use crate::rundir::RunDir;
 use anyhow::Result;
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_kernel::{Game, Node};
+use kingmaker_kernel::{DRAW, WIN};
 use kingmaker_tablefmt::layer::ValuesPlane;
-use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::kernel::{DRAW, WIN};
-use kingmaker_worker::{Game, Node};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -311,9 +311,9 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
 mod tests {
     use super::*;
     use crate::games::cc3p::answers::{try_answers, Cc3pTables};
+    use kingmaker_games::GameSpec;
+    use kingmaker_kernel::solve_in_memory;
     use kingmaker_tablefmt::{FormatError, Lookup};
-    use kingmaker_worker::games::GameSpec;
-    use kingmaker_worker::kernel::solve_in_memory;
     use std::sync::Arc;
 
     struct InMemory(Vec<u8>, Vec<u16>);
@@ -330,15 +330,14 @@ mod tests {
     /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
     fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
         let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> =
-            GameSpec::Cc3p(kingmaker_worker::games::cc3p::Cc3pParams { level: 1 })
-                .layers()
-                .iter()
-                .map(|l| {
-                    let s = solve_in_memory(&game, l, 2);
-                    InMemory(s.values, s.depth)
-                })
-                .collect();
+        let solved: Vec<InMemory> = GameSpec::Cc3p(kingmaker_games::cc3p::Cc3pParams { level: 1 })
+            .layers()
+            .iter()
+            .map(|l| {
+                let s = solve_in_memory(&game, l, 2);
+                InMemory(s.values, s.depth)
+            })
+            .collect();
         let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
         let plane = ValuesPlane::from_values(&solo.0);
         let t = Cc3pTables {
@@ -430,7 +429,7 @@ mod tests {
         assert_eq!(per_depth.iter().sum::<u64>(), seen.len() as u64);
         assert_eq!(levels, per_depth.len());
         // The per-depth counts of the published BFS (docs/rules.md §1) come from the same rules.
-        let published = kingmaker_worker::games::cc3p::bfs_new_per_depth(&game, 8);
+        let published = kingmaker_games::cc3p::bfs_new_per_depth(&game, 8);
         assert_eq!(&per_depth[1..9], &published[..]);
         let sum = bits.par_fold(|| 0u64, |n, _| *n += 1, |a, b| a + b);
         assert_eq!(sum, seen.len() as u64);

@@ -3,9 +3,9 @@
 
 use super::answers::{try_answers, Answers, Cc3pTables, PLAYERS};
 use crate::games::view::Labels;
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_games::AnyGame;
 use kingmaker_tablefmt::{FormatError, Lookup};
-use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::games::AnyGame;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

@@ -13,10 +13,10 @@ use crate::rundir::RunDir;
 use crate::tables::Tables;
 use answers::Cc3pTables;
 use anyhow::Result;
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_games::AnyGame;
+use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::Lookup;
-use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::games::AnyGame;
-use kingmaker_worker::kernel::Layer;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

@@ -3,9 +3,9 @@
 
 use super::answers::{try_answers, Answers, Cc3pTables, PLAYERS};
 use anyhow::Result;
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::Lookup;
-use kingmaker_worker::games::cc3p::Cc3p;
-use kingmaker_worker::{Game, Node};
 use serde_json::json;
 
 pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool) -> Result<()> {

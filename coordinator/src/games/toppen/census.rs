@@ -11,10 +11,10 @@ use crate::digits::thousands;
 use crate::tables::Tables;
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_games::toppen::{census, Terrain, Toppen};
+use kingmaker_kernel::Game;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use kingmaker_tablefmt::Lookup;
-use kingmaker_worker::games::toppen::{census, Terrain, Toppen};
-use kingmaker_worker::Game;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -199,8 +199,8 @@ fn colourings(
             let position = format!("{}:{colours}:{side}", terrain.spec());
             let (value, depth) = table.lookup(index)?;
             Ok(match value {
-                kingmaker_worker::kernel::WIN => (position, "A", Some(depth)),
-                kingmaker_worker::kernel::LOSS => (position, "B", Some(depth)),
+                kingmaker_kernel::WIN => (position, "A", Some(depth)),
+                kingmaker_kernel::LOSS => (position, "B", Some(depth)),
                 _ => (position, "D", None),
             })
         })

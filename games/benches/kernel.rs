@@ -1,0 +1,189 @@
+//! Kernel benchmarks (a bench binary: `cargo bench -p kingmaker-games --bench kernel`).
+//!
+//! Reports, per core: level-2 3-player Chinese Checkers states expanded per second (unrank, all
+//! successors generated and ranked), successor counts and predecessors generated per second (and
+//! the two combined, the game's share of a wave per state), the full level-1 build,
+//! the TOPPEN universal table, 2-player Chinese Checkers 7×7 / 3 (its quarter's moves, and the
+//! whole quarter solved in memory, per state of the full game), and the kernel's working set in
+//! bytes per state.
+
+#[path = "../../kernel/benches/clock/mod.rs"]
+mod clock;
+
+use kingmaker_games::cc2p::half::Cc2pHalf;
+use kingmaker_games::cc2p::{Cc2p, TipRule};
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_games::toppen::{Toppen, ToppenOptions};
+use kingmaker_kernel::{solve_in_memory, Layer};
+use kingmaker_kernel::{Game, Node};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Live states drawn uniformly at random from the index space.
+fn sample_live(game: &impl Game, count: usize, seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let i = rng.gen_range(0..game.size());
+        if matches!(game.node(i), Node::Live { .. }) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu_secs() -> f64 {
+    clock::cpu_secs(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time of the whole process (all threads).
+fn process_cpu_secs() -> f64 {
+    clock::cpu_secs(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// States per CPU-second on one thread, and generated neighbours per state.
+fn rate(states: &[u64], f: impl Fn(u64, &mut Vec<u64>)) -> (f64, f64) {
+    let mut out = Vec::new();
+    let mut produced = 0usize;
+    let t = thread_cpu_secs();
+    for &s in states {
+        out.clear();
+        f(s, &mut out);
+        produced += out.len();
+    }
+    let secs = thread_cpu_secs() - t;
+    (
+        states.len() as f64 / secs,
+        produced as f64 / states.len() as f64,
+    )
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let wants = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+
+    if wants("cc3p-2") {
+        let t = Instant::now();
+        let game = Cc3p::new(2).expect("level 2");
+        println!(
+            "cc3p level 2: tables built in {:.2}s, {} states",
+            t.elapsed().as_secs_f64(),
+            game.size()
+        );
+        let states = sample_live(&game, 2_000_000, 1);
+        let (node_rate, _) = rate(&states, |s, out| {
+            out.push(matches!(game.node(s), Node::Live { .. }) as u64);
+        });
+        println!(
+            "  unranking (node: unrank and classify): {:.2} M states per CPU-second",
+            node_rate / 1e6
+        );
+        let (succ_rate, succ_avg) = rate(&states, |s, out| game.successors(s, out));
+        println!("  expansion (successors, ranked): {:.2} M states per CPU-second, {:.1} successors per state", succ_rate / 1e6, succ_avg);
+        let (count_rate, _) = rate(&states, |s, out| {
+            out.resize(game.successor_count(s), 0);
+        });
+        println!(
+            "  lazy counter (successor_count, not ranked): {:.2} M states per CPU-second",
+            count_rate / 1e6
+        );
+        let (pred_rate, pred_avg) = rate(&states, |s, out| game.predecessors(s, out));
+        println!(
+            "  unmoves (predecessors, ranked): {:.2} M states per CPU-second, {:.1} predecessors per state = {:.1} M predecessors per CPU-second",
+            pred_rate / 1e6,
+            pred_avg,
+            pred_rate * pred_avg / 1e6
+        );
+        // The wave kernel does both for (nearly) every state of a layer: predecessors once when the
+        // state is decided, successor_count once when it is first reached as a predecessor.
+        println!(
+            "  kernel's game work per state (predecessors + successor_count, no cell updates): {:.2} M states per CPU-second",
+            1.0 / (1.0 / pred_rate + 1.0 / count_rate) / 1e6
+        );
+    }
+    if wants("cc3p-1") {
+        let game = Arc::new(Cc3p::new(1).expect("level 1"));
+        let (t, cpu) = (Instant::now(), process_cpu_secs());
+        for (name, c, o) in [
+            ("solo", 0b001, 0b001),
+            ("enable_ab", 0b011, 0b010),
+            ("enable_ac", 0b101, 0b100),
+        ] {
+            solve_in_memory(&game, &Layer::new(name, c, o), 1);
+        }
+        println!(
+            "cc3p level 1: three layers solved in {:.1} ms wall, {:.1} ms CPU (1 thread)",
+            t.elapsed().as_secs_f64() * 1e3,
+            (process_cpu_secs() - cpu) * 1e3
+        );
+    }
+    if wants("toppen") {
+        let t = Instant::now();
+        let game = Arc::new(Toppen::new(ToppenOptions::default()).expect("toppen"));
+        let built = t.elapsed().as_secs_f64();
+        for threads in [1, 2] {
+            let (t, cpu) = (Instant::now(), process_cpu_secs());
+            let solved = solve_in_memory(&game, &Layer::new("solo", 1, 1), threads);
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), process_cpu_secs() - cpu);
+            println!(
+                "toppen: {} states, catalogue {:.2}s, solved in {:.2}s wall / {:.2}s CPU on {threads} thread(s) ({} waves): {:.2} M states per CPU-second",
+                game.size(),
+                built,
+                secs,
+                cpu,
+                solved.waves,
+                game.size() as f64 / cpu / 1e6
+            );
+        }
+    }
+    if wants("cc2p") {
+        let full = Cc2p::new(7, 3, TipRule::Exact).expect("7x7 / 3");
+        let game = Arc::new(Cc2pHalf::quarter(full.clone()));
+        println!(
+            "cc2p 7x7 / 3: {} states, the quarter solves {}",
+            full.size(),
+            game.size()
+        );
+        let states = sample_live(game.as_ref(), 1_000_000, 2);
+        let (count_rate, _) = rate(&states, |s, out| {
+            out.resize(game.successor_count(s), 0);
+        });
+        let (pred_rate, pred_avg) = rate(&states, |s, out| game.predecessors(s, out));
+        println!(
+            "  quarter: lazy counter {:.2} M states per CPU-second; unmoves {:.2} M states per CPU-second ({:.1} predecessors per state)",
+            count_rate / 1e6,
+            pred_rate / 1e6,
+            pred_avg
+        );
+        for threads in [1, 2] {
+            let (t, cpu) = (Instant::now(), process_cpu_secs());
+            let solved = solve_in_memory(&game, &Layer::new("solo", 1, 1), threads);
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), process_cpu_secs() - cpu);
+            println!(
+                "  quarter solved in {:.1}s wall / {:.1}s CPU on {threads} thread(s) ({} waves): {:.2} M states of the full game per CPU-second (before the expansion to full tables)",
+                secs,
+                cpu,
+                solved.waves,
+                full.size() as f64 / cpu / 1e6
+            );
+        }
+    }
+    // The cell byte holds the counter or the value with its generation (the frontier); depths go
+    // to per-shard wave logs on disk.
+    println!(
+        "working set while solving: 1 byte per state (the cells); depths in wave logs on disk"
+    );
+    println!("peak RSS: {:.0} MiB", peak_rss_mib());
+}

@@ -1,0 +1,286 @@
+//! Two-player Chinese Checkers on Sturtevant's m×m diamond boards (`cc2p`), exactly as docs/rules.md §3
+//! defines it.
+//!
+//! **Board.** N = m² cells in rows of widths 1, 2, …, m, …, 2, 1, numbered row by row, left to right.
+//! In doubled coordinates the cell at row r, position i of a row of width w sits at
+//! x = 2i − (w − 1); its neighbours are (r, x ± 2) and (r ± 1, x ± 1). The point reflection
+//! (r, x) ↦ (2m − 2 − r, −x) is cell c ↦ N − 1 − c.
+//!
+//! **State.** Player 0's cell set, player 1's cell set (k cells each, disjoint) and the side to
+//! move. Dense index: `(rank0 · C(N−k, k) + rank1) · 2 + mover`, where `rank0` is the colex rank of
+//! player 0's set among the k-subsets of the N cells and `rank1` is the colex rank of player 1's set
+//! among the k-subsets of the N − k cells player 0 leaves free (renumbered 0.. in cell order).
+//!
+//! **Classification** (`Game::node`):
+//! - *Illegal*: the player to move satisfies its win condition; or (k = 6) a goal's tip is empty while
+//!   the opponent holds the four cells around it (the tip rule). With [`TipRule::SolverShortcut`] the
+//!   tip rule only applies when the player to move has a piece in its own start or goal area.
+//! - *Terminal{winner: y}*: y is the player who just moved and y's goal is full (pieces of either
+//!   colour) with at least one of y's own; or the player to move has moves, but every one of them
+//!   leads into an illegal state (that player has lost: y is the other player).
+//! - *Live{mover}* otherwise. A player with no move at all passes: the pass is its single successor
+//!   (same placement, other player to move).
+//!
+//! Moves are steps and jump chains; a jump chain's reachable landings are the jump-connected
+//! component of the origin (with the moving piece lifted), which is symmetric, so unmoves use the
+//! same reachability from the moved piece's current cell.
+//!
+//! - `board.rs`: the diamond: cell coordinates, neighbours and jumps.
+//! - `rank.rs`: the dense index: colex ranking and unranking, the colour swap.
+//! - `rules.rs`: wins, the tip rule, illegal states, classification.
+//! - `moves.rs`: successors and predecessors (the kernel's hot path).
+//! - `notation.rs`: the position notation (docs/cc2p-notation.md), move texts, pictures.
+//! - `half.rs`: the colour-swap half (and quarter) the kernel solves.
+//! - `mirror.rs`: the board's left–right reflection and the quarter's blocks.
+
+use kingmaker_kernel::{Game, Node};
+
+mod family;
+pub use family::{Cc2pHalfParams, Cc2pParams};
+mod board;
+mod count;
+pub mod half;
+mod mirror;
+mod moves;
+mod notation;
+mod rank;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use board::Cell;
+pub use count::count_fields;
+use rank::BUCKETS;
+
+/// Smallest supported board side.
+pub const MIN_BOARD: u8 = 4;
+/// Largest supported board side (N = 81 cells fits the 128-bit cell masks).
+pub const MAX_BOARD: u8 = 9;
+/// Largest supported number of pieces per player (the start areas are defined for 1..=6).
+pub const MAX_PIECES: u8 = 6;
+
+const MAX_CELLS: usize = 81;
+const K_MAX: usize = MAX_PIECES as usize;
+
+/// Errors from constructing a game or reading a position.
+#[derive(Debug, thiserror::Error)]
+pub enum Cc2pError {
+    /// The board side is not one of the supported sizes.
+    #[error("board size {0} is out of range: cc2p supports m×m boards with m = 4..=9")]
+    BoardOutOfRange(u8),
+    /// The number of pieces per player is not one of the supported values.
+    #[error("{0} pieces per player is out of range: cc2p supports 1..=6 pieces per player")]
+    PiecesOutOfRange(u8),
+    /// A position text could not be read.
+    #[error(
+        "cannot read cc2p position {text:?}: {reason} \
+         (expected `0:<cells>;1:<cells>;<mover>`, e.g. `0:0,1,2;1:46,47,48;0`)"
+    )]
+    BadPosition {
+        /// The text as given.
+        text: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+/// How the 6-piece tip rule (docs/rules.md §3, illegal states) is applied.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum TipRule {
+    /// The rule as stated: a blocked empty tip is illegal whoever is to move.
+    #[default]
+    Exact,
+    /// The published solver's shortcut: the tip rule is only tested when the player to move has a
+    /// piece in its own start or goal area (reproduces the published 5×5/6 and 6×6/6 illegal counts).
+    SolverShortcut,
+}
+
+/// An unranked state with what ranking its neighbours needs: both players' cells ascending
+/// (`a`, `b`), player 1's compressed positions (`q`: ranks among the cells player 0 leaves free)
+/// as a list and a mask, and player 0's rank.
+#[derive(Copy, Clone, Debug)]
+struct Expanded {
+    pos: Pos,
+    a: [u8; K_MAX],
+    b: [u8; K_MAX],
+    q: [u8; K_MAX],
+    qmask: u128,
+    r0: u64,
+}
+
+/// An unranked state: the two players' cell masks and the side to move.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Pos {
+    o: [u128; 2],
+    mover: usize,
+}
+
+/// Two-player Chinese Checkers on an m×m board with k pieces per player.
+#[derive(Clone, Debug)]
+pub struct Cc2p {
+    m: u8,
+    k: u8,
+    n: u8,
+    tip_rule: TipRule,
+    cells: Vec<Cell>,
+    /// (row, doubled x) of every cell.
+    coords: Vec<(u8, i8)>,
+    /// `choose[i][a]` = C(a, i) (the sizes are powers of two so masked indices need no checks).
+    choose: [[u64; 128]; 8],
+    /// `unrank_start[i][bucket(r)]`: the largest a with C(a, i) ≤ the smallest r of the bucket.
+    unrank_start: [[u8; BUCKETS]; 8],
+    start: [u128; 2],
+    goal: [u128; 2],
+    /// `tip[y]`: the tip cell of y's goal; `block[y]`: the cells the opponent holds to block it.
+    tip: [u128; 2],
+    block: [u128; 2],
+    /// C(N, k) and C(N − k, k).
+    sets0: u64,
+    sets1: u64,
+    size: u64,
+}
+
+#[inline]
+fn bit(c: usize) -> u128 {
+    1u128 << c
+}
+
+/// Iterate the set bits of a mask, lowest first.
+#[inline]
+fn bits(mut m: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(c)
+        }
+    })
+}
+
+impl Cc2p {
+    /// A game on the `board`×`board` diamond with `pieces` pieces per player.
+    pub fn new(board: u8, pieces: u8, tip_rule: TipRule) -> Result<Cc2p, Cc2pError> {
+        if !(MIN_BOARD..=MAX_BOARD).contains(&board) {
+            return Err(Cc2pError::BoardOutOfRange(board));
+        }
+        if !(1..=MAX_PIECES).contains(&pieces) {
+            return Err(Cc2pError::PiecesOutOfRange(pieces));
+        }
+        let m = board as usize;
+        let n = m * m;
+        let (coords, cells) = board::layout(m);
+        let (choose, unrank_start) = rank::binomials();
+        let k = pieces as usize;
+        let start0: &[usize] = match pieces {
+            1 => &[0],
+            2 => &[0, 1],
+            3 => &[0, 1, 2],
+            4 => &[0, 1, 2, 4],
+            5 => &[1, 2, 3, 4, 5],
+            _ => &[0, 1, 2, 3, 4, 5],
+        };
+        let s0: u128 = start0.iter().map(|&c| bit(c)).sum();
+        let s1: u128 = start0.iter().map(|&c| bit(n - 1 - c)).sum();
+        // Player 0's goal is player 1's start: tip N-1, blocked by player 1 on N-2, N-3, N-4, N-6.
+        let block0: u128 = [2, 3, 4, 6].iter().map(|&d| bit(n - d)).sum();
+        let block1: u128 = [1, 2, 3, 5].iter().map(|&c| bit(c)).sum();
+        let sets0 = choose[k][n];
+        let sets1 = choose[k][n - k];
+        Ok(Cc2p {
+            m: board,
+            k: pieces,
+            n: n as u8,
+            tip_rule,
+            cells,
+            coords,
+            choose,
+            unrank_start,
+            start: [s0, s1],
+            goal: [s1, s0],
+            tip: [bit(n - 1), bit(0)],
+            block: [block0, block1],
+            sets0,
+            sets1,
+            size: 2 * sets0 * sets1,
+        })
+    }
+
+    /// The board side m.
+    pub fn board(&self) -> u8 {
+        self.m
+    }
+
+    /// Pieces per player k.
+    pub fn pieces(&self) -> u8 {
+        self.k
+    }
+
+    /// Number of cells N = m².
+    pub fn cells(&self) -> u8 {
+        self.n
+    }
+
+    /// The tip-rule convention this game was built with.
+    pub fn tip_rule(&self) -> TipRule {
+        self.tip_rule
+    }
+
+    /// Placements: player 0's k cells and player 1's k cells, disjoint: C(N, k) · C(N − k, k).
+    pub fn placements(&self) -> u64 {
+        self.sets0 * self.sets1
+    }
+
+    /// The start position: both players on their start areas, player 0 to move.
+    pub fn start_index(&self) -> u64 {
+        self.rank(&Pos {
+            o: self.start,
+            mover: 0,
+        })
+    }
+}
+
+impl Game for Cc2p {
+    /// `cc2p-7x7-3`; the solver-shortcut tip rule adds `-shortcut` (its tables differ with 6
+    /// pieces, so the two must not share a default run directory).
+    fn name(&self) -> String {
+        let variant = match self.tip_rule {
+            TipRule::Exact => "",
+            TipRule::SolverShortcut => "-shortcut",
+        };
+        format!("cc2p-{m}x{m}-{k}{variant}", m = self.m, k = self.k)
+    }
+
+    fn players(&self) -> u8 {
+        2
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn node(&self, index: u64) -> Node {
+        self.classify(&self.unrank(index))
+    }
+
+    fn successors(&self, index: u64, out: &mut Vec<u64>) {
+        let e = self.expand(index);
+        let child_mover = 1 - (index & 1);
+        self.each_successor(&e, |placement| out.push((placement << 1) | child_mover));
+    }
+
+    fn predecessors(&self, index: u64, out: &mut Vec<u64>) {
+        let e = self.expand(index);
+        let parent_mover = 1 - (index & 1);
+        self.each_predecessor(&e, |placement| out.push((placement << 1) | parent_mover));
+    }
+
+    fn mover(&self, index: u64) -> u8 {
+        (index & 1) as u8
+    }
+
+    fn successor_count(&self, index: u64) -> usize {
+        self.successor_count_of(&self.expand(index))
+    }
+}

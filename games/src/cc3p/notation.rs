@@ -1,0 +1,360 @@
+//! The position notation (docs/cc3p-notation.md), move texts and pictures.
+//!
+//! Rows are lettered from the top (z = −2n is row `a`), cells in a row numbered from 1 at the left
+//! (increasing x). A position is `A:<cells>;B:<cells>;C:<cells>;<mover>`, e.g.
+//! `A:c6,c7,d6;B:c1,c2,d1;C:h1,h2,i1;A` (the start of level 2, also written `start`).
+
+use super::{cell_name_picture, Cc3p, Cc3pError, PLAYERS};
+use kingmaker_kernel::{Game, Node};
+use crate::notation::Notation;
+use serde_json::{json, Map, Value};
+
+impl Cc3p {
+    fn bad(&self, text: &str, problem: impl Into<String>) -> Cc3pError {
+        Cc3pError::Position {
+            text: text.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    fn player_of(letter: &str) -> Option<usize> {
+        match letter {
+            "A" | "a" => Some(0),
+            "B" | "b" => Some(1),
+            "C" | "c" => Some(2),
+            _ => None,
+        }
+    }
+
+    /// Parse the position notation (or `start`). Illegal placements (two goals filled) parse fine.
+    pub fn parse_position(&self, text: &str) -> Result<u64, Cc3pError> {
+        let trimmed = text.trim();
+        if trimmed.eq_ignore_ascii_case("start") {
+            return Ok(self.start_index());
+        }
+        let mut parts: Vec<&str> = trimmed.split(';').map(str::trim).collect();
+        if parts.len() > 1 && parts.last() == Some(&"") {
+            parts.pop();
+        }
+        let mut sets: [Option<u64>; 3] = [None; 3];
+        let mut mover = None;
+        let mut occupied = 0u64;
+        for part in parts {
+            if part.is_empty() {
+                return Err(self.bad(text, "empty field between ';' separators"));
+            }
+            let Some((who, cells)) = part.split_once(':') else {
+                if mover.is_some() {
+                    return Err(self.bad(text, format!("a second side to move {part:?}")));
+                }
+                mover = Some(Self::player_of(part).ok_or_else(|| {
+                    self.bad(
+                        text,
+                        format!("{part:?} is neither a side to move (A, B, C) nor a player's cells (like A:e3,f4,g1)"),
+                    )
+                })?);
+                continue;
+            };
+            let who = who.trim();
+            let p = Self::player_of(who).ok_or_else(|| {
+                self.bad(
+                    text,
+                    format!("unknown player {who:?} (players are A, B, C)"),
+                )
+            })?;
+            if sets[p].is_some() {
+                return Err(self.bad(text, format!("player {} is listed twice", PLAYERS[p])));
+            }
+            let mut set = 0u64;
+            let mut count = 0;
+            for name in cells.split(',').map(str::trim) {
+                if name.is_empty() {
+                    return Err(
+                        self.bad(text, format!("empty cell name in {}'s cells", PLAYERS[p]))
+                    );
+                }
+                let c = self.geo.by_name(name).ok_or_else(|| {
+                    self.bad(
+                        text,
+                        format!("unknown cell {name:?} (level {} has rows a..{} numbered from 1 at the left)",
+                            self.level, (b'a' + 4 * self.level) as char),
+                    )
+                })?;
+                let bit = 1u64 << c;
+                if self.lane[p] & bit == 0 {
+                    return Err(self.bad(
+                        text,
+                        format!("{}'s piece on {name} is off its lane (the hexagon and its own start and goal points)",
+                            PLAYERS[p]),
+                    ));
+                }
+                if occupied & bit != 0 {
+                    return Err(self.bad(text, format!("two pieces on {name}")));
+                }
+                occupied |= bit;
+                set |= bit;
+                count += 1;
+            }
+            if count != self.geo.k {
+                return Err(self.bad(
+                    text,
+                    format!(
+                        "{} has {count} pieces; level {} has {} per player",
+                        PLAYERS[p], self.level, self.geo.k
+                    ),
+                ));
+            }
+            sets[p] = Some(set);
+        }
+        let mut placement = [0u64; 3];
+        for p in 0..3 {
+            placement[p] = sets[p].ok_or_else(|| {
+                self.bad(
+                    text,
+                    format!(
+                        "missing {}'s cells (like {}:e3,f4,g1)",
+                        PLAYERS[p], PLAYERS[p]
+                    ),
+                )
+            })?;
+        }
+        let mover =
+            mover.ok_or_else(|| self.bad(text, "missing side to move (end with ;A, ;B or ;C)"))?;
+        Ok(self.index_of(&placement, mover))
+    }
+
+    /// Names of the cells of a mask, in canonical (reading) order.
+    pub(crate) fn cell_names(&self, mask: u64) -> Vec<String> {
+        let mut cells: Vec<usize> = (0..self.geo.len())
+            .filter(|&c| mask >> c & 1 == 1)
+            .collect();
+        cells.sort_by_key(|&c| (self.geo.cells[c].row, self.geo.cells[c].col));
+        cells.iter().map(|&c| self.geo.cells[c].name()).collect()
+    }
+
+    /// The canonical notation of a state: `parse_position(format_position(i)) == i`.
+    pub fn format_position(&self, index: u64) -> String {
+        let (sets, mover) = self.decode(index);
+        let mut out = String::new();
+        for p in 0..3 {
+            out.push(PLAYERS[p]);
+            out.push(':');
+            out.push_str(&self.cell_names(sets[p]).join(","));
+            out.push(';');
+        }
+        out.push(PLAYERS[mover]);
+        out
+    }
+
+    /// Every jump chain from `c` (the piece lifted): for each landing cell, the best chain (fewest
+    /// jumps, then smallest text) as the list of cells landed on.
+    fn jump_chains(&self, c: usize, occ: u64, lane: u64) -> Vec<(usize, Vec<usize>)> {
+        fn walk(
+            game: &Cc3p,
+            u: usize,
+            occ: u64,
+            open: u64,
+            visited: u64,
+            path: &mut Vec<usize>,
+            best: &mut Vec<Option<(usize, String, Vec<usize>)>>,
+        ) {
+            for &(over, land) in &game.jumps[u] {
+                if occ & over != 0 && open & land & !visited != 0 {
+                    let t = land.trailing_zeros() as usize;
+                    path.push(t);
+                    let text = path
+                        .iter()
+                        .map(|&x| game.geo.cells[x].name())
+                        .collect::<Vec<_>>()
+                        .join("-");
+                    let better = match &best[t] {
+                        None => true,
+                        Some((len, old, _)) => (path.len(), &text) < (*len, old),
+                    };
+                    if better {
+                        best[t] = Some((path.len(), text, path.clone()));
+                    }
+                    walk(game, t, occ, open, visited | land, path, best);
+                    path.pop();
+                }
+            }
+        }
+        let mut best = vec![None; self.geo.len()];
+        let mut path = Vec::new();
+        walk(self, c, occ, lane & !occ, 1u64 << c, &mut path, &mut best);
+        best.into_iter()
+            .enumerate()
+            .filter_map(|(t, b)| b.map(|(_, _, p)| (t, p)))
+            .collect()
+    }
+
+    /// Every legal move of a live state as (text, child index), one per distinct child, sorted by
+    /// text: `A e3-c3` (a step or one jump), `A e3-c1-g2` (a jump chain: the cells landed on),
+    /// `B pass`. Terminal and illegal states have none.
+    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        let (sets, mover) = self.decode(index);
+        let Node::Live { .. } = self.node(index) else {
+            return Vec::new();
+        };
+        let occ = sets[0] | sets[1] | sets[2];
+        let lane = self.lane[mover];
+        let next = ((mover + 1) % 3) as u64;
+        let name = |c: usize| self.geo.cells[c].name();
+        let mut out = Vec::new();
+        let child_of = |c: usize, t: usize| {
+            let mut child = sets;
+            child[mover] ^= (1u64 << c) | (1u64 << t);
+            self.tables.rank(&child) * 3 + next
+        };
+        let mut pieces = sets[mover];
+        while pieces != 0 {
+            let c = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let without = occ & !(1u64 << c);
+            let mut steps = self.step[c] & lane & !occ;
+            while steps != 0 {
+                let t = steps.trailing_zeros() as usize;
+                steps &= steps - 1;
+                out.push((
+                    format!("{} {}-{}", PLAYERS[mover], name(c), name(t)),
+                    child_of(c, t),
+                ));
+            }
+            for (t, chain) in self.jump_chains(c, without, lane) {
+                let mut text = format!("{} {}", PLAYERS[mover], name(c));
+                for x in chain {
+                    text.push('-');
+                    text.push_str(&name(x));
+                }
+                out.push((text, child_of(c, t)));
+            }
+        }
+        if out.is_empty() {
+            out.push((format!("{} pass", PLAYERS[mover]), index / 3 * 3 + next));
+        }
+        out.sort();
+        out
+    }
+
+    /// An ASCII picture of the star with the pieces (A, B, C; '.' for empty cells), each row
+    /// starting with its letter.
+    pub fn picture(&self, index: u64) -> String {
+        let (sets, _) = self.decode(index);
+        self.geo.draw(1, true, |c| {
+            let bit = 1u64 << c;
+            (0..3)
+                .find(|&p| sets[p] & bit != 0)
+                .map_or(".".to_string(), |p| PLAYERS[p].to_string())
+        })
+    }
+}
+
+impl Notation for Cc3p {
+    fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
+        Ok(Cc3p::parse_position(self, text)?)
+    }
+    fn format_position(&self, index: u64) -> String {
+        Cc3p::format_position(self, index)
+    }
+    fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        Cc3p::moves(self, index)
+    }
+    fn picture(&self, index: u64) -> String {
+        Cc3p::picture(self, index)
+    }
+    fn player_name(&self, player: u8) -> String {
+        PLAYERS[player as usize].to_string()
+    }
+    fn start_index(&self) -> Option<u64> {
+        Some(Cc3p::start_index(self))
+    }
+    fn board_drawing(&self) -> Value {
+        star_drawing(self.level())
+    }
+    /// Each player's pieces, read off the canonical notation (`A:c6,c7;B:...;C:...;A`).
+    fn position_drawing(&self, index: u64) -> Map<String, Value> {
+        let mut pieces = Map::new();
+        for field in Cc3p::format_position(self, index).split(';') {
+            if let Some((who, cells)) = field.split_once(':') {
+                let cells: Vec<&str> = cells.split(',').filter(|c| !c.is_empty()).collect();
+                pieces.insert(who.to_string(), json!(cells));
+            }
+        }
+        let mut out = Map::new();
+        out.insert("pieces".into(), Value::Object(pieces));
+        out
+    }
+}
+
+/// The star's cells for drawing: name, position (in half-cell steps across, rows down) and what
+/// the cell is (hexagon, or a player's start or goal point), read off the notation's own picture
+/// of cell names so the page and the notation cannot disagree.
+pub fn star_drawing(level: u8) -> Value {
+    let n = level as i64;
+    let mut cells = Vec::new();
+    for (row, line) in cell_name_picture(level).lines().enumerate() {
+        let mut col = 0usize;
+        for token in line.split(' ') {
+            if !token.is_empty() {
+                // Two characters per half-cell step.
+                let half = (col / 2) as i64;
+                let z = row as i64 - 2 * n;
+                let x = (half - 3 * n - z) / 2;
+                let y = -x - z;
+                let region = if x > n {
+                    "start:A"
+                } else if x < -n {
+                    "goal:A"
+                } else if y > n {
+                    "start:B"
+                } else if y < -n {
+                    "goal:B"
+                } else if z > n {
+                    "start:C"
+                } else if z < -n {
+                    "goal:C"
+                } else {
+                    "hex"
+                };
+                cells.push(json!({"name": token, "row": row, "half": half, "region": region}));
+            }
+            col += token.len() + 1;
+        }
+    }
+    json!({"kind": "star", "level": level, "cells": cells})
+}
+
+#[cfg(test)]
+mod drawing_tests {
+    use super::*;
+
+    #[test]
+    fn star_cells_match_the_notation() {
+        for level in [1u8, 2] {
+            let g = Cc3p::new(level).unwrap();
+            let board = star_drawing(level);
+            let cells = board["cells"].as_array().unwrap();
+            assert_eq!(cells.len(), [13, 37][level as usize - 1]);
+            // The start position's pieces stand on their owners' start points.
+            let start = Cc3p::format_position(&g, Cc3p::start_index(&g));
+            for field in start.split(';') {
+                if let Some((who, names)) = field.split_once(':') {
+                    for name in names.split(',') {
+                        let cell = cells.iter().find(|c| c["name"] == name).unwrap();
+                        assert_eq!(cell["region"], format!("start:{who}"), "{name}");
+                    }
+                }
+            }
+            let k = [1, 3][level as usize - 1];
+            for p in ["A", "B", "C"] {
+                assert_eq!(
+                    cells
+                        .iter()
+                        .filter(|c| c["region"] == format!("goal:{p}"))
+                        .count(),
+                    k
+                );
+            }
+        }
+    }
+}

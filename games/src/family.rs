@@ -1,0 +1,72 @@
+//! What a game family tells the registry: its parameters, how they become a game, its layers.
+//!
+//! A family's parameters are one struct that is at once the command line's flags
+//! (`clap::Args`, for families the command line offers) and `run.json`'s fields (serde), and the
+//! struct implements this trait. The registry (`registry.rs`) lists every family in one line
+//! each and generates the rest: `GameSpec`, `AnyGame` and `GameChoice`.
+
+use crate::notation::Notation;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt::Debug;
+
+/// A game family and its parameters (e.g. cc3p at level 2).
+pub trait GameFamily: Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned {
+    /// The game these parameters build.
+    type Game: Game + Notation + 'static;
+
+    /// One line for `kingmaker <command> --help`.
+    const ABOUT: &'static str;
+
+    /// Construct the game (may take a moment: ranking tables, catalogues). Refuses parameters
+    /// the game does not support, saying why.
+    fn build(&self) -> anyhow::Result<Self::Game>;
+
+    /// Small instances that the conformance suite (`games/src/conformance.rs`) and the parser fuzzer
+    /// check: every state of those up to `conformance::EXHAUSTIVE_UP_TO` states, a sample of
+    /// larger ones. Include the smallest instance and one that exercises every rule.
+    fn examples() -> Vec<Self>;
+
+    /// Every layer a build solves, in order (for a family whose layers depend on the answers,
+    /// the first ones: see [`GameFamily::next_layer`]).
+    fn layers(&self) -> Vec<Layer>;
+
+    /// The next layer to solve, given the value at the start of every layer solved so far, for a
+    /// family whose layers depend on the answers (Go's search for the optimal score); None when
+    /// it has all it needs.
+    fn next_layer(&self, _start_values: &[(String, u8)]) -> Option<Layer> {
+        None
+    }
+
+    /// The smaller game the kernel solves instead, when a symmetry allows it and the finished
+    /// tables can be expanded back (a family of the registry's `reductions`).
+    fn reduced(&self) -> Option<crate::GameSpec> {
+        None
+    }
+
+    /// `kingmaker count`'s fields from a formula, where the family has one; None counts by
+    /// classifying every index (numbers as strings: JSON readers lose digits past 2^53).
+    fn count(&self) -> Option<anyhow::Result<Map<String, Value>>> {
+        None
+    }
+
+    /// `summary.json`'s `params` are the serialised parameters; a family may rewrite them for
+    /// readers (cc2p writes its board `MxM`).
+    fn summary_params(&self, _params: &mut Map<String, Value>) {}
+}
+
+/// The one layer of a two-player game without draws by the rules: "player 0 (the first colour)
+/// wins". In a game that alternates sides ([`Game::alternates_sides`]) player 0 is the side to
+/// move.
+pub fn first_player_wins() -> Layer {
+    Layer::new("solo", 0b01, 0b01)
+}
+
+/// The second layer of a two-player game whose games can end drawn: "player 1 wins". With
+/// [`first_player_wins`] it tells a win for either side from a draw.
+pub fn second_player_wins() -> Layer {
+    Layer::new("second", 0b10, 0b10)
+}

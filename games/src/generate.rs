@@ -1,0 +1,105 @@
+//! The registry's generator: from one line per game family, the types the rest of the
+//! workspace uses (`GameSpec`, `GameChoice`, `AnyGame`) and the `match`es over the families.
+
+/// The registry's generator (`lib.rs` holds its one call): `GameSpec`, `GameChoice` and
+/// `AnyGame` with their methods, each a `match` over the families.
+macro_rules! games {
+    (
+        families { $($name:tt => $variant:ident($module:ident :: $pname:ident),)* }
+        reductions { $($rname:tt => $rvariant:ident($rmodule:ident :: $rpname:ident),)* }
+    ) => {
+        $( pub mod $module; )*
+
+        /// A game family and its parameters, as written to `run.json` (`{"game": NAME, ...}`)
+        /// and sent to workers.
+        #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[serde(tag = "game")]
+        pub enum GameSpec {
+            $( #[serde(rename = $name)] $variant($module::$pname), )*
+            $( #[serde(rename = $rname)] $rvariant($rmodule::$rpname), )*
+        }
+
+        /// The game to work on, with its parameters, as the command line chooses it
+        /// (`kingmaker build cc3p --level 1`).
+        #[derive(clap::Subcommand, Clone, Debug)]
+        pub enum GameChoice {
+            $( #[command(name = $name, about = <$module::$pname as $crate::family::GameFamily>::ABOUT)] $variant($module::$pname), )*
+        }
+
+        impl GameChoice {
+            /// The run's game.
+            pub fn spec(&self) -> GameSpec {
+                match self {
+                    $( GameChoice::$variant(p) => GameSpec::$variant(p.clone()), )*
+                }
+            }
+        }
+
+        /// Every game the kernel can solve, behind one type (one kernel instantiation, static
+        /// dispatch inside each game's own code). A process holds one or two of these, so the
+        /// size difference between variants does not matter.
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyGame {
+            $( $variant(<$module::$pname as $crate::family::GameFamily>::Game), )*
+            $( $rvariant(<$rmodule::$rpname as $crate::family::GameFamily>::Game), )*
+        }
+
+        impl GameSpec {
+            /// Construct the game (may take a moment: ranking tables, catalogues).
+            pub fn build(&self) -> anyhow::Result<AnyGame> {
+                Ok(match self {
+                    $( GameSpec::$variant(p) => AnyGame::$variant($crate::family::GameFamily::build(p)?), )*
+                    $( GameSpec::$rvariant(p) => AnyGame::$rvariant($crate::family::GameFamily::build(p)?), )*
+                })
+            }
+
+            /// The family name used on the command line and in summaries.
+            pub fn family(&self) -> &'static str {
+                match self {
+                    $( GameSpec::$variant(_) => $name, )*
+                    $( GameSpec::$rvariant(_) => $rname, )*
+                }
+            }
+
+            /// Every family's name, reductions too.
+            pub const FAMILIES: &'static [&'static str] = &[$($name,)* $($rname,)*];
+
+            /// Every family's [`GameFamily::examples`], for the tests every game passes.
+            pub fn examples() -> Vec<GameSpec> {
+                let mut out = Vec::new();
+                $( out.extend(<$module::$pname as $crate::family::GameFamily>::examples().into_iter().map(GameSpec::$variant)); )*
+                $( out.extend(<$rmodule::$rpname as $crate::family::GameFamily>::examples().into_iter().map(GameSpec::$rvariant)); )*
+                out
+            }
+
+            fn family_params(&self) -> &dyn registry::FamilyParams {
+                match self {
+                    $( GameSpec::$variant(p) => p, )*
+                    $( GameSpec::$rvariant(p) => p, )*
+                }
+            }
+        }
+
+        impl AnyGame {
+            /// The full game's table is expanded from this one's, for a game solved in place of a
+            /// larger one ([`GameSpec::reduced`]).
+            pub fn reduction(&self) -> Option<&dyn $crate::reduction::Reduction> {
+                match self {
+                    $( AnyGame::$rvariant(g) => Some(g), )*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+
+        /// Forward a method to the game inside an [`AnyGame`].
+        macro_rules! each_game {
+            ($self_:expr, $g:ident => $body:expr) => {
+                match $self_ {
+                    $( AnyGame::$variant($g) => $body, )*
+                    $( AnyGame::$rvariant($g) => $body, )*
+                }
+            };
+        }
+    };
+}

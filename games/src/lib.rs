@@ -1,0 +1,31 @@
+//! Kingmaker's games. Each folder is one game family: its rules, index space, moves and unmoves,
+//! its [`Notation`], and its parameters ([`GameFamily`]). A new game is its folder and one line
+//! in the list below (docs/new-game.md).
+
+#[macro_use]
+mod generate;
+pub mod conformance;
+pub mod family;
+pub mod notation;
+pub mod reduction;
+
+pub use family::GameFamily;
+pub use notation::Notation;
+pub use reduction::Reduction;
+
+games! {
+    families {
+        "cc3p" => Cc3p(cc3p::Cc3pParams),
+        "toppen" => Toppen(toppen::ToppenParams),
+        "cc2p" => Cc2p(cc2p::Cc2pParams),
+        "go" => Go(go::GoParams),
+        "connect4" => Connect4(connect4::Connect4Params),
+    }
+    // Solved in place of a family's game (`GameFamily::reduced`), never chosen on the command
+    // line; their games implement `Reduction`.
+    reductions {
+        "cc2p_half" => Cc2pHalf(cc2p::Cc2pHalfParams),
+    }
+}
+
+mod registry;

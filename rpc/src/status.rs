@@ -1,0 +1,94 @@
+//! gRPC statuses both ways: the status a worker returns for a kernel error, and a failed call as
+//! words an operator can act on or as the kernel error the driver sees.
+
+use crate::convert::Convert;
+use kingmaker_kernel::KernelError;
+use tonic::{Code, Status};
+
+/// A kernel error as a status. A damaged or missing checkpoint chunk (a format error) is
+/// DATA_LOSS, so the coordinator knows it may fall back to an older checkpoint; the message names
+/// the chunk.
+impl Convert<KernelError> for Status {
+    fn convert(err: KernelError) -> Status {
+        match err {
+            KernelError::Format(e) => Status::data_loss(e.to_string()),
+            err => Status::internal(err.to_string()),
+        }
+    }
+}
+
+/// A status in words: its code and message (and, for transport errors, their cause).
+pub fn describe_status(status: &Status) -> String {
+    use std::error::Error;
+    let mut text = format!("{:?}: {}", status.code(), status.message());
+    let mut source = status.source();
+    while let Some(s) = source {
+        // Transport errors repeat their cause at every level: keep each piece once.
+        let piece = s.to_string();
+        if !text.contains(&piece) {
+            text = format!("{text}: {piece}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// A failed call to a worker, in words an operator can act on.
+pub(super) fn status_message(status: &Status) -> String {
+    match status.code() {
+        Code::Unauthenticated => {
+            "refused our token: give the coordinator the token the workers were started with \
+                                  (--token or KINGMAKER_TOKEN)"
+                .to_string()
+        }
+        Code::Unavailable | Code::Cancelled | Code::Unknown if is_transport(status) => {
+            format!(
+                "is unreachable: it died, was killed or lost the network ({})",
+                describe_status(status)
+            )
+        }
+        _ => describe_status(status),
+    }
+}
+
+/// A transport failure (connection refused or reset), as opposed to an error the worker returned.
+pub(super) fn is_transport(status: &Status) -> bool {
+    use std::error::Error;
+    status.code() == Code::Unavailable || status.source().is_some()
+}
+
+/// The call `what` to `worker` failed with `status`: the kernel error the driver sees.
+pub(super) fn call_failed(worker: &str, what: &str, status: &Status) -> KernelError {
+    if status.code() == Code::DataLoss && !is_transport(status) {
+        // A damaged or missing checkpoint chunk on the worker: keep the meaning of the kernel's
+        // format error, so the run falls back to an older checkpoint.
+        return KernelError::Format(kingmaker_tablefmt::FormatError::Corrupt(format!(
+            "worker {worker}: {what}: {}",
+            status.message()
+        )));
+    }
+    let message = if is_transport(status) || status.code() == Code::Unauthenticated {
+        status_message(status)
+    } else {
+        format!("{what} failed: {}", status_message(status))
+    };
+    KernelError::Worker {
+        worker: worker.to_string(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_read_well() {
+        let s = status_message(&Status::unauthenticated("missing or wrong token"));
+        assert!(s.contains("--token or KINGMAKER_TOKEN"), "{s}");
+        let s = status_message(&Status::unavailable("connection refused"));
+        assert!(s.contains("unreachable"), "{s}");
+        let s = status_message(&Status::internal("boom"));
+        assert!(s.contains("boom"), "{s}");
+    }
+}
