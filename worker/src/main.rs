@@ -1,4 +1,5 @@
-//! `kingmaker-worker`: serves shards of a build to a coordinator over gRPC.
+//! `kingmaker-worker`: serves shards of a build to a coordinator over gRPC. This file parses the
+//! command line; the process is `kingmaker_rpc::server::run`.
 //!
 //! ```text
 //! KINGMAKER_TOKEN=... kingmaker-worker --listen 10.0.0.5:7070 --data-dir /var/lib/kingmaker
@@ -6,17 +7,11 @@
 //! Listen on a private network only: the token keeps strangers out, but the traffic is not
 //! encrypted.
 
-use anyhow::{Context, Result};
 use clap::Parser;
-use kingmaker_kernel::memory::{default_memory_budget, parse_size};
-use kingmaker_kernel::options;
-use kingmaker_rpc::auth::{AddToken, CheckToken, TOKEN_ENV};
-use kingmaker_rpc::metrics::Registry;
-use kingmaker_rpc::server::WorkerOptions;
-use kingmaker_rpc::{resolve, serve};
-use std::io::Write;
+use kingmaker_kernel::memory::parse_size;
+use kingmaker_rpc::auth::TOKEN_ENV;
+use kingmaker_rpc::server::ProcessOptions;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A Kingmaker worker: owns shards of a build's layers (as files in its data directory) and runs
@@ -62,70 +57,19 @@ struct Args {
 
 fn main() {
     kingmaker_rpc::logging::init_logging();
-    if let Err(err) = run(Args::parse()) {
+    let args = Args::parse();
+    let opts = ProcessOptions {
+        listen: args.listen,
+        data_dir: args.data_dir,
+        token: args.token,
+        threads: args.threads,
+        metrics: args.metrics,
+        memory_budget: args.memory_budget,
+        wave_delay: Duration::from_millis(args.wave_delay_ms),
+        protocol_version: args.protocol_version,
+    };
+    if let Err(err) = kingmaker_rpc::server::run(opts) {
         eprintln!("kingmaker-worker: error: {err:#}");
         std::process::exit(1);
     }
-}
-
-fn run(args: Args) -> Result<()> {
-    let threads = match args.threads {
-        Some(t) => options::check_threads(t).map_err(anyhow::Error::msg)?,
-        None => options::cores(),
-    };
-    if let Some(bytes) = args.memory_budget {
-        options::check_memory_budget(bytes).map_err(anyhow::Error::msg)?;
-        if let Some(warning) = options::memory_budget_warning(bytes) {
-            tracing::warn!("{warning}");
-        }
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("kernel-{i}"))
-        .build_global()
-        .context("setting up compute threads")?;
-    let check = CheckToken::new(&args.token).map_err(anyhow::Error::msg)?;
-    let token = AddToken::new(&args.token).map_err(anyhow::Error::msg)?;
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("creating {}", args.data_dir.display()))?;
-    let listen = resolve(&args.listen)?;
-    let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
-    let opts = WorkerOptions {
-        data_dir: args.data_dir.clone(),
-        token,
-        threads,
-        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
-        wave_delay: Duration::from_millis(args.wave_delay_ms),
-        protocol_version: args
-            .protocol_version
-            .unwrap_or(kingmaker_proto::PROTOCOL_VERSION),
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.clamp(2, 8))
-        .thread_name("net")
-        .enable_all()
-        .build()
-        .context("starting the network runtime")?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .with_context(|| format!("cannot listen on {listen}"))?;
-        let bound = listener.local_addr()?;
-        let registry = Arc::new(Registry::default());
-        if let Some(addr) = metrics_addr {
-            let at = kingmaker_rpc::metrics::serve(addr, registry.clone())
-                .await
-                .with_context(|| format!("cannot serve metrics on {addr}"))?;
-            println!("metrics at http://{at}/metrics");
-        }
-        // Scripts and tests read the bound addresses from stdout (when port 0 was asked).
-        println!("kingmaker-worker listening on {bound}");
-        std::io::stdout().flush()?;
-        tracing::info!(
-            "kingmaker-worker {} listening on {bound}, {threads} threads, data in {}",
-            env!("CARGO_PKG_VERSION"),
-            args.data_dir.display()
-        );
-        serve(listener, opts, check, registry).await
-    })
 }

@@ -1,7 +1,7 @@
 //! The worker's end of the protocol: the gRPC service of one `kingmaker-worker` process, with a
 //! [`WorkerEngine`](kingmaker_kernel::WorkerEngine) per open layer (`layer.rs`) behind the RPCs
-//! (`rpc.rs`). This file holds what every call shares: the worker's state, the coordinator's
-//! lease, and the admission of kernel steps.
+//! (`rpc.rs`), and the process around it ([`run`], `process.rs`). This file holds what every
+//! call shares: the worker's state, the coordinator's lease, and the admission of kernel steps.
 //!
 //! Threads: the kernel's steps run on the global rayon pool (from tokio's blocking pool); update
 //! batches received from peers are applied on a separate rayon pool. The separation matters: the
@@ -10,8 +10,11 @@
 //! wait for each other forever.
 
 mod layer;
+mod process;
 mod replica;
 mod rpc;
+
+pub use process::{run, ProcessOptions};
 
 use super::auth::AddToken;
 use super::metrics::{Metric, Registry};
