@@ -7,8 +7,9 @@
 //! the coordinator's host, fetched on a worker's host through a connection that is cut
 //! mid-download, verified, served and queried.
 //!
-//! The game is TOPPEN (one layer, ~50 waves) with waves slowed to 800 ms on the workers, so every
-//! fault lands mid-run; a checkpoint after every wave.
+//! The game is TOPPEN (one layer, ~50 waves) with waves slowed to 2 s on the workers, so every
+//! fault lands mid-run even when `deploy status` over SSH is slow on a loaded machine (at 800 ms
+//! the run once ended before the last fault); a checkpoint after every wave.
 
 use kingmaker_e2e::lab::*;
 use kingmaker_e2e::{assert_same_tables, bin, find_program, kingmaker_ok, raw_get, start_serve};
@@ -98,7 +99,7 @@ fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
         &format!(
             "game = \"toppen\"\ncheckpoint_every_waves = 1\ncheckpoint_every_secs = 0\n\
              build_args = [\"--worker-timeout\", \"{TIMEOUT}\"]\n\
-             worker_args = [\"--wave-delay-ms\", \"800\"]"
+             worker_args = [\"--wave-delay-ms\", \"2000\"]"
         ),
         &["h1", "h2"],
     );
