@@ -389,9 +389,10 @@ pub struct Progress {
     pub workers: Vec<String>,
     /// `starting` (a build or resume without a checkpoint to restore, before its first wave),
     /// `restoring` (a resume restoring its checkpoint, until the first wave after it closes),
-    /// `running` (waves are closing), or `finished` (every layer is solved and `summary.json`
-    /// is written: the last layer and wave, every state decided). Absent in files from before:
-    /// `running`.
+    /// `running` (waves are closing), `summarizing` (every layer is solved; the summary's counts
+    /// and classes are being computed, which takes minutes on a large game), or `finished`
+    /// (`summary.json` is written: the last layer and wave, every state decided). Absent in
+    /// files from before: `running`.
     #[serde(default = "running")]
     pub phase: String,
 }
@@ -466,6 +467,20 @@ impl Progress {
         }
     }
 
+    /// What a build or resume writes once every layer is solved, while it computes the summary:
+    /// `last` (the last wave's progress) with every state decided.
+    pub fn summarizing(last: &Progress) -> Progress {
+        Progress {
+            decided_in_wave: 0,
+            decided_total: last.states,
+            updated_unix: unix_now(),
+            pid: std::process::id(),
+            last_checkpoint: None,
+            phase: "summarizing".into(),
+            ..last.clone()
+        }
+    }
+
     /// What a build or resume announces before its first wave: `restoring` the checkpoint of
     /// the current layer if there is one (its wave and decided states), else `starting` the
     /// first layer not yet finished. `states`: the states of the game the kernel solves.
@@ -515,4 +530,37 @@ pub fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While the summary is computed, progress says so, with every state decided and no
+    /// checkpoint to resume from (the tables are written).
+    #[test]
+    fn summarizing_progress_keeps_the_last_wave_and_decides_everything() {
+        let last = Progress {
+            layer: "enable_ac".into(),
+            wave: 76,
+            decided_in_wave: 0,
+            decided_total: 14_831_646_694,
+            states: 14_841_300_390,
+            layers_finished: vec!["solo".into(), "enable_ab".into()],
+            seconds: 3537.0,
+            rate: 4.19e6,
+            updated_unix: 1,
+            pid: 1,
+            last_checkpoint: Some(("enable_ac".into(), 24)),
+            workers: vec!["10.0.0.1:7070".into()],
+            phase: "running".into(),
+        };
+        let s = Progress::summarizing(&last);
+        assert_eq!(s.phase, "summarizing");
+        assert_eq!(s.decided_total, s.states);
+        assert_eq!((s.layer.as_str(), s.wave), ("enable_ac", 76));
+        assert_eq!(s.last_checkpoint, None);
+        assert_eq!(s.workers, last.workers);
+        assert_eq!(s.pid, std::process::id());
+    }
 }

@@ -150,10 +150,16 @@ pub fn solve_run_with(
             return Ok(());
         }
     };
+    let last = run.progress().ok().flatten();
+    if let Some(last) = &last {
+        // `status` says what the process does now, instead of an estimate for a finished wave.
+        if let Err(e) = run.write_progress(&Progress::summarizing(last)) {
+            tracing::warn!("could not write progress.json: {e:#}");
+        }
+    }
     let summary = summarize(run, info, game, &tables, reach)?;
     write_json_atomically(&run.summary_path(), &summary)?;
     let names = tables.iter().map(|(l, _)| l.name.clone()).collect();
-    let last = run.progress().ok().flatten();
     let done = Progress::finished(names, kernel.size(), last.as_ref(), &workers);
     if let Err(e) = run.write_progress(&done) {
         tracing::warn!("could not write progress.json: {e:#}");

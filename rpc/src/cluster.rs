@@ -270,10 +270,11 @@ impl Cluster {
                     delete_files: success,
                     exit: false,
                 };
+                // A worker deletes the run's files before it answers: on a large run, minutes
+                // of work for the file system (cc3p level 2: thousands of chunks and logs).
+                let wait = Duration::from_secs(if success { 60 } else { 3 });
                 calls.push(tokio::spawn(async move {
-                    match tokio::time::timeout(Duration::from_secs(3), client.shutdown(request))
-                        .await
-                    {
+                    match tokio::time::timeout(wait, client.shutdown(request)).await {
                         Ok(Ok(_)) => {}
                         Ok(Err(s)) if is_transport(&s) => {
                             tracing::debug!("worker {addr}: gone: {}", status_message(&s))
@@ -281,7 +282,10 @@ impl Cluster {
                         Ok(Err(s)) => {
                             tracing::warn!("worker {addr}: ending the run: {}", status_message(&s))
                         }
-                        Err(_) => tracing::warn!("worker {addr}: no answer to the end of the run"),
+                        Err(_) => tracing::warn!(
+                            "worker {addr}: no answer to the end of the run within {} s",
+                            wait.as_secs()
+                        ),
                     }
                 }));
             }

@@ -82,10 +82,12 @@ pub fn run(args: StatusArgs) -> Result<()> {
         .then(|| std::fs::read_to_string(run.summary_path()).ok())
         .flatten()
         .and_then(|text| serde_json::from_str(&text).ok());
-    let eta = current.filter(|p| p.rate > 0.0).map(|p| {
-        // States left in this layer over the layer's average rate (a rough guide: waves vary).
-        (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
-    });
+    let eta = current
+        .filter(|p| p.rate > 0.0 && p.phase != "summarizing")
+        .map(|p| {
+            // States left in this layer over the layer's average rate (a rough guide: waves vary).
+            (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
+        });
     if args.json {
         println!(
             "{}",
@@ -108,6 +110,10 @@ pub fn run(args: StatusArgs) -> Result<()> {
     let doing = match (&holder, activity) {
         (Some(h), Some("restoring")) => format!(
             " (pid {}, `{}`: restoring its last checkpoint)",
+            h.pid, h.command
+        ),
+        (Some(h), Some("summarizing")) => format!(
+            " (pid {}, `{}`: every layer solved; computing the summary's counts and classes)",
             h.pid, h.command
         ),
         (Some(h), Some(a)) => format!(" (pid {}, `{}`: {a})", h.pid, h.command),

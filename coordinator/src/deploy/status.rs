@@ -173,7 +173,9 @@ fn print_run(d: &Deployment, s: &Value) {
         println!("  {e}");
     }
     let p = &s["progress"];
-    if p.is_object() {
+    if s["activity"] == "summarizing" {
+        println!("  every layer solved; computing the summary's counts and classes");
+    } else if p.is_object() {
         let states = p["states"].as_f64().unwrap_or(0.0).max(1.0);
         let decided = p["decided_total"].as_f64().unwrap_or(0.0);
         println!(
