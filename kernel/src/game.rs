@@ -10,9 +10,9 @@ pub enum Node {
     /// A state that cannot arise in play. It has no successors, no predecessors, and it is
     /// excluded from win/loss/draw counts.
     Illegal,
-    /// The game is over with outcome `winner`: the winning player (`0..players`) in most games;
-    /// a game with graded results numbers them instead (Go: the final score, shifted to 0..),
-    /// and each layer's objective says which outcomes count as won. Outcomes are below 64.
+    /// The game is over with `outcome`: the winning player (`0..players`) in most games; a game
+    /// with other results numbers them too (Connect Four's draw; Go's final score, shifted to
+    /// 0..), and each layer's objective says which outcomes count as won. Outcomes are below 64.
     Terminal { outcome: u8 },
     /// The game goes on and `mover` is to move.
     Live { mover: u8 },
