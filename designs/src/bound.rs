@@ -33,7 +33,9 @@ use serde::Serialize;
 /// What is known about the fewest pictures for `cards` cards of `per_card` pictures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FewestPictures {
+    /// K, the number of cards.
     pub cards: u64,
+    /// m, the pictures on each card.
     pub per_card: u64,
     /// ⌈K·m² / (K + m − 1)⌉.
     pub cauchy_schwarz: u64,
@@ -45,6 +47,7 @@ pub struct FewestPictures {
     pub only_pencils: bool,
     /// The fewest pictures of a deck constructed here, and how.
     pub upper: u64,
+    /// The construction that gives `upper` (e.g. "a pencil: one picture on every card").
     pub construction: String,
     /// The minimum when the bounds meet.
     pub exact: Option<u64>,

@@ -9,8 +9,15 @@ use crate::plane::{Plane, PlaneError};
 /// Errors shaping a deck.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeckError {
+    /// More cards to keep than the deck has.
     #[error("cannot keep {asked} cards: the deck has {have}")]
-    TooManyCards { asked: usize, have: usize },
+    TooManyCards {
+        /// The cards asked for.
+        asked: usize,
+        /// The cards in the deck.
+        have: usize,
+    },
+    /// Keeping no cards.
     #[error("a deck needs at least one card")]
     NoCards,
 }

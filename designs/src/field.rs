@@ -23,8 +23,10 @@ pub const MAX_ORDER: u64 = 1024;
 /// Errors building a field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FieldError {
+    /// The order is not a prime power: there is no such field.
     #[error("there is no field with {0} elements: a finite field's order is a prime power (2, 3, 4, 5, 7, 8, 9, 11, …)")]
     NotPrimePower(u64),
+    /// The order is above [`MAX_ORDER`].
     #[error("GF({0}) is larger than the largest field built here ({MAX_ORDER} elements)")]
     TooLarge(u64),
 }
@@ -176,21 +178,25 @@ impl Field {
         poly_string(&self.modulus)
     }
 
+    /// a + b.
     #[inline]
     pub fn add(&self, a: u32, b: u32) -> u32 {
         self.add[(a * self.q + b) as usize] as u32
     }
 
+    /// a · b.
     #[inline]
     pub fn mul(&self, a: u32, b: u32) -> u32 {
         self.mul[(a * self.q + b) as usize] as u32
     }
 
+    /// −a, the additive inverse.
     #[inline]
     pub fn neg(&self, a: u32) -> u32 {
         self.neg[a as usize] as u32
     }
 
+    /// a − b, as a + (−b).
     #[inline]
     pub fn sub(&self, a: u32, b: u32) -> u32 {
         self.add(a, self.neg(b))

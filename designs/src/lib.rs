@@ -2,6 +2,8 @@
 //! verifier for any deck, a parser for deck files, SVG drawings of the cards, and the
 //! fewest-pictures bound. See docs/decks.md.
 
+#![warn(missing_docs)]
+
 pub mod bound;
 pub mod deck;
 pub mod field;

@@ -12,20 +12,41 @@ use serde::Deserialize;
 /// Why a deck file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
+    /// The bytes are not UTF-8.
     #[error("line {line}: the deck is not UTF-8 text")]
-    NotUtf8 { line: usize },
+    NotUtf8 {
+        /// The line (from 1) of the first byte that is not UTF-8.
+        line: usize,
+    },
+    /// The text starts like JSON but is not a JSON deck.
     #[error("line {line}, column {column}: {message} (a JSON deck is {{\"cards\": [[0, 1, 2], [0, 3, 4], ...]}})")]
     Json {
+        /// The line (from 1) where serde_json stopped.
         line: usize,
+        /// The column (from 1) where serde_json stopped.
         column: usize,
+        /// serde_json's message, without its "at line … column …".
         message: String,
     },
+    /// A token of a text deck that is not a whole number.
     #[error("line {line}: `{token}` is not a picture id (ids are whole numbers from 0 to 4294967295, separated by spaces or commas)")]
-    BadId { line: usize, token: String },
+    BadId {
+        /// The line (from 1).
+        line: usize,
+        /// The token, cut to 24 characters.
+        token: String,
+    },
+    /// A picture id of a text deck that does not fit a `u32`.
     #[error(
         "line {line}: picture id {token} is too large (ids are whole numbers from 0 to 4294967295)"
     )]
-    IdTooLarge { line: usize, token: String },
+    IdTooLarge {
+        /// The line (from 1).
+        line: usize,
+        /// The token, cut to 24 characters.
+        token: String,
+    },
+    /// No card in the input.
     #[error("the deck has no cards (text: one card per line, e.g. `0 1 2`; JSON: {{\"cards\": [[0, 1, 2], ...]}})")]
     NoCards,
 }

@@ -19,14 +19,18 @@ pub const MAX_ORDER: u64 = 256;
 /// Errors building a plane: the order names why there is none to build.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaneError {
+    /// Orders 0 and 1.
     #[error("order {0} is too small: a projective plane has order at least 2 (order 2 is the Fano plane: 7 cards of 3 pictures)")]
     TooSmall(u64),
+    /// No plane is built for an order that is not a prime power; [`Existence`] says what is known.
     #[error(
         "order {0} is not a prime power, so there is no field GF({0}) to build a plane from; {1}"
     )]
     NotPrimePower(u64, Existence),
+    /// The order is above [`MAX_ORDER`].
     #[error("order {0} is larger than the largest plane built here (order {MAX_ORDER})")]
     TooLarge(u64),
+    /// The field GF(order) could not be built.
     #[error(transparent)]
     Field(#[from] FieldError),
 }
@@ -35,7 +39,12 @@ pub enum PlaneError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existence {
     /// n = p^k: PG(2, n) exists (and is built here).
-    PrimePower { p: u64, k: u32 },
+    PrimePower {
+        /// The prime.
+        p: u64,
+        /// The exponent.
+        k: u32,
+    },
     /// No plane: n ≡ 1 or 2 (mod 4) and n is not a sum of two squares (Bruck–Ryser, 1949).
     BruckRyser(u64),
     /// No plane of order 10: exhaustive computer search (Lam, Thiel and Swiercz, 1989).

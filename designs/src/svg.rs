@@ -41,7 +41,9 @@ pub const COLOURS: [(&str, &str); 12] = [
 /// How a picture is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Symbol {
+    /// An index into [`SHAPES`].
     pub shape: usize,
+    /// An index into [`COLOURS`].
     pub colour: usize,
     /// Pictures beyond the 120 shape × colour pairs also show their number.
     pub label: Option<u32>,
@@ -193,6 +195,7 @@ pub struct Drawer<'a> {
 const CARD: f64 = 100.0;
 
 impl<'a> Drawer<'a> {
+    /// A drawer for `deck`, with the layout for its largest card.
     pub fn new(deck: &'a Deck) -> Drawer<'a> {
         let m = deck.cards().iter().map(Vec::len).max().unwrap_or(0);
         let (slots, radius) = layout(m);

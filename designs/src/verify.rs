@@ -34,8 +34,11 @@ use std::fmt;
 /// What the deck is expected to have (`None`: anything).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Expect {
+    /// The number of cards.
     pub cards: Option<usize>,
+    /// The pictures on every card (otherwise card 0's count is expected of all).
     pub per_card: Option<usize>,
+    /// The number of distinct pictures shown.
     pub pictures: Option<usize>,
 }
 
@@ -44,25 +47,49 @@ pub struct Expect {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Violation {
     /// A card shows no picture: it can share none.
-    EmptyCard { card: usize },
+    EmptyCard {
+        /// The empty card.
+        card: usize,
+    },
     /// A card shows the same picture twice.
-    RepeatedPicture { card: usize, picture: u32 },
+    RepeatedPicture {
+        /// The card.
+        card: usize,
+        /// The picture it shows twice (its id in the deck).
+        picture: u32,
+    },
     /// A card shows a different number of pictures from card 0 (or from the expected number).
     CardSize {
+        /// The first card of another size.
         card: usize,
+        /// The pictures it shows.
         pictures: usize,
+        /// The pictures every card should show.
         expected: usize,
     },
     /// Two cards share no picture, or more than one.
     Shared {
+        /// The earlier card.
         a: usize,
+        /// The later card.
         b: usize,
+        /// The pictures they share, ascending (empty when none).
         shared: Vec<u32>,
     },
     /// The deck has another number of cards than expected.
-    Cards { found: usize, expected: usize },
+    Cards {
+        /// The cards in the deck.
+        found: usize,
+        /// The cards expected.
+        expected: usize,
+    },
     /// The cards show another number of distinct pictures than expected.
-    Pictures { found: usize, expected: usize },
+    Pictures {
+        /// The distinct pictures shown.
+        found: usize,
+        /// The distinct pictures expected.
+        expected: usize,
+    },
 }
 
 /// "1 card", "3 cards".
@@ -132,16 +159,19 @@ impl fmt::Display for Violation {
 pub struct Report {
     /// Whether every check passed.
     pub valid: bool,
+    /// The number of cards.
     pub cards: usize,
     /// Distinct pictures shown.
     pub pictures: usize,
     /// The number of pictures on every card, when all cards show as many.
     pub per_card: Option<usize>,
-    /// The fewest and most pictures on a card.
+    /// The fewest pictures on a card.
     pub min_per_card: usize,
+    /// The most pictures on a card.
     pub max_per_card: usize,
-    /// The fewest and most cards showing one picture (over the pictures shown).
+    /// The fewest cards showing one picture (over the pictures shown).
     pub min_cards_per_picture: usize,
+    /// The most cards showing one picture (over the pictures shown).
     pub max_cards_per_picture: usize,
     /// n when the deck is a whole projective plane of order n: n² + n + 1 cards and pictures,
     /// n + 1 pictures per card, valid.

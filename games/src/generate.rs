@@ -15,15 +15,21 @@ macro_rules! games {
         #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
         #[serde(tag = "game")]
         pub enum GameSpec {
-            $( #[serde(rename = $name)] $variant($module::$pname), )*
-            $( #[serde(rename = $rname)] $rvariant($rmodule::$rpname), )*
+            $(
+                #[doc = concat!("The `", $name, "` family.")]
+                #[serde(rename = $name)] $variant($module::$pname),
+            )*
+            $(
+                #[doc = concat!("The `", $rname, "` reduction.")]
+                #[serde(rename = $rname)] $rvariant($rmodule::$rpname),
+            )*
         }
 
         /// The game to work on, with its parameters, as the command line chooses it
         /// (`kingmaker build cc3p --level 1`).
         #[derive(clap::Subcommand, Clone, Debug)]
         pub enum GameChoice {
-            $( #[command(name = $name, about = <$module::$pname as $crate::family::GameFamily>::ABOUT)] $variant($module::$pname), )*
+            $( #[doc = concat!("The `", $name, "` family.")] #[command(name = $name, about = <$module::$pname as $crate::family::GameFamily>::ABOUT)] $variant($module::$pname), )*
         }
 
         impl GameChoice {
@@ -40,8 +46,14 @@ macro_rules! games {
         /// size difference between variants does not matter.
         #[allow(clippy::large_enum_variant)]
         pub enum AnyGame {
-            $( $variant(<$module::$pname as $crate::family::GameFamily>::Game), )*
-            $( $rvariant(<$rmodule::$rpname as $crate::family::GameFamily>::Game), )*
+            $(
+                #[doc = concat!("A `", $name, "` game.")]
+                $variant(<$module::$pname as $crate::family::GameFamily>::Game),
+            )*
+            $(
+                #[doc = concat!("A `", $rname, "` reduction's game.")]
+                $rvariant(<$rmodule::$rpname as $crate::family::GameFamily>::Game),
+            )*
         }
 
         impl GameSpec {

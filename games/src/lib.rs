@@ -2,6 +2,8 @@
 //! its [`Notation`], and its parameters ([`GameFamily`]). A new game is its folder and one line
 //! in the list below (docs/new-game.md).
 
+#![warn(missing_docs)]
+
 #[macro_use]
 mod generate;
 pub mod conformance;

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+/// A game's positions and moves as text, its pictures and its drawings (see the module docs).
 pub trait Notation {
     /// Parse a position in the game's notation (docs/*-notation.md).
     fn parse_position(&self, text: &str) -> anyhow::Result<u64>;

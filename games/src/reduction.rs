@@ -66,6 +66,7 @@ impl SolvedTable {
         }
     }
 
+    /// The number of states appended so far.
     pub fn len(&self) -> u64 {
         match &self.store {
             Store::Packed(p) => p.len() as u64,
@@ -73,6 +74,7 @@ impl SolvedTable {
         }
     }
 
+    /// Whether no state has been appended.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -37,16 +37,21 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 /// `CELL_UNCOUNTED` (no child decided yet, successors not counted) or the number of successors
 /// not yet known to be bad for the mover.
 pub const CELL_UNCOUNTED: u8 = 0;
+/// The largest successor count a cell holds.
 pub const CELL_MAX_COUNTER: u8 = 248;
 /// Decided before the previous wave.
 pub const CELL_WIN_OLD: u8 = 249;
+/// L, decided before the previous wave.
 pub const CELL_LOSS_OLD: u8 = 250;
 /// Decided in the previous wave: the frontier the running wave expands.
 pub const CELL_WIN_CUR: u8 = 251;
+/// L, decided in the previous wave.
 pub const CELL_LOSS_CUR: u8 = 252;
 /// Decided in the running wave.
 pub const CELL_WIN_NEW: u8 = 253;
+/// L, decided in the running wave.
 pub const CELL_LOSS_NEW: u8 = 254;
+/// A state that cannot arise in play.
 pub const CELL_ILLEGAL: u8 = 255;
 
 // Aging a cell at the close of a wave subtracts 2: the generations are two apart.
@@ -189,12 +194,16 @@ fn reserve(file: &File, len: usize) -> std::io::Result<()> {
 
 /// The arrays of one shard.
 pub struct ShardArrays {
+    /// The shard's index.
     pub id: usize,
+    /// Its first state.
     pub start: u64,
+    /// Its number of states.
     pub len: u64,
     cells: MmapMut,
     /// [`BLOCK_FRONTIER`] / [`BLOCK_FRESH`] per block of [`BLOCK_STATES`] cells.
     blocks: Vec<AtomicU8>,
+    /// The shard's wave log: the states each closed wave decided.
     pub waves: WaveLog,
 }
 
@@ -246,6 +255,7 @@ impl ShardArrays {
         self.blocks[b].load(Relaxed)
     }
 
+    /// Set the flags of block `b`.
     pub fn set_block_flags(&self, b: usize, flags: u8) {
         self.blocks[b].store(flags, Relaxed);
     }
@@ -301,6 +311,7 @@ impl ShardArrays {
         (self.cells.as_ptr() as usize).wrapping_sub(self.start as usize)
     }
 
+    /// The cells, one per state of the shard, for concurrent updates.
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; the map lives as long as `self`.
         unsafe {

@@ -162,6 +162,7 @@ pub struct CheckpointStore {
 }
 
 impl CheckpointStore {
+    /// A store in the checkpoint directory `dir`, with no checkpoint known yet.
     pub fn new(dir: PathBuf) -> CheckpointStore {
         CheckpointStore {
             dir,
@@ -169,6 +170,7 @@ impl CheckpointStore {
         }
     }
 
+    /// The checkpoint directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

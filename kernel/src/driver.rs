@@ -12,10 +12,16 @@ use std::time::Instant;
 pub trait WorkerHandle: Send + Sync {
     /// How to name this worker in messages (an address for remote workers).
     fn name(&self) -> String;
+    /// Wave 0: classify the worker's states; terminal ones are decided.
     fn init_pass(&self) -> Result<(), KernelError>;
+    /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, every update delivered to
+    /// its owner.
     fn run_wave(&self, wave: u32) -> Result<(), KernelError>;
+    /// Close wave `wave` and report what it decided.
     fn close_wave(&self, wave: u32) -> Result<ClosedWave, KernelError>;
+    /// Final values of an owned shard, one code per state in index order.
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError>;
+    /// Depths of an owned shard, rebuilt from its wave log.
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError>;
     /// Save this worker's arrays after wave `wave` closed (see [`super::checkpoint`]).
     fn checkpoint(&self, _wave: u32) -> Result<(), KernelError> {
@@ -38,6 +44,7 @@ pub trait WorkerHandle: Send + Sync {
 pub struct ClosedWave {
     /// States of its shards decided in the wave.
     pub decided: u64,
+    /// What it did in the wave.
     pub stats: WaveStats,
     /// Bytes of update messages it sent to other workers in the wave; None when its transport
     /// has no wire (in-process workers).
@@ -72,29 +79,40 @@ impl<F: FnMut(&WaveSummary)> LayerObserver for F {
 /// Where a resumed layer starts: the workers hold the state after `wave` closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResumePoint {
+    /// The last wave closed and checkpointed.
     pub wave: u32,
+    /// States decided up to and including that wave.
     pub decided_total: u64,
 }
 
 /// One line of progress: what a wave did, summed over the workers.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct WaveSummary {
+    /// The layer's name.
     pub layer: String,
+    /// The wave (0: the initial pass).
     pub wave: u32,
+    /// States decided in the wave.
     pub decided: u64,
+    /// States decided so far, this wave included.
     pub decided_total: u64,
+    /// What the workers did in the wave, summed.
     pub stats: WaveStats,
     /// Bytes of update messages the workers sent each other in the wave; None when none of them
     /// has a wire (in-process workers).
     pub wire_bytes: Option<u64>,
+    /// Wall-clock seconds the wave took.
     pub seconds: f64,
 }
 
 /// How a layer's waves went.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LayerOutcome {
+    /// The last wave that decided a state (the last wave run, when stopped).
     pub waves: u32,
+    /// States decided in all, waves before a resume included.
     pub decided: u64,
+    /// Wall-clock seconds of this call (not of the waves before a resume).
     pub seconds: f64,
     /// The observer asked to stop: the layer is not finished, its last wave is checkpointed.
     pub stopped: bool,

@@ -22,6 +22,7 @@ pub fn encode_update(pred: u64, child_is_win: bool) -> u64 {
 /// Carries predecessor updates to the worker that owns them. `send` returns once the receiver has
 /// applied the batch, so when every worker's `run_wave` has returned, the wave is complete.
 pub trait Router: Send + Sync {
+    /// Deliver `updates` (see [`encode_update`]) to `worker`; returns once it has applied them.
     fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError>;
 }
 
@@ -239,6 +240,7 @@ impl<G: Game> WorkerEngine<G> {
         })
     }
 
+    /// The layer being solved.
     pub fn layer(&self) -> &Layer {
         &self.layer
     }
@@ -258,6 +260,7 @@ impl<G: Game> WorkerEngine<G> {
         self.shards.iter().flatten()
     }
 
+    /// The ids of the shards this worker owns, in order.
     pub fn owned_shards(&self) -> Vec<usize> {
         self.owned().map(|s| s.id).collect()
     }

@@ -5,24 +5,59 @@ use std::path::Path;
 /// Errors of the kernel. Each says what went wrong and where.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
+    /// A state has more successors than its one-byte counter can count.
     #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
-    CounterOverflow { index: u64, count: usize, max: u8 },
+    CounterOverflow {
+        /// The state.
+        index: u64,
+        /// Its number of successors.
+        count: usize,
+        /// The largest count the counter holds.
+        max: u8,
+    },
+    /// A file could not be read or written.
     // The cause in the message, not as a source (an error chain would print it twice).
     #[error("{path}: {error}")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The file, as displayed.
+        path: String,
+        /// What the operating system reported.
+        error: std::io::Error,
+    },
+    /// A worker failed, or was asked for something it cannot do (a shard it does not own).
     #[error("worker {worker}: {message}")]
-    Worker { worker: String, message: String },
+    Worker {
+        /// Which worker.
+        worker: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A checkpoint cannot be written, read or used.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
     /// Anything that went wrong while the workers restored a checkpoint (a missing or damaged
     /// manifest, chunk or wave log, a worker that lost its files): the caller falls back to an
     /// earlier checkpoint or the start of the layer.
     #[error("restoring the checkpoint after wave {wave}: {source}")]
-    Restore { wave: u32, source: Box<KernelError> },
+    Restore {
+        /// The wave of the checkpoint being restored.
+        wave: u32,
+        /// What went wrong.
+        source: Box<KernelError>,
+    },
+    /// An error of the on-disk formats.
     #[error(transparent)]
     Format(#[from] kingmaker_tablefmt::FormatError),
+    /// A layer needs more waves than a depth can record.
     #[error("layer {layer} did not settle after {waves} waves (the depth field holds {max})")]
-    TooManyWaves { layer: String, waves: u32, max: u32 },
+    TooManyWaves {
+        /// The layer's name.
+        layer: String,
+        /// The wave that would have been one too many.
+        waves: u32,
+        /// The last wave a depth can record.
+        max: u32,
+    },
 }
 
 impl KernelError {

@@ -13,9 +13,15 @@ pub enum Node {
     /// The game is over with `outcome`: the winning player (`0..players`) in most games; a game
     /// with other results numbers them too (Connect Four's draw; Go's final score, shifted to
     /// 0..), and each layer's objective says which outcomes count as won. Outcomes are below 64.
-    Terminal { outcome: u8 },
+    Terminal {
+        /// The result: a winning player or a game's numbered outcome.
+        outcome: u8,
+    },
     /// The game goes on and `mover` is to move.
-    Live { mover: u8 },
+    Live {
+        /// The player to move.
+        mover: u8,
+    },
 }
 
 /// A finite game over a dense index space, as the wave kernel needs it.

@@ -14,6 +14,7 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// The layer `name` of the players in `coalition` forcing an outcome in `objective`.
     pub fn new(name: &str, coalition: u8, objective: u64) -> Layer {
         Layer {
             name: name.to_string(),
@@ -21,9 +22,11 @@ impl Layer {
             objective,
         }
     }
+    /// Whether `player` plays for the coalition.
     pub fn in_coalition(&self, player: u8) -> bool {
         self.coalition & (1 << player) != 0
     }
+    /// Whether `outcome` counts as W (outcomes of 64 and above never do).
     pub fn wins(&self, outcome: u8) -> bool {
         outcome < 64 && self.objective >> outcome & 1 != 0
     }

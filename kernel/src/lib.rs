@@ -25,6 +25,8 @@
 //! either way. Besides: [`bfs`] (breadth-first counts from a position) and [`options`] (the checks
 //! of the kernel's parameters: threads, shard size, memory budget, timeouts).
 
+#![warn(missing_docs)]
+
 pub mod bfs;
 pub mod cells;
 pub mod check;

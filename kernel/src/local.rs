@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 /// An in-process worker: a [`WorkerEngine`] behind the [`WorkerHandle`] interface.
 pub struct LocalWorker<G: Game> {
+    /// The worker's engine, which owns its shards.
     pub engine: WorkerEngine<G>,
     name: String,
     /// Where checkpoints go (None: in-memory worker, no checkpoints).
@@ -149,8 +150,11 @@ pub fn local_workers<G: Game + 'static>(
 
 /// A solved layer held in memory.
 pub struct Solved {
+    /// Value code of every state, in index order.
     pub values: Vec<u8>,
+    /// Depth of every state, in index order.
     pub depth: Vec<u16>,
+    /// The last wave that decided a state.
     pub waves: u32,
 }
 

@@ -6,7 +6,9 @@
 /// shorter).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ShardPlan {
+    /// Size of the index space.
     pub size: u64,
+    /// States per shard, a multiple of 64.
     pub shard_size: u64,
 }
 
@@ -21,9 +23,11 @@ impl ShardPlan {
         let shard_size = shard_size.clamp(64, Self::MAX_SHARD_SIZE).div_ceil(64) * 64;
         ShardPlan { size, shard_size }
     }
+    /// Number of shards (at least one, even for an empty index space).
     pub fn shards(&self) -> usize {
         self.size.div_ceil(self.shard_size.max(1)).max(1) as usize
     }
+    /// The shard that holds `index`.
     #[inline]
     pub fn shard_of(&self, index: u64) -> usize {
         // On the hot path (twice per update): a shift for the usual power-of-two sizes.
@@ -33,6 +37,7 @@ impl ShardPlan {
             (index / self.shard_size) as usize
         }
     }
+    /// The indices of shard `shard` (empty past the last shard).
     pub fn range(&self, shard: usize) -> std::ops::Range<u64> {
         let start = (shard as u64)
             .saturating_mul(self.shard_size)

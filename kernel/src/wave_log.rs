@@ -165,6 +165,7 @@ impl WaveLog {
             .map_err(|what| KernelError::Checkpoint(format!("wave log {}: {what}", self.name())))
     }
 
+    /// Flush a file log to disk (nothing to do for one in memory).
     pub fn sync(&self) -> Result<(), KernelError> {
         match &*self.store.lock().expect("wave log") {
             LogStore::Memory(_) => Ok(()),

@@ -41,6 +41,7 @@ pub struct CheckToken {
 }
 
 impl CheckToken {
+    /// Accept only calls carrying `token` (printable ASCII, as for [`AddToken::new`]).
     pub fn new(token: &str) -> Result<CheckToken, String> {
         check_token(token)?;
         Ok(CheckToken {

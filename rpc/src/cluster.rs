@@ -25,6 +25,7 @@ use tokio::sync::watch;
 pub struct RemoteOptions {
     /// `HOST:PORT` of every worker, in worker-number order.
     pub addrs: Vec<String>,
+    /// The run's shared token (see [`crate::auth`]).
     pub token: String,
     /// A worker that has not answered heartbeats for this long is reported and the run stops.
     pub timeout: Duration,
@@ -110,6 +111,7 @@ impl Cluster {
         &self.run_id
     }
 
+    /// `HOST:PORT` of every worker, in worker-number order.
     pub fn addrs(&self) -> Vec<String> {
         self.workers.iter().map(|w| w.0.clone()).collect()
     }

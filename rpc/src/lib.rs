@@ -12,6 +12,8 @@
 //! outside the transport, the lock of a directory one process at a time works in ([`lock`]) and
 //! the logging both binaries set up ([`logging`]).
 
+#![warn(missing_docs)]
+
 pub mod auth;
 mod cluster;
 mod connect;

@@ -21,9 +21,11 @@ pub const LOCK_FILE: &str = "kingmaker.lock";
 /// Who holds a lock (as the holder wrote it into the lock file).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holder {
+    /// The holder's process id.
     pub pid: u32,
     /// What it is doing, e.g. `kingmaker resume`.
     pub command: String,
+    /// When it took the lock (seconds since the Unix epoch).
     pub since_unix: u64,
 }
 
@@ -34,17 +36,23 @@ impl std::fmt::Display for Holder {
     }
 }
 
+/// Why a directory could not be locked.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another process holds the lock. `holder` is None when it has not written its pid yet.
     #[error("{} is in use by {}", dir.display(), holder.as_ref().map_or("another process (its pid is not written yet)".to_string(), |h| h.to_string()))]
     Held {
+        /// The locked directory.
         dir: PathBuf,
+        /// Who holds it, when known.
         holder: Option<Holder>,
     },
+    /// The lock file could not be opened, locked or written.
     #[error("cannot lock {}: {source}", path.display())]
     Io {
+        /// The lock file.
         path: PathBuf,
+        /// What the operating system reported.
         source: std::io::Error,
     },
 }

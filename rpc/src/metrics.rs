@@ -16,12 +16,15 @@ pub struct Metric {
 }
 
 impl Metric {
+    /// Add `n` (a counter).
     pub fn add(&self, n: u64) {
         self.value.fetch_add(n, Relaxed);
     }
+    /// Set the current value (a gauge).
     pub fn set(&self, v: u64) {
         self.value.store(v, Relaxed);
     }
+    /// The current value.
     pub fn get(&self) -> u64 {
         self.value.load(Relaxed)
     }
@@ -48,9 +51,11 @@ impl Registry {
         metrics.push(m.clone());
         m
     }
+    /// The counter `name`, registered with `help` unless a metric of that name already is.
     pub fn counter(&self, name: &'static str, help: &'static str) -> Arc<Metric> {
         self.register(name, help, false)
     }
+    /// The gauge `name`, registered with `help` unless a metric of that name already is.
     pub fn gauge(&self, name: &'static str, help: &'static str) -> Arc<Metric> {
         self.register(name, help, true)
     }

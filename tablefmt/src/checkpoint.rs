@@ -40,9 +40,11 @@ pub struct ChunkRef {
     pub file: String,
     /// Length and crc32 of the raw (decompressed) bytes.
     pub raw_len: u64,
+    /// crc32 of the raw bytes.
     pub raw_crc: u32,
     /// Length and crc32 of the compressed frame as stored.
     pub frame_len: u64,
+    /// crc32 of the frame as stored.
     pub frame_crc: u32,
 }
 
@@ -171,18 +173,26 @@ pub fn chunk_shard(name: &str) -> Option<usize> {
 /// The saved state of one shard: its cells chunk by chunk, and its wave log's length and crc32.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShardCheckpoint {
+    /// The shard's index.
     pub shard: usize,
+    /// Its cells' chunks, in order ([`CHUNK_STATES`] states each).
     pub cells: Vec<ChunkRef>,
+    /// Length in bytes of the shard's wave log at the checkpoint: a resume cuts the log back to it.
     pub wave_log_len: u64,
+    /// crc32 of those `wave_log_len` bytes.
     pub wave_log_crc: u32,
 }
 
 /// One worker's checkpoint of one layer after wave `wave` closed: the manifest.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkerCheckpoint {
+    /// Name of the layer being solved.
     pub layer: String,
+    /// The last wave closed before the checkpoint.
     pub wave: u32,
+    /// The worker whose shards these are.
     pub worker: usize,
+    /// One entry per shard the worker owns.
     pub shards: Vec<ShardCheckpoint>,
 }
 

@@ -1,5 +1,7 @@
 //! Kingmaker's on-disk formats. No async, no game rules: bytes in, bytes out.
 
+#![warn(missing_docs)]
+
 pub mod checkpoint;
 pub mod fsio;
 pub mod layer;
@@ -17,13 +19,21 @@ use std::path::Path;
 pub enum FormatError {
     // Not a `source` field: the message already carries the cause, and a source would print it
     // twice in an error chain.
+    /// A file could not be read or written.
     #[error("{path}: {error}")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The file, as displayed.
+        path: String,
+        /// What the operating system reported.
+        error: std::io::Error,
+    },
+    /// A file was read but its contents are wrong; the message names the file.
     #[error("{0}")]
     Corrupt(String),
 }
 
 impl FormatError {
+    /// An [`FormatError::Io`] naming `path`.
     pub fn io(path: &Path, source: std::io::Error) -> FormatError {
         FormatError::Io {
             path: path.display().to_string(),

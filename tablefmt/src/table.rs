@@ -20,13 +20,18 @@ pub const RUN_ZSTD_LEVEL: i32 = 1;
 /// Win/loss/draw/illegal counts of one layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ValueCounts {
+    /// States valued W (the coalition forces its objective).
     pub win: u64,
+    /// States valued L.
     pub loss: u64,
+    /// States valued D.
     pub draw: u64,
+    /// Indices that are not legal states (code 0).
     pub illegal: u64,
 }
 
 impl ValueCounts {
+    /// Count `values`, one value code per state.
     pub fn add(&mut self, values: &[u8]) {
         // Four compare-and-add counters rather than a histogram: they vectorize, while
         // incrementing `by[v]` waits on the previous increment of the same slot (runs of one
@@ -53,10 +58,13 @@ impl ValueCounts {
 /// What a finished table holds.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TableSummary {
+    /// Number of states (the layer's index space).
     pub states: u64,
+    /// How many states have each value.
     pub counts: ValueCounts,
     /// sha256 (hex) of the values in index order, one byte per state.
     pub digest: String,
+    /// The largest depth in the table.
     pub max_depth: u16,
 }
 

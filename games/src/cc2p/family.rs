@@ -103,8 +103,10 @@ impl GameFamily for Cc2pParams {
 /// before the quarter existed have no `mirror` and solve the half.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cc2pHalfParams {
+    /// The full game's parameters.
     #[serde(flatten)]
     pub full: Cc2pParams,
+    /// The quarter: reduce by the board's reflection too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mirror: bool,
 }

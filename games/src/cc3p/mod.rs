@@ -40,15 +40,23 @@ pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
 /// Errors of the cc3p module: unsupported levels and bad position texts.
 #[derive(Debug, thiserror::Error)]
 pub enum Cc3pError {
+    /// A level other than 1, 2 and 3.
     #[error("cc3p has levels 1, 2 and 3, not {0}")]
     NoSuchLevel(u8),
+    /// A level whose states (the second field) do not fit a `u64` index.
     #[error(
         "cc3p level {0} has no dense index: its {1} states do not fit in a u64 index \
          (levels 1 and 2 are indexed; use counts() for level 3)"
     )]
     TooBig(u8, u128),
+    /// A position text that cannot be read.
     #[error("bad position {text:?}: {problem}")]
-    Position { text: String, problem: String },
+    Position {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 /// The game of one level, with all tables for ranking and move generation.
@@ -142,6 +150,7 @@ impl Cc3p {
         })
     }
 
+    /// The level: 1 or 2 (level 3 has no index).
     pub fn level(&self) -> u8 {
         self.level
     }
@@ -295,9 +304,13 @@ fn each_subset(mask: u64, k: usize, f: &mut dyn FnMut(u64)) {
 /// Exact counts of a level (label-free; illegal = two or more goals filled).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cc3pCounts {
+    /// Placements of the pieces, the side to move left out.
     pub placements: u128,
+    /// States: placements × 3 sides to move.
     pub states: u128,
+    /// Placements with two or more goals filled.
     pub illegal_placements: u128,
+    /// Illegal placements × 3 sides to move.
     pub illegal_states: u128,
 }
 

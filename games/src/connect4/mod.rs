@@ -30,10 +30,17 @@ pub const MAX_INDICES: u128 = 1 << 40;
 /// Errors of the Connect Four module: unsupported boards and bad position texts.
 #[derive(Debug, thiserror::Error)]
 pub enum Connect4Error {
+    /// An unsupported board: its width, its height and why.
     #[error("a {0}x{1} board is not supported: {2}")]
     BadBoard(u8, u8, String),
+    /// A position text that cannot be read.
     #[error("bad position {text:?}: {problem}")]
-    Position { text: String, problem: String },
+    Position {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 /// Connect Four (or Connect N) on one board.

@@ -8,14 +8,18 @@ use super::surface::Geometry;
 /// The stones on the board.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Board {
+    /// Black's stones, one bit per point.
     pub black: u64,
+    /// White's stones, one bit per point.
     pub white: u64,
 }
 
 /// The result of a stone move: the new board and the point banned by the ko rule, if any.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Played {
+    /// The board after the move.
     pub board: Board,
+    /// The point banned by the ko rule, if any.
     pub ko: Option<u8>,
 }
 

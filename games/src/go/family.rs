@@ -25,7 +25,9 @@ pub struct GoParams {
 /// A board of `rows`×`cols` points (written `RxC`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BoardSize {
+    /// R, the number of rows.
     pub rows: u8,
+    /// C, the number of columns.
     pub cols: u8,
 }
 

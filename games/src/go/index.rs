@@ -28,9 +28,11 @@ pub enum Flag {
 /// A decoded state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
+    /// The stones.
     pub board: Board,
     /// The player to move (0 = Black, 1 = White).
     pub side: u8,
+    /// What the state remembers about the last move.
     pub flag: Flag,
 }
 
@@ -56,6 +58,7 @@ impl IndexSpace {
         }
     }
 
+    /// Number of indices, `3^n · (n + 3) · 2`.
     pub fn size(&self) -> u64 {
         self.size
     }
@@ -65,6 +68,7 @@ impl IndexSpace {
         self.flags
     }
 
+    /// The index of a state.
     pub fn encode(&self, s: &State) -> u64 {
         let mut board = 0u64;
         let mut stones = s.board.occupied();
@@ -83,6 +87,7 @@ impl IndexSpace {
         (board * self.flags + flag) * 2 + s.side as u64
     }
 
+    /// The state at an index below [`IndexSpace::size`].
     pub fn decode(&self, index: u64) -> State {
         debug_assert!(index < self.size);
         let side = (index & 1) as u8;

@@ -44,14 +44,23 @@ pub use surface::{Geometry, Surface};
 /// Errors of the Go module: bad surfaces, sizes, thresholds and positions.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GoError {
+    /// An unknown surface name.
     #[error("bad surface: {0}")]
     BadSurface(String),
+    /// A board size that is not supported.
     #[error("bad board size: {0}")]
     BadBoard(String),
+    /// A threshold outside the board's range of scores.
     #[error("bad threshold: {0}")]
     BadThreshold(String),
+    /// A position text that cannot be read.
     #[error("bad position {text:?}: {why}")]
-    BadPosition { text: String, why: String },
+    BadPosition {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// Go on one surface and board size.
@@ -132,14 +141,17 @@ impl Go {
         Ok(Layer::new(&Self::layer_name(k), 0b01, won))
     }
 
+    /// The surface the board lies on.
     pub fn surface(&self) -> Surface {
         self.geom.surface
     }
 
+    /// The board's neighbour tables and steps.
     pub fn geometry(&self) -> &Geometry {
         &self.geom
     }
 
+    /// The dense index of the states.
     pub fn space(&self) -> &IndexSpace {
         &self.space
     }

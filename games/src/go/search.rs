@@ -14,7 +14,9 @@ use kingmaker_kernel::{DRAW, LOSS, WIN};
 /// one ≤ `max`. Until the search is done these are the bounds known so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScoreBounds {
+    /// The score Black forces at least.
     pub min: i32,
+    /// The score White holds Black to at most.
     pub max: i32,
 }
 

@@ -33,6 +33,7 @@ enum Glue {
 }
 
 impl Surface {
+    /// The five surfaces.
     pub const ALL: [Surface; 5] = [
         Surface::Plane,
         Surface::Cylinder,
@@ -111,14 +112,20 @@ impl Surface {
 /// crossings it makes (left/right, top/bottom), zeroed where the crossing count is not rational.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// The point reached.
     pub to: u8,
+    /// The crossings of the left/right and of the top/bottom edges: +1 going right or down,
+    /// −1 going left or up, 0 inside the rectangle or where the count is not rational.
     pub wind: [i8; 2],
 }
 
 /// Directions of the four steps, in this order.
 pub const UP: usize = 0;
+/// Down: the next row.
 pub const DOWN: usize = 1;
+/// Left: the previous column.
 pub const LEFT: usize = 2;
+/// Right: the next column.
 pub const RIGHT: usize = 3;
 
 /// The largest board: 3^36 × 2 × 39 states still fit a u64 index.
@@ -127,8 +134,11 @@ pub const MAX_POINTS: usize = 36;
 /// A surface of a given size: its neighbour masks and steps.
 #[derive(Clone, Debug)]
 pub struct Geometry {
+    /// How the edges are glued.
     pub surface: Surface,
+    /// R, the number of rows.
     pub rows: usize,
+    /// C, the number of columns.
     pub cols: usize,
     /// Number of points, `rows * cols`.
     pub n: usize,

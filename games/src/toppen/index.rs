@@ -25,10 +25,15 @@ pub const BLOCK: u64 = COLOURINGS * 2;
 /// `bits[u]` set when the `k`-th tile from the bottom is A's).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct State {
+    /// The graph class, numbered as in the catalogue.
     pub class: u32,
+    /// The class's number of vertices.
     pub n: u8,
+    /// `h[u]`: the stack height of vertex `u`.
     pub h: [u8; MAX_V],
+    /// `bits[u]`: the colours of vertex `u`'s stack.
     pub bits: [u16; MAX_V],
+    /// The side to move (0 = A, 1 = B).
     pub mover: u8,
 }
 
@@ -82,6 +87,7 @@ fn binomial(n: u64, k: u64) -> u64 {
 }
 
 impl IndexSpace {
+    /// The tables and blocks for the classes of `cat`.
     pub fn new(cat: &Catalogue) -> IndexSpace {
         let mut colour_rank = vec![u8::MAX; 1 << MAX_V];
         let mut colour_unrank = Vec::new();

@@ -48,12 +48,31 @@ pub use polyomino::Terrain;
 /// Errors of the TOPPEN module: bad SPECs, terrains, positions and options.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToppenError {
+    /// A SPEC that cannot be read.
     #[error("bad SPEC {spec:?}: {why}")]
-    BadSpec { spec: String, why: String },
+    BadSpec {
+        /// The SPEC as given.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A SPEC that is not a terrain (10 edge-connected cells).
     #[error("bad terrain {spec:?}: {why}")]
-    BadTerrain { spec: String, why: String },
+    BadTerrain {
+        /// The SPEC as given.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A position text that cannot be read.
     #[error("bad position {text:?}: {why}")]
-    BadPosition { text: String, why: String },
+    BadPosition {
+        /// The text as given.
+        text: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Options that name no variant (a first player other than 0 or 1).
     #[error("bad options: {0}")]
     BadOptions(String),
 }

@@ -125,6 +125,7 @@ pub struct WorkerService {
 }
 
 impl WorkerService {
+    /// A worker with no run yet, its counters registered in `registry`.
     pub fn new(
         opts: WorkerOptions,
         runtime: tokio::runtime::Handle,

@@ -160,6 +160,7 @@ impl Block {
         self.n
     }
 
+    /// Whether the block holds no states.
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
@@ -210,6 +211,7 @@ impl Block {
         self.code.decode(self.first + j as u64, v, c)
     }
 
+    /// (value, depth) of the block's `j`-th state.
     #[inline]
     pub fn get(&self, j: usize) -> (u8, u16) {
         (self.value(j), self.depth(j))

@@ -82,6 +82,7 @@ impl DepthCode {
         r == NONE || depth == 0 || depth % self.modulus as u16 == r as u16
     }
 
+    /// The depth a stored `code` stands for (the inverse of [`Self::encode`]).
     #[inline]
     pub fn decode(&self, index: u64, value: u8, code: u16) -> u16 {
         let r = self.class(index, value);
@@ -94,6 +95,7 @@ impl DepthCode {
         }
     }
 
+    /// The code as stored in the layer header ([`DEPTH_CODE_LEN`] bytes).
     pub fn to_bytes(&self) -> [u8; DEPTH_CODE_LEN] {
         let mut out = [0u8; DEPTH_CODE_LEN];
         out[0] = self.modulus;

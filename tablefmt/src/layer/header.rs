@@ -27,13 +27,21 @@ pub(crate) const CRC_AT: usize = 92;
 /// The fixed 96-byte header of a layer file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayerHeader {
+    /// Layout version: [`LAYER_VERSION`], or [`LAYER_VERSION_UNLABELLED`] without identity record.
     pub version: u32,
+    /// Number of states in the layer.
     pub states: u64,
+    /// States per block (the last block may hold fewer).
     pub block_states: u32,
+    /// One of [`super::ENCODING_PACKED`], [`super::ENCODING_VALUES`], [`super::ENCODING_GROUPED`].
     pub encoding: u32,
+    /// Number of blocks, `states / block_states` rounded up.
     pub blocks: u64,
+    /// File offset of the block index (right after the identity record).
     pub index_offset: u64,
+    /// Length of the block index: its entries and their crc32.
     pub index_len: u64,
+    /// The largest depth in the layer (0 in a values-only file).
     pub max_depth: u16,
     /// How depths are stored (see [`super::depth`]).
     pub depth_code: DepthCode,
@@ -83,6 +91,7 @@ impl LayerHeader {
         (first, (first + self.block_states as u64).min(self.states))
     }
 
+    /// The header as stored, with its crc32.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN as usize] {
         let mut h = [0u8; HEADER_LEN as usize];
         h[0..8].copy_from_slice(&LAYER_MAGIC);

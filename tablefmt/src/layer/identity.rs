@@ -16,11 +16,14 @@ pub const IDENTITY_FRAME_LEN: u64 = 8;
 /// The format does not interpret either: it only stores them and compares them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerIdentity {
+    /// The game and its parameters.
     pub game: serde_json::Value,
+    /// The layer's name.
     pub layer: String,
 }
 
 impl LayerIdentity {
+    /// Layer `layer` of `game`.
     pub fn new(game: serde_json::Value, layer: &str) -> LayerIdentity {
         LayerIdentity {
             game,

@@ -138,13 +138,17 @@ fn parse_index(
 /// What writing a layer file produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WrittenLayer {
+    /// Size of the file in bytes.
     pub size: u64,
     /// sha256 (hex) of the whole file.
     pub sha256: String,
+    /// How many states have each value.
     pub counts: ValueCounts,
     /// sha256 (hex) of the values, one byte per state, in index order: the run's layer digest.
     pub digest: String,
+    /// The largest depth written (0 in a values-only file).
     pub max_depth: u16,
+    /// Number of blocks in the file.
     pub blocks: u64,
     /// The depth code's modulus (1: depths stored as they are).
     pub depth_modulus: u8,
@@ -405,6 +409,7 @@ pub struct LayerFile {
 }
 
 impl LayerFile {
+    /// Open a layer file and check its header, identity record and block index.
     pub fn open(path: &Path) -> Result<LayerFile, FormatError> {
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| match e.kind() {
@@ -448,10 +453,12 @@ impl LayerFile {
         })
     }
 
+    /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The file's parsed header.
     pub fn header(&self) -> &LayerHeader {
         &self.header
     }
@@ -488,14 +495,17 @@ impl LayerFile {
         Ok(file)
     }
 
+    /// The block index, one entry per block.
     pub fn index(&self) -> &[BlockEntry] {
         &self.index
     }
 
+    /// Number of states in the layer.
     pub fn states(&self) -> u64 {
         self.header.states
     }
 
+    /// Number of blocks in the file.
     pub fn blocks(&self) -> u64 {
         self.header.blocks
     }
@@ -699,6 +709,7 @@ impl ValuesPlane {
         }
     }
 
+    /// Number of states in the plane.
     pub fn states(&self) -> u64 {
         self.states
     }

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
+/// File name of the manifest.
 pub const MANIFEST: &str = "manifest.json";
+/// File name of the manifest's own sha256, written last.
 pub const MANIFEST_SHA256: &str = "manifest.sha256";
 /// The `format` field of every manifest.
 pub const FORMAT_NAME: &str = "kingmaker-release";
@@ -29,15 +31,18 @@ pub struct Manifest {
     pub name: String,
     /// Size of the index space (every layer has this many states).
     pub states: u64,
+    /// The layers the release ships.
     pub layers: Vec<ManifestLayer>,
     /// Every file of the release except `manifest.json` and `manifest.sha256`.
     pub files: Vec<ManifestFile>,
+    /// Who built the release, when, and from what.
     pub provenance: Provenance,
 }
 
 /// One layer of a release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestLayer {
+    /// The layer's name in the game.
     pub name: String,
     /// Bit p set: player p plays for the coalition.
     pub coalition: u8,
@@ -48,13 +53,18 @@ pub struct ManifestLayer {
     /// The layer's values-only file (listed in `files`; format version 2 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_file: Option<String>,
+    /// Number of states (the game's index space).
     pub states: u64,
+    /// States per block of the values-and-depths file.
     pub block_states: u32,
+    /// Number of blocks of the values-and-depths file.
     pub blocks: u64,
+    /// How many states have each value.
     pub counts: ValueCounts,
     /// sha256 (hex) of the values, one byte per state in index order: the digest of the run's
     /// `summary.json`.
     pub digest: String,
+    /// The largest depth in the layer.
     pub max_depth: u16,
 }
 
@@ -63,6 +73,7 @@ pub struct ManifestLayer {
 pub struct ManifestFile {
     /// A plain file name inside the release directory (see [`check_file_name`]).
     pub path: String,
+    /// Size in bytes.
     pub size: u64,
     /// sha256 (hex, lower case) of the file's bytes.
     pub sha256: String,
@@ -71,9 +82,11 @@ pub struct ManifestFile {
 /// Who built the release, when, and from what.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
+    /// Version of the kingmaker that packed the release.
     pub kingmaker_version: String,
     /// When `pack` ran (RFC 3339, UTC).
     pub packed_at: String,
+    /// Host name of the machine `pack` ran on.
     pub host: String,
     /// The run's `run.json`.
     pub run: serde_json::Value,
@@ -201,6 +214,7 @@ impl Manifest {
         self.files.iter().find(|f| f.path == path)
     }
 
+    /// The entry of layer `name`.
     pub fn layer(&self, name: &str) -> Option<&ManifestLayer> {
         self.layers.iter().find(|l| l.name == name)
     }

@@ -80,7 +80,9 @@ pub fn open_listed_file(
 /// How `pack` compresses.
 #[derive(Clone, Copy, Debug)]
 pub struct PackOptions {
+    /// States per block of the layer files.
     pub block_states: u32,
+    /// zstd level of the blocks.
     pub zstd_level: i32,
 }
 

@@ -30,12 +30,14 @@ pub struct VerifyReport {
     pub warnings: Vec<String>,
     /// Files checked and their bytes (the manifest and its checksum file included).
     pub files: usize,
+    /// Bytes of those files.
     pub bytes: u64,
     /// States decoded from layer files.
     pub states: u64,
 }
 
 impl VerifyReport {
+    /// Whether no problem was found.
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }
