@@ -207,10 +207,13 @@ pub fn print_summary(s: &serde_json::Value) {
             Some(Value::Loss) => "a second-player win",
             _ => "a draw",
         };
-        println!(
-            "  start position: {v} ({meaning}) in {} plies",
-            s["start"]["depth"]
-        );
+        match meaning {
+            "a draw" => println!("  start position: {v} ({meaning})"),
+            _ => println!(
+                "  start position: {v} ({meaning}) in {} plies",
+                s["start"]["depth"]
+            ),
+        }
     }
     if let Some(n) = s["reachable"]["states"].as_u64() {
         println!("  reachable from the start: {n} states");

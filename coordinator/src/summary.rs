@@ -59,13 +59,19 @@ pub fn summarize(
         .collect::<Result<_>>()?;
     s.insert("layers".into(), Value::Object(layers));
 
-    // Two-player games: the value of the start position ("W": the first player wins).
+    // Two-player games: the value of the start position ("W": the first player wins, "L": the
+    // second; "D": neither, read from `second` where the game solves it).
     if let (Some(start), Some(solo)) = (
         game.start_index(),
         tables.iter().find(|t| t.0.name == "solo"),
     ) {
         if game.players() == 2 {
-            let (v, d) = run.table(&solo.0.name)?.get(start)?;
+            let solo = run.table(&solo.0.name)?.get(start)?;
+            let second = match tables.iter().find(|t| t.0.name == "second") {
+                Some(t) => Some(run.table(&t.0.name)?.get(start)?),
+                None => None,
+            };
+            let (v, d) = crate::games::two_player_value(solo, second);
             let value = Outcome::letter_of(v).to_string();
             s.insert("start".into(), json!({"value": value, "depth": d}));
         }

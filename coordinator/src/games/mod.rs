@@ -7,6 +7,7 @@ mod go;
 mod toppen;
 pub use toppen::census;
 mod two_player;
+pub use two_player::combined as two_player_value;
 pub mod view;
 
 use kingmaker_games::AnyGame;

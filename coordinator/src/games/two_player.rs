@@ -52,17 +52,22 @@ impl Outcomes {
 
     /// W (player 0 wins), L (player 1 wins), D or ILLEGAL, with the depth.
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
-        let (v, d) = self.solo.lookup(index)?;
-        let Some(second) = &self.second else {
-            return Ok((v, d));
-        };
-        if v != LOSS {
-            return Ok((v, d));
+        let solo = self.solo.lookup(index)?;
+        match &self.second {
+            Some(second) if solo.0 == LOSS => Ok(combined(solo, Some(second.lookup(index)?))),
+            _ => Ok(solo),
         }
-        Ok(match second.lookup(index)? {
-            (WIN, d) => (LOSS, d),
-            _ => (DRAW, 0),
-        })
+    }
+}
+
+/// A two-player game's value from its `solo` value and its `second` value where the game solves
+/// that layer: W (player 0 wins), L (player 1 wins), D (neither can force a win) or ILLEGAL, with
+/// the depth of a win. Without `second`, `solo` alone (L is then a win for player 1).
+pub fn combined(solo: (u8, u16), second: Option<(u8, u16)>) -> (u8, u16) {
+    match (solo, second) {
+        ((LOSS, _), Some((WIN, d))) => (LOSS, d),
+        ((LOSS, _), Some(_)) => (DRAW, 0),
+        (v, _) => v,
     }
 }
 
@@ -267,4 +272,21 @@ pub(super) fn line_json(
         Ending::Cut => json!({"kind": "cut"}),
     };
     Ok(json!({"plies": plies, "ending": ending}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_kernel::ILLEGAL;
+
+    /// `solo` alone is read as before; with `second`, a state neither side wins is a draw.
+    #[test]
+    fn two_layers_tell_a_loss_from_a_draw() {
+        assert_eq!(combined((WIN, 7), None), (WIN, 7));
+        assert_eq!(combined((LOSS, 9), None), (LOSS, 9));
+        assert_eq!(combined((WIN, 7), Some((LOSS, 8))), (WIN, 7));
+        assert_eq!(combined((LOSS, 16), Some((WIN, 24))), (LOSS, 24));
+        assert_eq!(combined((LOSS, 16), Some((LOSS, 16))), (DRAW, 0));
+        assert_eq!(combined((ILLEGAL, 0), Some((ILLEGAL, 0))), (ILLEGAL, 0));
+    }
 }
