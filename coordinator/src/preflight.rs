@@ -50,8 +50,9 @@ pub fn free_disk(path: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
-        .then(|| (s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
+    // SAFETY: as above.
+    let ok = unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0;
+    ok.then(|| (s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
 fn gib(bytes: u64) -> String {

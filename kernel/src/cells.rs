@@ -324,7 +324,8 @@ impl ShardArrays {
     /// # Safety
     /// Only at a barrier: no thread may be updating the cells while the slice is alive.
     pub unsafe fn raw(&self) -> &[u8] {
-        std::slice::from_raw_parts(self.cells.as_ptr(), self.len as usize)
+        // SAFETY: the mapping holds `len` bytes; the caller keeps writers away (above).
+        unsafe { std::slice::from_raw_parts(self.cells.as_ptr(), self.len as usize) }
     }
 
     /// The cells of block `b` as plain bytes, for closing a wave.
@@ -334,10 +335,13 @@ impl ShardArrays {
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn block_mut(&self, b: usize) -> &mut [u8] {
         let range = self.block_range(b);
-        std::slice::from_raw_parts_mut(
-            (self.cells.as_ptr() as *mut u8).add(range.start),
-            range.len(),
-        )
+        // SAFETY: the block lies inside the mapping; the caller keeps it unshared (above).
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                (self.cells.as_ptr() as *mut u8).add(range.start),
+                range.len(),
+            )
+        }
     }
 
     /// The raw bytes of the cells, for restoring a checkpoint.
@@ -346,7 +350,8 @@ impl ShardArrays {
     /// Only at a barrier, and callers must write disjoint ranges.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn raw_mut(&self) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut u8, self.len as usize)
+        // SAFETY: the mapping holds `len` bytes; the caller writes disjoint ranges (above).
+        unsafe { std::slice::from_raw_parts_mut(self.cells.as_ptr() as *mut u8, self.len as usize) }
     }
 }
 

@@ -19,8 +19,9 @@ pub const SSHD: &str = "/usr/sbin/sshd";
 /// tests.
 pub fn require_prerequisites() {
     // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
     assert!(
-        unsafe { libc::geteuid() } == 0,
+        root,
         "the deploy test needs root (network namespaces): run the tests as root, as CI does"
     );
     assert!(

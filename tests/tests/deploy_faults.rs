@@ -125,10 +125,8 @@ fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
     };
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: a plain system call; the group is the one the child leads.
-    assert_eq!(
-        unsafe { libc::kill(-(watching.id() as i32), libc::SIGKILL) },
-        0
-    );
+    let killed = unsafe { libc::kill(-(watching.id() as i32), libc::SIGKILL) };
+    assert_eq!(killed, 0);
     let _ = watching.wait();
     let s = progress_by(&inv, &s, 2, "the run to go on after the dropped session");
     still_running(&s, "the worker's kill");

@@ -139,6 +139,7 @@ fn measure(args: &[&str], log: &Path) -> Measured {
     let mut status = 0;
     // SAFETY: plain system calls on our own child; rusage is plain data.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid as libc::pid_t, "wait4");
     drop(child);

@@ -687,7 +687,9 @@ mod bench {
     use crate::cc2p::TipRule;
 
     fn cpu_seconds() -> f64 {
+        // SAFETY: rusage is plain data, and getrusage writes into the one we own.
         let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
         let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
         t(u.ru_utime) + t(u.ru_stime)
