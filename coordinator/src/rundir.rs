@@ -526,11 +526,7 @@ impl Progress {
     }
 }
 
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use kingmaker_rpc::lock::unix_now;
 
 #[cfg(test)]
 mod tests {
