@@ -38,6 +38,7 @@ pub struct Explorer {
     pub game: Arc<AnyGame>,
     labels: Box<dyn Labels>,
     info: Value,
+    tables: Tables,
 }
 
 /// Longest position text accepted.
@@ -46,20 +47,20 @@ const MAX_POSITION_LEN: usize = 1000;
 impl Explorer {
     pub fn open(dir: &Path) -> Result<Explorer> {
         let tables = Tables::open(dir)?;
-        let game = Arc::new(tables.spec.build()?);
+        let game = tables.game().clone();
         let view = view_of(&game);
         let labels = view.labels(&tables)?;
         let players: Vec<String> = (0..game.players()).map(|p| game.player_name(p)).collect();
-        let order = view.layer_order(&tables.layers);
+        let order = view.layer_order(tables.layers());
         let rank = |name: &str| order.iter().position(|n| n == name);
         let mut info = json!({
-            "game": tables.spec.family(),
-            "spec": tables.spec,
+            "game": tables.spec().family(),
+            "spec": tables.spec(),
             "name": game.name(),
             "players": players,
             "states": game.size(),
             "layers": order,
-            "source": tables.kind(),
+            "source": crate::tables::kind_name(&tables),
             "legend": view.legend(),
         });
         if let Some(m) = tables.manifest() {
@@ -85,12 +86,22 @@ impl Explorer {
         if let Some(i) = start {
             info["start"] = json!(game.format_position(i));
         }
-        Ok(Explorer { game, labels, info })
+        Ok(Explorer {
+            game,
+            labels,
+            info,
+            tables,
+        })
     }
 
     /// Short name of the game instance (as in run names).
     pub fn game_name(&self) -> String {
         self.game.name()
+    }
+
+    /// The tables, for the versioned API ([`crate::api`]).
+    pub fn tables(&self) -> &Tables {
+        &self.tables
     }
 
     /// `/api/info`.

@@ -8,10 +8,11 @@
 
 use crate::deploy::inventory::Inventory;
 use crate::explore::{ApiError, Explorer};
-use crate::rundir::{write_json_atomically, CurrentLayer, RunDir, RunInfo, RunState};
+use crate::rundir::{write_json_atomically, RunDir, RunInfo, RunState};
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::ResumePoint;
+use kingmaker_tablefmt::run::CurrentLayer;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

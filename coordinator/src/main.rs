@@ -1,5 +1,6 @@
 //! `kingmaker`: the operator CLI and the coordinator of builds.
 
+mod api;
 mod cmd;
 mod deploy;
 mod digits;

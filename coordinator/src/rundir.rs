@@ -13,14 +13,14 @@
 //! ```
 //!
 //! `run.json` ([`RunInfo`], format 1) and `checkpoint.json` ([`RunState`], no version field) are
-//! this module's; both are pretty-printed JSON ending with a newline, written to a temporary file,
+//! defined in `kingmaker_tablefmt::run`; both are pretty-printed JSON ending with a newline, written to a temporary file,
 //! fsynced and renamed into place ([`write_json_atomically`]). docs/format.md ("Run directories
 //! while a build runs") describes every field.
 
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
-use kingmaker_kernel::{Layer, ResumePoint, WaveSummary};
+use kingmaker_kernel::{Layer, WaveSummary};
 use kingmaker_rpc::lock::DirLock;
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::layer::LayerIdentity;
@@ -28,55 +28,9 @@ use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSumma
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The contents of `run.json`: what was built and how, written once by `build` before anything
-/// else (a run directory without it is not a run). `resume` reads it to continue with the same
-/// game, layers, shards and workers. Fields added later are optional, so older files still read.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunInfo {
-    /// Version of this file's layout: 1 (written, not checked on reading so far).
-    pub format: u32,
-    /// The game and its parameters (`{"game": FAMILY, PARAMETER: VALUE, ...}`, see [`GameSpec`]).
-    pub spec: GameSpec,
-    /// The layers to solve, in build order: name, coalition and objective bit masks.
-    pub layers: Vec<Layer>,
-    /// States of the game's index space (of `spec`, whatever the kernel solves).
-    pub states: u64,
-    /// States per shard of the kernel's index space (as given; the kernel rounds it up to a
-    /// multiple of 64, see `ShardPlan::new`).
-    pub shard_size: u64,
-    /// The version of the `kingmaker` that started the run.
-    pub kingmaker_version: String,
-    /// The game the kernel solves when it is a symmetry-reduced form of `spec`
-    /// ([`GameSpec::reduced`], a symmetry quotient); its tables are expanded to `spec`'s as
-    /// they are gathered, so the run's tables and summary are those of a full solve. Absent: the
-    /// kernel solves `spec` itself (runs from before, and `build --no-symmetry`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub solved_as: Option<GameSpec>,
-    /// A distributed run: its workers (`HOST:PORT`, in worker-number order, which fixes the shards
-    /// each one owns) and its run id on them (their files are under `DATA_DIR/<run id>/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distributed: Option<Distributed>,
-    /// The in-process workers of an embedded build (`--local-workers`): each owns its shards'
-    /// checkpoints, so `resume` uses the same number. Absent in runs from before: 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub local_workers: Option<usize>,
-}
-
-impl RunInfo {
-    /// The game the kernel solves (and the workers build): `solved_as`, else `spec`.
-    pub fn kernel_spec(&self) -> &GameSpec {
-        self.solved_as.as_ref().unwrap_or(&self.spec)
-    }
-}
-
-/// How a distributed run was started, for `kingmaker resume` (`run.json`'s `distributed`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Distributed {
-    /// The run's id on the workers: their files are under `DATA_DIR/<run_id>/`.
-    pub run_id: String,
-    /// The workers, `HOST:PORT`, in worker-number order (which fixes the shards each one owns).
-    pub workers: Vec<String>,
-}
+/// The contents of `run.json` (see [`kingmaker_tablefmt::run::RunInfo`]), its game a [`GameSpec`].
+pub type RunInfo = kingmaker_tablefmt::run::RunInfo<GameSpec>;
+pub use kingmaker_tablefmt::run::{Distributed, RunState};
 
 pub struct RunDir {
     pub path: PathBuf,
@@ -292,83 +246,7 @@ pub fn describe_table(t: &TableSummary) -> String {
 
 /// Write JSON to a temporary file, fsync it, and rename it into place.
 pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)? + "\n";
-    kingmaker_tablefmt::fsio::write_atomically(path, text.as_bytes())?;
-    Ok(())
-}
-
-/// A layer whose table is written (`checkpoint.json`'s `finished`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FinishedLayer {
-    /// The layer as in `run.json`.
-    pub layer: Layer,
-    /// What its `layers/NAME.kmt` holds: states, counts, digest of the values, max depth.
-    pub table: TableSummary,
-}
-
-/// The restart point of the layer being solved: the newest complete checkpoint and the one
-/// before it (kept by the workers so a damaged newest one can be skipped).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CurrentLayer {
-    /// The layer's name.
-    pub layer: String,
-    /// The newest checkpoint every worker completed: the wave after which it was taken and the
-    /// states decided up to then.
-    pub last: ResumePoint,
-    /// The checkpoint before it, if the workers still keep it (`null` otherwise).
-    pub previous: Option<ResumePoint>,
-    /// When `last` was recorded, in seconds since the Unix epoch.
-    pub at_unix: u64,
-}
-
-/// The run manifest, `checkpoint.json`: written atomically after every complete checkpoint (once
-/// every worker has written its own manifest, `tablefmt::checkpoint`) and every finished layer.
-/// A run without it has finished nothing and has no checkpoint; an unreadable one is rebuilt
-/// from the finished layer files ([`RunDir::recover_state`]).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct RunState {
-    /// The finished layers, in the order they finished.
-    pub finished: Vec<FinishedLayer>,
-    /// The layer being solved and where it can restart (`null` between layers).
-    pub current: Option<CurrentLayer>,
-}
-
-impl RunState {
-    pub fn finished(&self, layer: &str) -> Option<&TableSummary> {
-        self.finished
-            .iter()
-            .find(|f| f.layer.name == layer)
-            .map(|f| &f.table)
-    }
-
-    /// Where to restart `layer`, best first.
-    pub fn resume_points(&self, layer: &str) -> Vec<Option<ResumePoint>> {
-        match &self.current {
-            Some(c) if c.layer == layer => std::iter::once(Some(c.last))
-                .chain(c.previous.map(Some))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    pub fn checkpointed(&mut self, layer: &str, point: ResumePoint) {
-        let previous = self
-            .current
-            .as_ref()
-            .filter(|c| c.layer == layer)
-            .map(|c| c.last);
-        self.current = Some(CurrentLayer {
-            layer: layer.to_string(),
-            last: point,
-            previous,
-            at_unix: unix_now(),
-        });
-    }
-
-    pub fn finish(&mut self, layer: Layer, table: TableSummary) {
-        self.finished.push(FinishedLayer { layer, table });
-        self.current = None;
-    }
+    Ok(kingmaker_tablefmt::run::write_json(path, value)?)
 }
 
 /// `progress.json`: the latest wave of a run, for `kingmaker status`.

@@ -76,14 +76,7 @@ impl<F: FnMut(&WaveSummary)> LayerObserver for F {
     }
 }
 
-/// Where a resumed layer starts: the workers hold the state after `wave` closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ResumePoint {
-    /// The last wave closed and checkpointed.
-    pub wave: u32,
-    /// States decided up to and including that wave.
-    pub decided_total: u64,
-}
+pub use kingmaker_tablefmt::run::ResumePoint;
 
 /// One line of progress: what a wave did, summed over the workers.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -149,12 +149,7 @@ impl DirLock {
     }
 }
 
-/// Seconds since the Unix epoch (0 on a clock before it).
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use kingmaker_tablefmt::run::unix_now;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod fsio;
 pub mod layer;
 pub mod release;
+pub mod run;
 pub mod table;
 pub mod value;
 pub mod wave_log;
@@ -49,6 +50,11 @@ pub trait Lookup: Send + Sync {
     fn states(&self) -> u64;
     /// (value, depth) of one state: the value as its code ([`Value`]: 0 illegal, 1 W, 2 L, 3 D).
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError>;
+    /// The value code of one state alone: what a table without depths (a values-only file) can
+    /// answer.
+    fn value(&self, index: u64) -> Result<u8, FormatError> {
+        self.lookup(index).map(|(v, _)| v)
+    }
 }
 
 impl<T: Lookup + ?Sized> Lookup for Box<T> {
@@ -57,6 +63,21 @@ impl<T: Lookup + ?Sized> Lookup for Box<T> {
     }
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
         (**self).lookup(index)
+    }
+    fn value(&self, index: u64) -> Result<u8, FormatError> {
+        (**self).value(index)
+    }
+}
+
+impl<T: Lookup + ?Sized> Lookup for std::sync::Arc<T> {
+    fn states(&self) -> u64 {
+        (**self).states()
+    }
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        (**self).lookup(index)
+    }
+    fn value(&self, index: u64) -> Result<u8, FormatError> {
+        (**self).value(index)
     }
 }
 

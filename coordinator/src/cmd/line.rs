@@ -38,9 +38,14 @@ pub struct LineArgs {
 
 pub fn run(args: LineArgs) -> Result<()> {
     let tables = Tables::open(&args.dir)?;
-    let game = tables.spec.build()?;
-    let Some(layer) = tables.layers.iter().find(|l| l.name == args.layer) else {
-        let names: Vec<&str> = tables.layers.iter().map(|l| l.name.as_str()).collect();
+    let game = &**tables.game();
+    let Some(layer) = tables
+        .layers()
+        .iter()
+        .find(|l| l.name == args.layer)
+        .map(|l| l.layer())
+    else {
+        let names: Vec<&str> = tables.layers().iter().map(|l| l.name.as_str()).collect();
         bail!(
             "{} has no layer {:?}; its layers are {} (choose one with --layer)",
             args.dir.display(),
@@ -51,7 +56,7 @@ pub fn run(args: LineArgs) -> Result<()> {
     let table = tables.layer(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
     let line = principal_line(
-        &game,
+        game,
         layer.coalition,
         start,
         |i| table.lookup(i),
@@ -60,10 +65,10 @@ pub fn run(args: LineArgs) -> Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&line_json(&game, layer, &line))?
+            serde_json::to_string_pretty(&line_json(game, &layer, &line))?
         );
     } else {
-        print!("{}", line_text(&game, layer, &line));
+        print!("{}", line_text(game, &layer, &line));
     }
     Ok(())
 }

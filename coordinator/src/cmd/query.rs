@@ -6,7 +6,6 @@ use anyhow::Result;
 use clap::Args;
 use kingmaker_games::Notation;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
@@ -21,7 +20,7 @@ pub struct QueryArgs {
 
 pub fn run(args: QueryArgs) -> Result<()> {
     let tables = Tables::open(&args.dir)?;
-    let game = Arc::new(tables.spec.build()?);
+    let game = tables.game().clone();
     let index = game.parse_or_start(&args.position)?;
     view_of(&game).query(&tables, index, args.json)
 }

@@ -5,7 +5,9 @@
 //! - `GET /api/info` — the game, its players, layers, start position and board (no parameters).
 //! - `GET /api/position?p=TEXT` — a position's labels and every move with the labels after it
 //!   (`p=start`: the start). A missing `p`, a position that does not parse, or a parameter the
-//!   route does not take is a 400 with `{"error": "..."}`.
+//!   route does not take is a 400 with `{"error": "..."}`. These two serve the page.
+//! - `GET /api/v1/info`, `GET /api/v1/probe?position=TEXT` — the versioned API for programs
+//!   ([`crate::api`], docs/api.md): the probe of a position and its moves best first.
 //!
 //! Connections are accepted by a loop of our own rather than `axum::serve`, for two limits it
 //! does not have: a client must send a request's headers within `--header-timeout` seconds (also
@@ -173,10 +175,12 @@ pub fn router(explorer: Arc<Explorer>) -> Router {
         )
         .route("/api/info", get(info))
         .route("/api/position", get(position))
+        .route("/api/v1/info", get(info_v1))
+        .route("/api/v1/probe", get(probe_v1))
         .fallback(|| async {
             error(
                 StatusCode::NOT_FOUND,
-                "no such page; the API is /api/info and /api/position?p=...",
+                "no such page; the API is /api/v1/info and /api/v1/probe?position=... (docs/api.md)",
             )
         })
         .with_state(explorer)
@@ -241,8 +245,46 @@ async fn position(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
         Ok(text) => text,
         Err(m) => return error(StatusCode::BAD_REQUEST, m),
     };
-    // Table reads may decompress blocks: keep them off the async workers.
-    let result = tokio::task::spawn_blocking(move || explorer.position(&text)).await;
+    answer(tokio::task::spawn_blocking(move || explorer.position(&text)).await)
+}
+
+async fn info_v1(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
+    if let Err(m) = check_info_query(&uri) {
+        return error(StatusCode::BAD_REQUEST, m);
+    }
+    Json(crate::api::info(explorer.tables())).into_response()
+}
+
+/// `/api/v1/probe` takes `position` (the position text, or `start`) and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeQuery {
+    position: Option<String>,
+}
+
+async fn probe_v1(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
+    let text = match Query::<ProbeQuery>::try_from_uri(&uri) {
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("{e}: use /api/v1/probe?position=POSITION"),
+            )
+        }
+        Ok(Query(ProbeQuery { position: None })) => return error(
+            StatusCode::BAD_REQUEST,
+            "missing parameter `position`: use /api/v1/probe?position=POSITION (position=start \
+                 for the start)",
+        ),
+        Ok(Query(ProbeQuery {
+            position: Some(text),
+        })) => text,
+    };
+    answer(tokio::task::spawn_blocking(move || crate::api::probe(explorer.tables(), &text)).await)
+}
+
+/// The JSON of a lookup done off the async workers (table reads may decompress blocks), or its
+/// error as `{"error": ...}` with the status it calls for.
+fn answer(result: Result<Result<serde_json::Value, ApiError>, tokio::task::JoinError>) -> Response {
     match result {
         Ok(Ok(v)) => Json(v).into_response(),
         Ok(Err(ApiError::BadRequest(m))) => error(StatusCode::BAD_REQUEST, m),

@@ -260,7 +260,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
         .manifest()
         .context("--deep checks a release")?
         .clone();
-    let game = tables.spec.build()?;
+    let game = &**tables.game();
     let mut failures = Vec::new();
     let mut states = 0;
     let mut per_layer = 0;
@@ -278,7 +278,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
                 if n.is_multiple_of(1 << 24) {
                     tracing::info!("deep check of {}: {n} of {} states", ml.name, which.len());
                 }
-                expected(&game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
+                expected(game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
             })
             .collect();
         if let Some(e) = table.error() {
@@ -297,7 +297,7 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
             failures.push(format!(
                 "{}: {} (index {i}): stored {}, its children give {}",
                 ml.name,
-                position(&game, i),
+                position(game, i),
                 label(stored),
                 label(want)
             ));

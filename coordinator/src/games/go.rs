@@ -18,8 +18,10 @@ use kingmaker_games::go::search::bounds;
 use kingmaker_games::go::Go;
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
+use kingmaker_kernel::Layer;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_kernel::{Layer, LOSS, WIN};
+use kingmaker_probe::go::ScoreBounds;
+use kingmaker_probe::LayerInfo;
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -49,41 +51,29 @@ struct Thresholds {
     layers: Vec<(i32, Box<dyn Lookup>)>,
 }
 
-/// What the solved thresholds prove about a position's score: Black forces a score ≥ `min`,
-/// White one ≤ `max`; None where no solved threshold proves a bound.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Proven {
-    min: Option<i32>,
-    max: Option<i32>,
-}
+/// What the solved thresholds prove about a position's score.
+type Proven = ScoreBounds;
 
-impl Proven {
-    /// The bounds `values` (threshold, value, depth) prove.
-    fn of(values: &[(i32, u8, u16)]) -> Proven {
-        Proven {
-            min: values.iter().filter(|v| v.1 == WIN).map(|v| v.0).max(),
-            max: values.iter().filter(|v| v.1 == LOSS).map(|v| v.0 - 1).min(),
-        }
-    }
-
-    fn exact(score: i32) -> Proven {
-        Proven {
-            min: Some(score),
-            max: Some(score),
-        }
-    }
+/// The bounds `values` (threshold, value, depth) prove.
+fn proven(values: &[(i32, u8, u16)]) -> Proven {
+    ScoreBounds::proven(values.iter().map(|v| {
+        (
+            v.0,
+            kingmaker_probe::Value::from_code(v.1).unwrap_or(kingmaker_probe::Value::Illegal),
+        )
+    }))
 }
 
 impl Thresholds {
     fn open(game: &Arc<AnyGame>, tables: &Tables) -> Result<Thresholds> {
         let mut layers = Vec::new();
-        for layer in &tables.layers {
+        for layer in tables.layers() {
             if let Some(k) = Go::layer_threshold(&layer.name) {
-                layers.push((k, tables.layer(&layer.name)?));
+                layers.push((k, Box::new(tables.layer(&layer.name)?) as Box<dyn Lookup>));
             }
         }
         if layers.is_empty() {
-            bail!("{} holds no threshold layer", tables.dir.display());
+            bail!("{} holds no threshold layer", tables.dir().display());
         }
         layers.sort_by_key(|l| l.0);
         Ok(Thresholds {
@@ -104,7 +94,7 @@ impl Thresholds {
             Node::Terminal { outcome: winner } => {
                 Proven::exact(go_of(&self.game).outcome_score(winner))
             }
-            _ => Proven::of(&values),
+            _ => proven(&values),
         };
         Ok((values, proven))
     }
@@ -118,13 +108,7 @@ fn go_of(game: &AnyGame) -> &Go {
 
 /// "+2", "−1..+3" for an interval, "≥ +1" or "≤ −1" for one bound, "?" for none.
 fn short(b: Proven) -> String {
-    match (b.min, b.max) {
-        (Some(lo), Some(hi)) if lo == hi => format!("{lo:+}"),
-        (Some(lo), Some(hi)) => format!("{lo:+}..{hi:+}"),
-        (Some(lo), None) => format!("≥ {lo:+}"),
-        (None, Some(hi)) => format!("≤ {hi:+}"),
-        (None, None) => "?".to_string(),
-    }
+    b.text()
 }
 
 /// The bounds in words.
@@ -235,8 +219,8 @@ impl GameView for GoView {
     }
 
     /// By threshold (the build solves them in the order its search asks them).
-    fn layer_order(&self, layers: &[Layer]) -> Vec<String> {
-        let mut names: Vec<&Layer> = layers.iter().collect();
+    fn layer_order(&self, layers: &[LayerInfo]) -> Vec<String> {
+        let mut names: Vec<&LayerInfo> = layers.iter().collect();
         names.sort_by_key(|l| Go::layer_threshold(&l.name).unwrap_or(i32::MAX));
         names.iter().map(|l| l.name.clone()).collect()
     }

@@ -39,13 +39,17 @@ struct Outcomes {
 impl Outcomes {
     fn of(tables: &Tables) -> Result<Outcomes> {
         let second = tables
-            .layers
+            .layers()
             .iter()
             .any(|l| l.name == "second")
-            .then(|| tables.layer("second"))
+            .then(|| {
+                tables
+                    .layer("second")
+                    .map(|t| Box::new(t) as Box<dyn Lookup>)
+            })
             .transpose()?;
         Ok(Outcomes {
-            solo: tables.layer("solo")?,
+            solo: Box::new(tables.layer("solo")?),
             second,
         })
     }
@@ -60,16 +64,7 @@ impl Outcomes {
     }
 }
 
-/// A two-player game's value from its `solo` value and its `second` value where the game solves
-/// that layer: W (player 0 wins), L (player 1 wins), D (neither can force a win) or ILLEGAL, with
-/// the depth of a win. Without `second`, `solo` alone (L is then a win for player 1).
-pub fn combined(solo: (u8, u16), second: Option<(u8, u16)>) -> (u8, u16) {
-    match (solo, second) {
-        ((LOSS, _), Some((WIN, d))) => (LOSS, d),
-        ((LOSS, _), Some(_)) => (DRAW, 0),
-        (v, _) => v,
-    }
-}
+pub use kingmaker_probe::two_player::combined_codes as combined;
 
 impl Lookup for Outcomes {
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {

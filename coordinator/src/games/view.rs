@@ -7,6 +7,7 @@ use crate::rundir::RunDir;
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_kernel::Layer;
+use kingmaker_probe::LayerInfo;
 use kingmaker_tablefmt::FormatError;
 use serde_json::{Map, Value};
 
@@ -22,7 +23,7 @@ pub trait GameView: Send + Sync {
     fn legend(&self) -> String;
 
     /// The names of `layers` in the order the page lists them (by default as they were built).
-    fn layer_order(&self, layers: &[Layer]) -> Vec<String> {
+    fn layer_order(&self, layers: &[LayerInfo]) -> Vec<String> {
         layers.iter().map(|l| l.name.clone()).collect()
     }
 

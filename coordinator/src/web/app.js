@@ -1,10 +1,28 @@
 // Kingmaker explorer: asks /api/info what game this is, then shows positions from
-// /api/position?p=... — the board, who can force what, and every move with the labels after it.
+// /api/position?p=... — the board, who can force what, and every move with the labels after it —
+// with the moves ordered best first by /api/v1/probe. Seats can be given to the computer, which
+// plays the first (best) move, or, in 3-player Chinese Checkers when it cannot win or draw alone,
+// hands the win by the rule chosen.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
 // lineK: the threshold whose principal line a Go position shows, once chosen (null: the default).
-const state = { info: null, data: null, selected: null, history: [], lineK: null };
+// history / future: the positions before this one and those taken back ({position, tag}), for
+// undo, redo and the value trail. best: /api/v1/probe of this position. computer: the seats the
+// computer plays. autoplayed: computer moves in a row (a guard against endless self-play).
+const state = {
+  info: null,
+  data: null,
+  best: null,
+  selected: null,
+  history: [],
+  future: [],
+  lineK: null,
+  computer: new Set(),
+  autoplayed: 0,
+};
+// Computer moves in a row before self-play pauses (a drawn game would go on forever).
+const MAX_AUTOPLAY = 200;
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs = {}, ...children) {
@@ -65,10 +83,9 @@ async function init() {
     go($("position").value.trim() || "start");
   });
   $("start").addEventListener("click", () => go(info.start || "start"));
-  $("back").addEventListener("click", () => {
-    const prev = state.history.pop();
-    if (prev) go(prev, false);
-  });
+  $("back").addEventListener("click", undoToPlayer);
+  $("redo").addEventListener("click", redo);
+  renderSeats();
   window.addEventListener("hashchange", () => {
     const p = positionFromHash();
     if (p && state.data && p !== state.data.position) go(p);
@@ -83,16 +100,25 @@ function positionFromHash() {
 }
 
 async function go(position, remember = true) {
-  let data;
+  let data, best;
   try {
-    data = await api("api/position?p=" + encodeURIComponent(position));
+    const p = encodeURIComponent(position);
+    [data, best] = await Promise.all([api("api/position?p=" + p), api("api/v1/probe?position=" + p)]);
   } catch (e) {
     showError(e.message);
     return;
   }
   showError("");
-  if (remember && state.data && state.data.position !== data.position) state.history.push(state.data.position);
+  if (remember && state.data && state.data.position !== data.position) {
+    state.history.push({ position: state.data.position, tag: tagOf(state.data) });
+    state.future = [];
+  }
+  // The page's moves in the API's order, best first for the side to move.
+  const rank = new Map(best.moves.map((m, i) => [m.move, { i, category: m.category, depth: m.depth }]));
+  for (const m of data.moves) m.best = rank.get(m.move);
+  data.moves.sort((a, b) => (a.best ? a.best.i : 1e9) - (b.best ? b.best.i : 1e9));
   state.data = data;
+  state.best = best;
   state.selected = null;
   const hash = "#p=" + encodeURIComponent(data.position);
   if (location.hash !== hash) history.replaceState(null, "", hash);
@@ -104,11 +130,134 @@ function render() {
   $("position").value = d.position;
   $("status").textContent = d.node.text;
   $("back").disabled = state.history.length === 0;
+  $("redo").disabled = state.future.length === 0;
   renderBoard();
   renderKey();
   renderLabels();
   renderMoves();
+  renderTrail();
   document.body.dataset.position = d.position;
+  computerTurn();
+}
+
+// ---- play: undo and redo, the value trail, the computer's seats ----
+
+// What the trail shows of a position: its class (3-player), W/L/D (two players) or score (Go);
+// and who was to move there.
+function tagOf(d) {
+  const l = d.labels;
+  const mover = d.node.mover;
+  if (l.kind === "questions") {
+    const letter = { kingmaker: "K", solo_win: "S", spoiler_draw: "D", terminal: "T" }[l.class] || "?";
+    return { text: letter, kind: l.class, title: l.class.replace("_", " "), mover };
+  }
+  if (l.kind === "score") return { text: l.short, kind: "score", title: `score ${l.short}`, mover };
+  return { text: l.value, kind: l.value, title: l.says, mover };
+}
+
+// Undo back to the last position where a seat the computer does not play was to move.
+function undoToPlayer() {
+  const h = state.history;
+  let n = 1;
+  while (n < h.length && state.computer.has(h[h.length - n].tag.mover)) n++;
+  undo(n);
+}
+
+// Take back `n` moves (the taken-back positions can be replayed with redo).
+function undo(n) {
+  let target = null;
+  for (let k = 0; k < n && state.history.length; k++) {
+    state.future.push({ position: (target || state.data).position, tag: target ? target.tag : tagOf(state.data) });
+    target = state.history.pop();
+  }
+  if (target) {
+    state.autoplayed = 0;
+    go(target.position, false);
+  }
+}
+
+function redo() {
+  const next = state.future.pop();
+  if (!next) return;
+  state.history.push({ position: state.data.position, tag: tagOf(state.data) });
+  state.autoplayed = 0;
+  go(next.position, false);
+}
+
+function renderTrail() {
+  const box = $("trail");
+  box.replaceChildren();
+  const here = state.history.length;
+  const entries = [...state.history, { position: state.data.position, tag: tagOf(state.data) }];
+  entries.forEach((e, k) => {
+    const back = here - k;
+    box.append(
+      el("button", {
+        type: "button",
+        class: "trail" + (back === 0 ? " here" : ""),
+        "data-kind": e.tag.kind,
+        "data-ply": k,
+        title: `ply ${k}: ${e.tag.title}\n${e.position}`,
+        text: e.tag.text,
+        onclick: () => undo(back),
+      }),
+    );
+  });
+}
+
+function renderSeats() {
+  const box = $("seats");
+  box.replaceChildren("Computer plays: ");
+  for (const p of state.info.players) {
+    const input = el("input", { type: "checkbox", id: `seat-${p}`, "data-player": p });
+    input.addEventListener("change", () => {
+      if (input.checked) state.computer.add(p);
+      else state.computer.delete(p);
+      state.autoplayed = 0;
+      computerTurn();
+    });
+    box.append(el("label", { class: "seat" }, input, ` ${p}`));
+  }
+  $("rule-row").hidden = state.info.players.length !== 3;
+}
+
+// If the side to move is the computer's, play its move after a short pause.
+function computerTurn() {
+  const d = state.data;
+  if (!d || d.node.kind !== "live" || !state.computer.has(d.node.mover)) return;
+  if (state.autoplayed >= MAX_AUTOPLAY) {
+    showError(`the computer has played ${MAX_AUTOPLAY} moves in a row; self-play paused (take a seat or undo)`);
+    return;
+  }
+  const at = d.position;
+  setTimeout(() => {
+    if (!state.data || state.data.position !== at || !state.computer.has(state.data.node.mover)) return;
+    const m = chooseMove(state.best);
+    if (!m) return;
+    state.autoplayed += 1;
+    go(m.child.position);
+  }, 350);
+}
+
+// The best move; in 3-player Chinese Checkers, for a mover who can neither win nor hold a draw
+// alone, a move that keeps its power to hand the win to the player the rule names, fastest.
+function chooseMove(best) {
+  const moves = best.moves;
+  if (!moves.length) return null;
+  const first = moves[0];
+  if (best.verdict.kind !== "cc3p" || !["open", "loss"].includes(first.category)) return first;
+  const seat = best.status.seat;
+  const enable = best.verdict.answers.enable[seat];
+  const next = (seat + 1) % 3;
+  const prev = (seat + 2) % 3;
+  const soon = (q) => (enable[q].value === "W" ? enable[q].depth || 0 : Infinity);
+  const rule = $("rule").value;
+  const target = rule === "next" ? next : rule === "previous" ? prev : soon(prev) < soon(next) ? prev : next;
+  const hand = (m) => m.child.verdict.answers && m.child.verdict.answers.enable[seat][target];
+  const able = moves.filter((m) => hand(m) && hand(m).value === "W");
+  if (!able.length) return first;
+  able.sort((a, b) => (hand(a).depth || 0) - (hand(b).depth || 0));
+  return able[0];
 }
 
 // ---- board ----
@@ -374,6 +523,7 @@ function renderLabels() {
   );
   const km = l.kingmakers.map((k) => `${k.maker} for ${k.for}`);
   box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
+  renderLine(box, state.data.line);
 }
 
 const signed = (k) => `${k > 0 ? "+" : ""}${k}`;
@@ -411,7 +561,8 @@ function renderLine(box, line) {
       : end.kind === "game_over"
         ? `Principal line: shortest win against longest resistance ${result}`
         : "Principal line (cut)";
-  box.append(el("h3", line.k != null ? { class: "line-title at", "data-k": line.k, text: title } : { class: "line-title", text: title }));
+  const whose = line.player ? ` (${line.player} alone; values are ${line.player}'s)` : "";
+  box.append(el("h3", line.k != null ? { class: "line-title at", "data-k": line.k, text: title } : { class: "line-title", text: title + whose }));
   const list = el("ol", { class: "line", start: 0 });
   line.plies.forEach((p, k) => {
     const inCycle = end.kind === "cycle" && k >= end.from;
@@ -462,10 +613,14 @@ function renderMoves() {
     } else {
       chips.append(el("span", { class: "chip", "data-value": l.value, text: l.value === "D" ? "D" : `${l.value}${l.depth}` }), " ", el("span", { class: "words", text: l.says }));
     }
+    if (m.best) {
+      const depth = m.best.depth == null ? "" : ` ${m.best.depth}`;
+      chips.prepend(el("span", { class: "cat", "data-category": m.best.category, title: "what the move does for the mover", text: m.best.category + depth }));
+    }
     const item = el(
       "li",
-      { class: "move", "data-move": m.move, "data-position": m.position },
-      el("button", { type: "button", class: "play", title: m.position, text: m.move, onclick: () => go(m.position) }),
+      { class: "move", "data-move": m.move, "data-position": m.position, "data-category": m.best ? m.best.category : "" },
+      el("button", { type: "button", class: "play", title: m.position, text: m.move, onclick: () => { state.autoplayed = 0; go(m.position); } }),
       chips,
     );
     if (m.changes.length) item.append(el("ul", { class: "changes" }, ...m.changes.map((c) => el("li", { text: c }))));

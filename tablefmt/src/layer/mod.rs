@@ -728,4 +728,7 @@ impl Lookup for LayerFile {
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
         self.get(index)
     }
+    fn value(&self, index: u64) -> Result<u8, FormatError> {
+        LayerFile::value(self, index)
+    }
 }

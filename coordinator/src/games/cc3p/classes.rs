@@ -3,13 +3,13 @@
 //! each player's solo W/L/D, the classes of the states first reached at each ply and a witness of
 //! every class at depth 9.
 
-use super::answers::Class;
 use crate::reach::Bitmap;
 use crate::rundir::RunDir;
 use anyhow::Result;
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{DRAW, WIN};
+use kingmaker_probe::cc3p::Class;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -310,9 +310,9 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::cc3p::answers::{try_answers, Cc3pTables};
     use kingmaker_games::GameSpec;
     use kingmaker_kernel::solve_in_memory;
+    use kingmaker_probe::cc3p::{answers as try_answers, Cc3pTables};
     use kingmaker_tablefmt::{FormatError, Lookup};
     use std::sync::Arc;
 
@@ -344,6 +344,7 @@ mod tests {
             solo,
             enable_ab,
             enable_ac,
+            depths: true,
         };
         (game, plane, t)
     }
@@ -363,7 +364,7 @@ mod tests {
             let a = try_answers(&game, &t, i).unwrap();
             if a.class == Class::SpoilerDraw {
                 for (n, answer) in spoilers.iter_mut().zip(a.solo) {
-                    *n += (answer.value == 'D') as u64;
+                    *n += (answer.value == kingmaker_probe::Value::Draw) as u64;
                 }
             }
         }

@@ -1,10 +1,15 @@
-//! The explorer's labels of a cc3p state: its class, the twelve answers and the kingmakers, and
-//! what a move changes among them.
+//! The explorer's labels of a cc3p state: its class, the twelve answers and the kingmakers, what a
+//! move changes among them, and a line of play: where a player can win alone, its shortest win
+//! against the longest resistance; where one can hold a draw alone, the cycle that holds it.
 
-use super::answers::{try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::explore::ApiError;
+use crate::games::two_player::line_json;
 use crate::games::view::Labels;
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_games::AnyGame;
+use kingmaker_probe::cc3p::Class;
+use kingmaker_probe::cc3p::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use kingmaker_probe::{Answer, Value as Outcome};
 use kingmaker_tablefmt::{FormatError, Lookup};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -20,10 +25,67 @@ impl Cc3pLabels {
     }
 }
 
+/// Player P's `solo` layer: A's, read at the state rotated so that P plays A's role.
+struct AsPlayer<'a> {
+    game: &'a Cc3p,
+    solo: &'a dyn Lookup,
+    player: usize,
+}
+
+impl Lookup for AsPlayer<'_> {
+    fn states(&self) -> u64 {
+        self.solo.states()
+    }
+    fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
+        // P's questions at s are A's at R^(3-P)(s) (kingmaker_probe::cc3p::answers).
+        let mut i = index;
+        for _ in 0..(3 - self.player) % 3 {
+            i = self.game.rotate(i);
+        }
+        self.solo.lookup(i)
+    }
+}
+
+impl Cc3pLabels {
+    fn cc3p(&self) -> &Cc3p {
+        self.game.as_any().downcast_ref().expect("a cc3p game")
+    }
+}
+
 impl Labels for Cc3pLabels {
     fn of(&self, index: u64) -> Result<Value, FormatError> {
-        let game: &Cc3p = self.game.as_any().downcast_ref().expect("a cc3p game");
-        Ok(labels_json(&try_answers(game, &self.tables, index)?))
+        Ok(labels_json(&try_answers(self.cc3p(), &self.tables, index)?))
+    }
+
+    /// A player who can win alone: its shortest win against the longest resistance. A player who
+    /// can hold a draw alone: the moves that keep the draw until a position repeats (the others
+    /// keep it from winning, it keeps them from winning). Other classes have no line of one
+    /// player's.
+    fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
+        let answers = match try_answers(self.cc3p(), &self.tables, index) {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let wanted = match answers.class {
+            // A win is played out by depth, which values-only tables do not keep.
+            Class::SoloWin if self.tables.depths => Outcome::Win,
+            Class::SpoilerDraw => Outcome::Draw,
+            _ => return None,
+        };
+        let player = (0..3).find(|&p| answers.solo[p].value == wanted)?;
+        let solo = AsPlayer {
+            game: self.cc3p(),
+            solo: &*self.tables.solo,
+            player,
+        };
+        Some(
+            line_json(&self.game, 1 << player, &solo, &solo, index).map(|mut line| {
+                if line.is_object() {
+                    line["player"] = json!(PLAYERS[player].to_string());
+                }
+                line
+            }),
+        )
     }
 
     fn changes(&self, before: &Value, after: &Value) -> Vec<String> {
@@ -69,8 +131,13 @@ impl Labels for Cc3pLabels {
     }
 }
 
-fn answer_json(value: char, depth: u16) -> Value {
-    json!({"value": value.to_string(), "depth": depth})
+/// An answer as the page reads it: an illegal state's value is `-`.
+fn answer_json(a: Answer) -> Value {
+    let value = match a.value {
+        Outcome::Illegal => "-",
+        v => v.as_str(),
+    };
+    json!({"value": value, "depth": a.depth.unwrap_or(0)})
 }
 
 /// The twelve answers as the page shows them.
@@ -78,16 +145,10 @@ fn labels_json(a: &Answers) -> Value {
     let mut solo = Map::new();
     let mut enable = Map::new();
     for (p, name) in PLAYERS.iter().enumerate() {
-        solo.insert(
-            name.to_string(),
-            answer_json(a.solo[p].value, a.solo[p].depth),
-        );
+        solo.insert(name.to_string(), answer_json(a.solo[p]));
         let mut to = Map::new();
         for (q, other) in PLAYERS.iter().enumerate().filter(|&(q, _)| q != p) {
-            to.insert(
-                other.to_string(),
-                answer_json(a.enable[p][q].value, a.enable[p][q].depth),
-            );
+            to.insert(other.to_string(), answer_json(a.enable[p][q]));
         }
         enable.insert(name.to_string(), Value::Object(to));
     }
@@ -96,7 +157,7 @@ fn labels_json(a: &Answers) -> Value {
         .filter(|&(p, q)| a.kingmaker_for(p, q))
         .map(|(p, q)| json!({"maker": PLAYERS[p].to_string(), "for": PLAYERS[q].to_string()}))
         .collect();
-    let with = |v: char| -> Vec<String> {
+    let with = |v: Outcome| -> Vec<String> {
         (0..3)
             .filter(|&p| a.solo[p].value == v)
             .map(|p| PLAYERS[p].to_string())
@@ -108,9 +169,9 @@ fn labels_json(a: &Answers) -> Value {
         "solo": solo,
         "enable": enable,
         "kingmakers": kingmakers,
-        "can_force_win": with('W'),
-        "forced_out": with('L'),
-        "can_hold_draw": with('D'),
+        "can_force_win": with(Outcome::Win),
+        "forced_out": with(Outcome::Loss),
+        "can_hold_draw": with(Outcome::Draw),
     })
 }
 

@@ -1,9 +1,8 @@
 //! 3-player Chinese Checkers as the coordinator shows it: the twelve questions of every state
-//! read from the three representative layers ([`answers`]), printed by `query` ([`query`]),
+//! read from the three representative layers (`kingmaker_probe::cc3p`), printed by `query` ([`query`]),
 //! labelled on the explorer page ([`labels`]), and the control classes in `summary.json`
 //! ([`classes`]).
 
-pub mod answers;
 mod classes;
 mod labels;
 mod query;
@@ -11,17 +10,16 @@ mod query;
 use super::view::{GameView, Labels};
 use crate::rundir::RunDir;
 use crate::tables::Tables;
-use answers::Cc3pTables;
 use anyhow::Result;
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_games::AnyGame;
 use kingmaker_kernel::Layer;
+use kingmaker_probe::cc3p::Cc3pTables;
 use kingmaker_tablefmt::Lookup;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// The three representative layers, in the order the build solves them.
-pub const LAYERS: [&str; 3] = ["solo", "enable_ab", "enable_ac"];
+pub use kingmaker_probe::cc3p::LAYERS;
 
 pub struct Cc3pView {
     game: Arc<AnyGame>,
@@ -45,9 +43,10 @@ impl Cc3pView {
 /// The three layers of a cc3p build, from a run or a release.
 fn open_tables(tables: &Tables) -> Result<Cc3pTables<Box<dyn Lookup>>> {
     Ok(Cc3pTables {
-        solo: tables.layer(LAYERS[0])?,
-        enable_ab: tables.layer(LAYERS[1])?,
-        enable_ac: tables.layer(LAYERS[2])?,
+        solo: Box::new(tables.layer(LAYERS[0])?),
+        enable_ab: Box::new(tables.layer(LAYERS[1])?),
+        enable_ac: Box::new(tables.layer(LAYERS[2])?),
+        depths: tables.layers().iter().all(|l| !l.present || l.depths),
     })
 }
 

@@ -1,10 +1,11 @@
 //! `kingmaker query` on a cc3p build: the class, the three solo answers, the pairouts, the six
 //! enables and the kingmakers of a position and of every move.
 
-use super::answers::{try_answers, Answers, Cc3pTables, PLAYERS};
 use anyhow::Result;
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
+use kingmaker_probe::cc3p::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use kingmaker_probe::Value;
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 
@@ -60,8 +61,8 @@ fn print_answers(a: &Answers, indent: &str) {
     let pairout: Vec<String> = (0..3)
         .map(|p| {
             let yes = match a.solo[p].value {
-                'L' => "yes",
-                '-' => "illegal",
+                Value::Loss => "yes",
+                Value::Illegal => "illegal",
                 _ => "no",
             };
             format!("{}={yes}", PLAYERS[p])

@@ -51,7 +51,7 @@ pub struct CensusArgs {
 
 pub fn run(args: CensusArgs) -> Result<()> {
     let tables = Tables::open(&args.dir)?;
-    let game = tables.spec.build()?;
+    let game = tables.game().clone();
     let Some(game) = game.as_any().downcast_ref::<Toppen>() else {
         bail!(
             "`census` is for TOPPEN runs; {} holds {} (build one with `kingmaker build toppen`)",

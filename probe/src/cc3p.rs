@@ -1,0 +1,117 @@
+//! 3-player Chinese Checkers: the twelve questions of a state, read from the three
+//! representative layers by rotation, and its control class (docs/rules.md §1).
+
+use crate::answer::{Answer, Value};
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_kernel::{Game, Node};
+use kingmaker_tablefmt::{FormatError, Lookup};
+use serde::Serialize;
+
+/// The three representative layers, in the order a build solves them.
+pub const LAYERS: [&str; 3] = ["solo", "enable_ab", "enable_ac"];
+
+/// The players' names, by seat.
+pub const PLAYERS: [char; 3] = ['A', 'B', 'C'];
+
+/// The three representative layers of a cc3p build: any [`Lookup`]s, such as a run's or a
+/// release's layer files.
+pub struct Cc3pTables<T: Lookup> {
+    /// solo(A): can A force a win alone?
+    pub solo: T,
+    /// enable(A→B): can A and B together make B win?
+    pub enable_ab: T,
+    /// enable(A→C): can A and C together make C win?
+    pub enable_ac: T,
+    /// Whether the tables keep depths.
+    pub depths: bool,
+}
+
+/// Control classes (docs/rules.md §1).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// The game is over (or the state is illegal).
+    Terminal,
+    /// Some player can force a win alone.
+    SoloWin,
+    /// No one can force a win, and some player can hold a draw alone.
+    SpoilerDraw,
+    /// No one can force a win or hold a draw alone: a player who has lost chooses the winner.
+    Kingmaker,
+}
+
+impl Class {
+    /// `terminal`, `solo_win`, `spoiler_draw` or `kingmaker`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Terminal => "terminal",
+            Class::SoloWin => "solo_win",
+            Class::SpoilerDraw => "spoiler_draw",
+            Class::Kingmaker => "kingmaker",
+        }
+    }
+}
+
+/// All twelve answers for one state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answers {
+    /// `solo[P]`: can P force a win (W), be forced out (L), or hold a draw (D)?
+    pub solo: [Answer; 3],
+    /// `enable[P][Q]` (P ≠ Q): can P hand the win to Q? (`enable[P][P]` is unused: null in JSON.)
+    pub enable: [[Answer; 3]; 3],
+    /// The state's control class.
+    pub class: Class,
+}
+
+impl Serialize for Answers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let enable: Vec<Vec<Option<Answer>>> = (0..3)
+            .map(|p| {
+                (0..3)
+                    .map(|q| (p != q).then_some(self.enable[p][q]))
+                    .collect()
+            })
+            .collect();
+        let mut out = s.serialize_struct("Answers", 3)?;
+        out.serialize_field("solo", &self.solo[..])?;
+        out.serialize_field("enable", &enable)?;
+        out.serialize_field("class", &self.class)?;
+        out.end()
+    }
+}
+
+impl Answers {
+    /// Is P the kingmaker for Q: P can hand Q the win, and Q cannot force it alone?
+    pub fn kingmaker_for(&self, p: usize, q: usize) -> bool {
+        p != q && self.enable[p][q].value == Value::Win && self.solo[q].value != Value::Win
+    }
+}
+
+/// The answers of state `s`. With R the rotation A→B→C→A, the player P's questions at `s` are
+/// player A's at R^(3−P)(s): R maps A's pieces onto B's, so B's pieces at `s` are A's at R²(s).
+pub fn answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answers, FormatError> {
+    let read = |table: &T, i: u64| Answer::read(table, i, t.depths);
+    let r1 = game.rotate(s);
+    let r2 = game.rotate(r1);
+    let as_a = [s, r2, r1]; // the state in which player P plays A's role
+    let mut solo = [Answer::ILLEGAL; 3];
+    let mut enable = [[Answer::ILLEGAL; 3]; 3];
+    for (p, &i) in as_a.iter().enumerate() {
+        solo[p] = read(&t.solo, i)?;
+        // In as_a[p], P is A; the player after P is B and the one before P is C.
+        enable[p][(p + 1) % 3] = read(&t.enable_ab, i)?;
+        enable[p][(p + 2) % 3] = read(&t.enable_ac, i)?;
+    }
+    let class = match game.node(s) {
+        Node::Illegal | Node::Terminal { .. } => Class::Terminal,
+        Node::Live { .. } if solo.iter().any(|a| a.value == Value::Win) => Class::SoloWin,
+        Node::Live { .. } if solo.iter().any(|a| a.value == Value::Draw) => Class::SpoilerDraw,
+        Node::Live { .. } => Class::Kingmaker,
+    };
+    Ok(Answers {
+        solo,
+        enable,
+        class,
+    })
+}

@@ -1,0 +1,52 @@
+//! What can go wrong opening tables or probing them: each error names the directory, the layer or
+//! the position it is about.
+
+use kingmaker_tablefmt::FormatError;
+use std::path::PathBuf;
+
+/// Why tables could not be opened or a position could not be probed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The directory holds neither a run (`run.json`) nor a release (`manifest.json`).
+    #[error("{} is neither a run directory (no run.json) nor a release (no manifest.json)", .path.display())]
+    NotTables {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A run directory whose build has not finished (no `summary.json` yet).
+    #[error("{} is a build that has not finished (no summary.json); wait for it or resume it", .path.display())]
+    Unfinished {
+        /// The run directory.
+        path: PathBuf,
+    },
+    /// The tables are of a game this version of Kingmaker cannot build, or their description
+    /// does not fit the game (a manifest's state count, say).
+    #[error("{}: {reason}", .path.display())]
+    Game {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong with its game.
+        reason: String,
+    },
+    /// A layer the tables do not hold, or hold without its file (a partial release).
+    #[error("{} has no layer {layer}{}", .path.display(), if .have.is_empty() { String::new() } else { format!(" (it has {})", .have.join(", ")) })]
+    MissingLayer {
+        /// The directory.
+        path: PathBuf,
+        /// The layer asked for.
+        layer: String,
+        /// The layers that can be read.
+        have: Vec<String>,
+    },
+    /// Position text that does not parse, or an index outside the game.
+    #[error("position {text:?}: {reason}")]
+    BadPosition {
+        /// The text (or index) given.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file that could not be read, or whose checksum, identity or contents are wrong.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+}

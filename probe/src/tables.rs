@@ -1,0 +1,285 @@
+//! Opening solved tables: a packed release (`manifest.json` and its layer files) or a finished
+//! run directory (`run.json` and `layers/NAME.kmt`), whole or in part.
+
+use crate::error::ProbeError;
+use kingmaker_games::{AnyGame, GameSpec};
+use kingmaker_kernel::Game;
+use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
+use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
+use kingmaker_tablefmt::release::open_listed_file;
+use kingmaker_tablefmt::run::{read_run_info, Layer, RunInfo, RUN_INFO};
+use kingmaker_tablefmt::table::table_path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Where the tables come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A finished run directory.
+    Run,
+    /// A packed release.
+    Release,
+}
+
+/// One layer the tables describe: its question, and whether its file is here to be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerInfo {
+    /// The layer's name (`solo`, `enable_ab`, `second`, `score_ge_1`, ...).
+    pub name: String,
+    /// Bit `p` set: player `p` plays for the coalition.
+    pub coalition: u8,
+    /// Bit `o` set: outcome `o` counts as a win for the coalition.
+    pub objective: u64,
+    /// Whether a file of the layer is present (a partial release may lack some).
+    pub present: bool,
+    /// Whether the file present keeps depths (false for a release fetched values-only).
+    pub depths: bool,
+}
+
+impl LayerInfo {
+    /// The layer's question, as the kernel solves it and `run.json` records it.
+    pub fn layer(&self) -> Layer {
+        Layer::new(&self.name, self.coalition, self.objective)
+    }
+}
+
+/// Solved tables, opened for reading. Layer files are opened on first use and checked then
+/// (their identity, header and index checksums); every block read is checked against its crc32.
+pub struct Tables {
+    dir: PathBuf,
+    kind: Kind,
+    spec: GameSpec,
+    game: Arc<AnyGame>,
+    layers: Vec<LayerInfo>,
+    manifest: Option<Box<Manifest>>,
+    files: Mutex<HashMap<String, Arc<LayerFile>>>,
+}
+
+impl Tables {
+    /// Open the release or run directory at `dir`.
+    ///
+    /// A release is recognised by its `manifest.json` (checked against `manifest.sha256`), a run
+    /// by its `run.json`; a run must be finished. The game must be one this version knows, and a
+    /// release's state count must be its game's.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Tables, ProbeError> {
+        let dir = dir.as_ref().to_path_buf();
+        if dir.join(MANIFEST).exists() || dir.join(MANIFEST_SHA256).exists() {
+            Self::open_release(dir)
+        } else if dir.join(RUN_INFO).exists() {
+            Self::open_run(dir)
+        } else {
+            Err(ProbeError::NotTables { path: dir })
+        }
+    }
+
+    fn open_release(dir: PathBuf) -> Result<Tables, ProbeError> {
+        let manifest = read_manifest(&dir)?;
+        let (spec, game) = release_game(&manifest, &dir)?;
+        let layers = manifest
+            .layers
+            .iter()
+            .map(|l| {
+                let full = dir.join(&l.file).exists();
+                let values = l.values_file.as_ref().is_some_and(|f| dir.join(f).exists());
+                LayerInfo {
+                    name: l.name.clone(),
+                    coalition: l.coalition,
+                    objective: l.objective,
+                    present: full || values,
+                    depths: full,
+                }
+            })
+            .collect();
+        Ok(Tables {
+            dir,
+            kind: Kind::Release,
+            spec,
+            game,
+            layers,
+            manifest: Some(Box::new(manifest)),
+            files: Mutex::default(),
+        })
+    }
+
+    fn open_run(dir: PathBuf) -> Result<Tables, ProbeError> {
+        let info: RunInfo<GameSpec> = read_run_info(&dir)?;
+        if !dir.join("summary.json").exists() {
+            return Err(ProbeError::Unfinished { path: dir });
+        }
+        let game = build(&dir, &info.spec)?;
+        let layers = info
+            .layers
+            .iter()
+            .map(|l| {
+                let present = table_path(&dir.join("layers"), &l.name).exists();
+                LayerInfo {
+                    name: l.name.clone(),
+                    coalition: l.coalition,
+                    objective: l.objective,
+                    present,
+                    depths: present,
+                }
+            })
+            .collect();
+        Ok(Tables {
+            dir,
+            kind: Kind::Run,
+            spec: info.spec,
+            game,
+            layers,
+            manifest: None,
+            files: Mutex::default(),
+        })
+    }
+
+    /// The directory the tables were opened from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A run directory or a release.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The game and its parameters, as `run.json` and the manifest write them.
+    pub fn spec(&self) -> &GameSpec {
+        &self.spec
+    }
+
+    /// The game: its rules, notation and index space.
+    pub fn game(&self) -> &Arc<AnyGame> {
+        &self.game
+    }
+
+    /// States of the game's index space (every layer has this many).
+    pub fn states(&self) -> u64 {
+        self.game.size()
+    }
+
+    /// Every layer the tables describe, in the order they were solved.
+    pub fn layers(&self) -> &[LayerInfo] {
+        &self.layers
+    }
+
+    /// The release's manifest (None for a run directory).
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_deref()
+    }
+
+    /// Whether the layer `name` can be read.
+    pub fn has_layer(&self, name: &str) -> bool {
+        self.layers.iter().any(|l| l.name == name && l.present)
+    }
+
+    /// The file of the layer `name`, opened and checked on first use; a release's full file if it
+    /// is here, else its values-only file.
+    pub fn layer(&self, name: &str) -> Result<Arc<LayerFile>, ProbeError> {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = files.get(name) {
+            return Ok(file.clone());
+        }
+        let missing = || ProbeError::MissingLayer {
+            path: self.dir.clone(),
+            layer: name.to_string(),
+            have: self
+                .layers
+                .iter()
+                .filter(|l| l.present)
+                .map(|l| l.name.clone())
+                .collect(),
+        };
+        if !self.has_layer(name) {
+            return Err(missing());
+        }
+        let file = match &self.manifest {
+            Some(m) => {
+                let listed = m.layer(name).ok_or_else(missing)?;
+                let file = match &listed.values_file {
+                    Some(values) if !self.dir.join(&listed.file).exists() => values,
+                    _ => &listed.file,
+                };
+                open_listed_file(&self.dir, m, name, file)?
+            }
+            None => {
+                let game = serde_json::to_value(&self.spec).expect("a game spec is JSON");
+                LayerFile::open_as(
+                    &table_path(&self.dir.join("layers"), name),
+                    &LayerIdentity::new(game, name),
+                )?
+            }
+        };
+        if file.states() != self.game.size() {
+            return Err(kingmaker_tablefmt::FormatError::Corrupt(format!(
+                "{}: layer {name} holds {} states, but the game has {}",
+                self.dir.display(),
+                file.states(),
+                self.game.size()
+            ))
+            .into());
+        }
+        let file = Arc::new(file);
+        files.insert(name.to_string(), file.clone());
+        Ok(file)
+    }
+}
+
+impl Tables {
+    /// The value codes (0 illegal, 1 W, 2 L, 3 D; see [`crate::Value::from_code`]) of the layer
+    /// `name` for the states `first .. first + count`: what a count over a layer reads, a block
+    /// at a time.
+    pub fn values(&self, name: &str, first: u64, count: usize) -> Result<Vec<u8>, ProbeError> {
+        let mut values = vec![0u8; count];
+        self.layer(name)?.read_states(first, &mut values, &mut [])?;
+        Ok(values)
+    }
+
+    /// The depths of the layer `name` for the states `first .. first + count`; an error for a
+    /// layer whose file holds values alone.
+    pub fn depths(&self, name: &str, first: u64, count: usize) -> Result<Vec<u16>, ProbeError> {
+        let mut values = vec![0u8; count];
+        let mut depths = vec![0u16; count];
+        self.layer(name)?
+            .read_states(first, &mut values, &mut depths)?;
+        Ok(depths)
+    }
+}
+
+/// The game of the release at `dir` whose manifest is `manifest`: a game this version knows, whose
+/// index space has exactly the manifest's number of states (so a release relabelled as another
+/// game is refused before any lookup).
+pub fn release_game(
+    manifest: &Manifest,
+    dir: &Path,
+) -> Result<(GameSpec, Arc<AnyGame>), ProbeError> {
+    let spec: GameSpec =
+        serde_json::from_value(manifest.game.clone()).map_err(|e| ProbeError::Game {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "a release of a game this version does not know ({}): {e}; upgrade kingmaker",
+                manifest.game
+            ),
+        })?;
+    let game = build(dir, &spec)?;
+    if game.size() != manifest.states {
+        return Err(ProbeError::Game {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "the manifest says {} states, but its game {} has {}: the manifest does not \
+                 describe these tables (relabelled or damaged); fetch the release again",
+                manifest.states,
+                manifest.game,
+                game.size()
+            ),
+        });
+    }
+    Ok((spec, game))
+}
+
+fn build(dir: &Path, spec: &GameSpec) -> Result<Arc<AnyGame>, ProbeError> {
+    spec.build().map(Arc::new).map_err(|e| ProbeError::Game {
+        path: dir.to_path_buf(),
+        reason: format!("its game cannot be built: {e:#}"),
+    })
+}

@@ -1,0 +1,216 @@
+//! The Python module `kingmaker._kingmaker`: the probing library's `Tables` for Python. The
+//! package `kingmaker` (kingmaker/__init__.py) wraps it with numpy arrays and iteration.
+
+use kingmaker_probe::{Game, Kind, Notation, ProbeError, Tables};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use pythonize::pythonize;
+
+create_exception!(
+    _kingmaker,
+    KingmakerError,
+    PyException,
+    "Any error reading Kingmaker tables."
+);
+create_exception!(
+    _kingmaker,
+    NotTablesError,
+    KingmakerError,
+    "The path holds no finished tables."
+);
+create_exception!(
+    _kingmaker,
+    MissingLayerError,
+    KingmakerError,
+    "The tables lack the layer asked for."
+);
+create_exception!(
+    _kingmaker,
+    PositionError,
+    KingmakerError,
+    "Position text that does not parse."
+);
+create_exception!(
+    _kingmaker,
+    DamagedTableError,
+    KingmakerError,
+    "A file that fails its checks."
+);
+
+fn py_err(e: ProbeError) -> PyErr {
+    let text = e.to_string();
+    match e {
+        ProbeError::NotTables { .. } | ProbeError::Unfinished { .. } | ProbeError::Game { .. } => {
+            NotTablesError::new_err(text)
+        }
+        ProbeError::MissingLayer { .. } => MissingLayerError::new_err(text),
+        ProbeError::BadPosition { .. } => PositionError::new_err(text),
+        ProbeError::Format(_) => DamagedTableError::new_err(text),
+    }
+}
+
+fn to_py<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
+    Ok(pythonize(py, value)
+        .map_err(|e| KingmakerError::new_err(e.to_string()))?
+        .unbind())
+}
+
+/// Solved tables: a release or a finished run directory.
+#[pyclass(name = "Tables", module = "kingmaker._kingmaker", frozen)]
+struct PyTables {
+    inner: Tables,
+}
+
+#[pymethods]
+impl PyTables {
+    #[new]
+    fn new(path: std::path::PathBuf) -> PyResult<Self> {
+        Ok(PyTables {
+            inner: Tables::open(path).map_err(py_err)?,
+        })
+    }
+
+    /// The directory the tables were opened from.
+    #[getter]
+    fn path(&self) -> String {
+        self.inner.dir().display().to_string()
+    }
+
+    /// "run" or "release".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner.kind() {
+            Kind::Run => "run",
+            Kind::Release => "release",
+        }
+    }
+
+    /// The game and its parameters, e.g. {"game": "cc3p", "level": 1}.
+    #[getter]
+    fn game(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, self.inner.spec())
+    }
+
+    /// The game's short name, as in run names.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.game().name()
+    }
+
+    /// The number of states of the game's index space.
+    #[getter]
+    fn states(&self) -> u64 {
+        self.inner.game().size()
+    }
+
+    /// The players' names, by seat.
+    #[getter]
+    fn players(&self) -> Vec<String> {
+        let game = self.inner.game();
+        (0..game.players()).map(|p| game.player_name(p)).collect()
+    }
+
+    /// The layers: name, coalition, objective, present (its file is here), depths (kept).
+    #[getter]
+    fn layers(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.inner
+            .layers()
+            .iter()
+            .map(|l| {
+                let d = serde_json::json!({
+                    "name": l.name, "coalition": l.coalition, "objective": l.objective,
+                    "present": l.present, "depths": l.depths,
+                });
+                to_py(py, &d)
+            })
+            .collect()
+    }
+
+    /// The index of a position ("" for the start).
+    fn index(&self, position: &str) -> PyResult<u64> {
+        self.inner.position(position).map_err(py_err)
+    }
+
+    /// The position text of an index.
+    fn position(&self, index: u64) -> PyResult<String> {
+        if index >= self.inner.game().size() {
+            return Err(PositionError::new_err(format!(
+                "index {index}: the game has {} states",
+                self.inner.game().size()
+            )));
+        }
+        Ok(self.inner.game().format_position(index))
+    }
+
+    /// Everything the tables say about a position (text, or an index).
+    fn probe(&self, py: Python<'_>, position: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let index = self.index_of(position)?;
+        to_py(py, &self.inner.probe_index(index).map_err(py_err)?)
+    }
+
+    /// Every move from a position, best first for the side to move.
+    fn moves(&self, py: Python<'_>, position: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let index = self.index_of(position)?;
+        to_py(py, &self.inner.moves_of(index).map_err(py_err)?)
+    }
+
+    /// The (move, child index) pairs of a state, in the game's order, without reading tables.
+    fn children(&self, index: u64) -> PyResult<Vec<(String, u64)>> {
+        if index >= self.inner.game().size() {
+            return Err(PositionError::new_err(format!(
+                "index {index} is outside the game"
+            )));
+        }
+        Ok(self.inner.game().moves(index))
+    }
+
+    /// The value codes (0 illegal, 1 W, 2 L, 3 D) of `count` states from `first`, as bytes.
+    fn values_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        layer: &str,
+        first: u64,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let values = self.inner.values(layer, first, count).map_err(py_err)?;
+        Ok(PyBytes::new(py, &values))
+    }
+
+    /// The depths of `count` states from `first`, as little-endian u16 bytes.
+    fn depths_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        layer: &str,
+        first: u64,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let depths = self.inner.depths(layer, first, count).map_err(py_err)?;
+        let bytes: Vec<u8> = depths.iter().flat_map(|d| d.to_le_bytes()).collect();
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+impl PyTables {
+    fn index_of(&self, position: &Bound<'_, PyAny>) -> PyResult<u64> {
+        if let Ok(index) = position.extract::<u64>() {
+            return Ok(index);
+        }
+        let text: String = position.extract()?;
+        self.inner.position(&text).map_err(py_err)
+    }
+}
+
+/// The native part of the `kingmaker` package.
+#[pymodule]
+fn _kingmaker(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTables>()?;
+    let py = m.py();
+    m.add("KingmakerError", py.get_type::<KingmakerError>())?;
+    m.add("NotTablesError", py.get_type::<NotTablesError>())?;
+    m.add("MissingLayerError", py.get_type::<MissingLayerError>())?;
+    m.add("PositionError", py.get_type::<PositionError>())?;
+    m.add("DamagedTableError", py.get_type::<DamagedTableError>())?;
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! `run.json` and `checkpoint.json`: what a build is and how far it has come, as written in its
+//! run directory (docs/format.md, "Run directories while a build runs"). Both are pretty-printed
+//! JSON ending with a newline, written atomically ([`write_json`]). `run.json` is generic over the
+//! game's description, which is the games crate's business: this crate only fixes the layout.
+
+use crate::table::TableSummary;
+use crate::FormatError;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The name of a run directory's description.
+pub const RUN_INFO: &str = "run.json";
+/// The name of a run directory's run manifest.
+pub const RUN_STATE: &str = "checkpoint.json";
+
+/// One forcing layer: the coalition's players want a terminal state whose outcome (the winning
+/// player, or a game's numbered result such as Go's final score) is in `objective`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layer {
+    /// Name used for files and summaries (`solo`, `enable_ab`, ...).
+    pub name: String,
+    /// Bit `p` set: player `p` plays for the coalition.
+    pub coalition: u8,
+    /// Bit `o` set: outcome `o` (a win by player `o`) counts as W. Outcomes are 0..64.
+    pub objective: u64,
+}
+
+impl Layer {
+    /// The layer `name` of the players in `coalition` forcing an outcome in `objective`.
+    pub fn new(name: &str, coalition: u8, objective: u64) -> Layer {
+        Layer {
+            name: name.to_string(),
+            coalition,
+            objective,
+        }
+    }
+    /// Whether `player` plays for the coalition.
+    pub fn in_coalition(&self, player: u8) -> bool {
+        self.coalition & (1 << player) != 0
+    }
+    /// Whether `outcome` counts as W (outcomes of 64 and above never do).
+    pub fn wins(&self, outcome: u8) -> bool {
+        outcome < 64 && self.objective >> outcome & 1 != 0
+    }
+}
+
+/// Where a resumed layer starts: the workers hold the state after `wave` closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumePoint {
+    /// The last wave closed and checkpointed.
+    pub wave: u32,
+    /// States decided up to and including that wave.
+    pub decided_total: u64,
+}
+
+/// The contents of `run.json`: what was built and how, written once by `build` before anything
+/// else (a run directory without it is not a run). `resume` reads it to continue with the same
+/// game, layers, shards and workers. Fields added later are optional, so older files still read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(bound(deserialize = "Spec: Deserialize<'de>", serialize = "Spec: Serialize"))]
+pub struct RunInfo<Spec> {
+    /// Version of this file's layout: 1 (written, not checked on reading so far).
+    pub format: u32,
+    /// The game and its parameters (`{"game": FAMILY, PARAMETER: VALUE, ...}`; the games crate's `GameSpec`).
+    pub spec: Spec,
+    /// The layers to solve, in build order: name, coalition and objective bit masks.
+    pub layers: Vec<Layer>,
+    /// States of the game's index space (of `spec`, whatever the kernel solves).
+    pub states: u64,
+    /// States per shard of the kernel's index space (as given; the kernel rounds it up to a
+    /// multiple of 64, see the kernel's `ShardPlan::new`).
+    pub shard_size: u64,
+    /// The version of the `kingmaker` that started the run.
+    pub kingmaker_version: String,
+    /// The game the kernel solves when it is a symmetry-reduced form of `spec`
+    /// (a symmetry quotient); its tables are expanded to `spec`'s as
+    /// they are gathered, so the run's tables and summary are those of a full solve. Absent: the
+    /// kernel solves `spec` itself (runs from before, and `build --no-symmetry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_as: Option<Spec>,
+    /// A distributed run: its workers (`HOST:PORT`, in worker-number order, which fixes the shards
+    /// each one owns) and its run id on them (their files are under `DATA_DIR/<run id>/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
+    /// The in-process workers of an embedded build (`--local-workers`): each owns its shards'
+    /// checkpoints, so `resume` uses the same number. Absent in runs from before: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_workers: Option<usize>,
+}
+
+impl<Spec> RunInfo<Spec> {
+    /// The game the kernel solves (and the workers build): `solved_as`, else `spec`.
+    pub fn kernel_spec(&self) -> &Spec {
+        self.solved_as.as_ref().unwrap_or(&self.spec)
+    }
+}
+
+/// How a distributed run was started, for `kingmaker resume` (`run.json`'s `distributed`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Distributed {
+    /// The run's id on the workers: their files are under `DATA_DIR/<run_id>/`.
+    pub run_id: String,
+    /// The workers, `HOST:PORT`, in worker-number order (which fixes the shards each one owns).
+    pub workers: Vec<String>,
+}
+
+/// A layer whose table is written (`checkpoint.json`'s `finished`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinishedLayer {
+    /// The layer as in `run.json`.
+    pub layer: Layer,
+    /// What its `layers/NAME.kmt` holds: states, counts, digest of the values, max depth.
+    pub table: TableSummary,
+}
+
+/// The restart point of the layer being solved: the newest complete checkpoint and the one
+/// before it (kept by the workers so a damaged newest one can be skipped).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CurrentLayer {
+    /// The layer's name.
+    pub layer: String,
+    /// The newest checkpoint every worker completed: the wave after which it was taken and the
+    /// states decided up to then.
+    pub last: ResumePoint,
+    /// The checkpoint before it, if the workers still keep it (`null` otherwise).
+    pub previous: Option<ResumePoint>,
+    /// When `last` was recorded, in seconds since the Unix epoch.
+    pub at_unix: u64,
+}
+
+/// The run manifest, `checkpoint.json`: written atomically after every complete checkpoint (once
+/// every worker has written its own manifest, [`crate::checkpoint`]) and every finished layer.
+/// A run without it has finished nothing and has no checkpoint; an unreadable one is rebuilt
+/// from the finished layer files (the coordinator's `RunDir::recover_state`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunState {
+    /// The finished layers, in the order they finished.
+    pub finished: Vec<FinishedLayer>,
+    /// The layer being solved and where it can restart (`null` between layers).
+    pub current: Option<CurrentLayer>,
+}
+
+impl RunState {
+    /// The table of the finished layer `layer`, if it has finished.
+    pub fn finished(&self, layer: &str) -> Option<&TableSummary> {
+        self.finished
+            .iter()
+            .find(|f| f.layer.name == layer)
+            .map(|f| &f.table)
+    }
+
+    /// Where to restart `layer`, best first.
+    pub fn resume_points(&self, layer: &str) -> Vec<Option<ResumePoint>> {
+        match &self.current {
+            Some(c) if c.layer == layer => std::iter::once(Some(c.last))
+                .chain(c.previous.map(Some))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Record a complete checkpoint of `layer` at `point` (the one before it kept as the fallback).
+    pub fn checkpointed(&mut self, layer: &str, point: ResumePoint) {
+        let previous = self
+            .current
+            .as_ref()
+            .filter(|c| c.layer == layer)
+            .map(|c| c.last);
+        self.current = Some(CurrentLayer {
+            layer: layer.to_string(),
+            last: point,
+            previous,
+            at_unix: unix_now(),
+        });
+    }
+
+    /// Record `layer` as finished with `table`; no layer is being solved after it.
+    pub fn finish(&mut self, layer: Layer, table: TableSummary) {
+        self.finished.push(FinishedLayer { layer, table });
+        self.current = None;
+    }
+}
+
+/// Read `run.json` of the run directory `dir`, its game description read as `Spec`.
+pub fn read_run_info<Spec: DeserializeOwned>(dir: &Path) -> Result<RunInfo<Spec>, FormatError> {
+    let path = dir.join(RUN_INFO);
+    let text = std::fs::read_to_string(&path).map_err(|e| FormatError::io(&path, e))?;
+    serde_json::from_str(&text)
+        .map_err(|e| FormatError::Corrupt(format!("{} is malformed: {e}", path.display())))
+}
+
+/// Write `value` as pretty-printed JSON ending with a newline: to a temporary file, fsynced, then
+/// renamed into place.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), FormatError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| FormatError::Corrupt(format!("{}: {e}", path.display())))?
+        + "\n";
+    crate::fsio::write_atomically(path, text.as_bytes())
+}
+
+/// Seconds since the Unix epoch (0 on a clock before it), as the run files record times.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
