@@ -8,6 +8,7 @@
 //! DIR/layers/NAME.kmt   one finished table per layer (see tablefmt::table)
 //! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
 //! DIR/progress.json     where the run stands (rewritten every wave; read by `kingmaker status`)
+//! DIR/waves.jsonl       every closed wave, a line each (read by `kingmaker report`)
 //! DIR/summary.json      counts, digests, classes (written last: its presence means "complete")
 //! DIR/kingmaker.lock    held (flock) by the `build` or `resume` working on the run; its pid
 //! ```

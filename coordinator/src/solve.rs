@@ -143,6 +143,20 @@ impl LayerObserver for Observer<'_> {
         if let Err(e) = self.run.write_progress(&progress) {
             tracing::warn!("could not write progress.json: {e:#}");
         }
+        let record = kingmaker_tablefmt::run::WaveRecord {
+            layer: w.layer.clone(),
+            wave: w.wave,
+            decided: w.decided,
+            decided_total: w.decided_total,
+            expanded: w.stats.expanded,
+            applied: w.stats.applied,
+            seconds: w.seconds,
+            wire_bytes: w.wire_bytes,
+            at_unix: kingmaker_tablefmt::run::unix_now(),
+        };
+        if let Err(e) = kingmaker_tablefmt::run::append_wave(&self.run.path, &record) {
+            tracing::warn!("could not record the wave in waves.jsonl: {e:#}");
+        }
     }
     fn want_checkpoint(&mut self, w: &WaveSummary) -> bool {
         let by_waves = self.opts.checkpoint_every_waves > 0

@@ -13,6 +13,77 @@ use std::path::Path;
 pub const RUN_INFO: &str = "run.json";
 /// The name of a run directory's run manifest.
 pub const RUN_STATE: &str = "checkpoint.json";
+/// The name of a run directory's wave history: one [`WaveRecord`] per line, appended as waves
+/// close.
+pub const WAVES: &str = "waves.jsonl";
+
+/// One closed wave, as `waves.jsonl` records it (one JSON object per line). A wave done again
+/// after a resume is recorded again; the last record of a (layer, wave) is the one that stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaveRecord {
+    /// The layer's name.
+    pub layer: String,
+    /// The wave (0: the initial pass).
+    pub wave: u32,
+    /// States decided in the wave.
+    pub decided: u64,
+    /// States decided so far in the layer, this wave included.
+    pub decided_total: u64,
+    /// Frontier states whose predecessors were generated, summed over the workers.
+    pub expanded: u64,
+    /// Predecessor updates applied, summed over the workers.
+    pub applied: u64,
+    /// Wall-clock seconds the wave took.
+    pub seconds: f64,
+    /// Bytes of update messages between workers (None without a wire: in-process workers).
+    pub wire_bytes: Option<u64>,
+    /// When the wave closed, in seconds since the Unix epoch.
+    pub at_unix: u64,
+}
+
+/// Append `record` to the wave history of the run directory `dir` (one line, one write: a crash
+/// leaves at most a torn last line, which [`read_waves`] skips).
+pub fn append_wave(dir: &Path, record: &WaveRecord) -> Result<(), FormatError> {
+    use std::io::Write;
+    let path = dir.join(WAVES);
+    let line = serde_json::to_string(record)
+        .map_err(|e| FormatError::Corrupt(format!("{}: {e}", path.display())))?
+        + "\n";
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| FormatError::io(&path, e))
+}
+
+/// The wave history of the run directory `dir`, the last record of each (layer, wave) in the
+/// order the layers were first recorded and by wave; empty without `waves.jsonl` (runs from
+/// before it). A line that does not parse (a torn last line) is skipped.
+pub fn read_waves(dir: &Path) -> Result<Vec<WaveRecord>, FormatError> {
+    let path = dir.join(WAVES);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(FormatError::io(&path, e)),
+    };
+    let mut layers: Vec<String> = Vec::new();
+    let mut last: std::collections::BTreeMap<(usize, u32), WaveRecord> = Default::default();
+    for record in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<WaveRecord>(l).ok())
+    {
+        let k = match layers.iter().position(|l| *l == record.layer) {
+            Some(k) => k,
+            None => {
+                layers.push(record.layer.clone());
+                layers.len() - 1
+            }
+        };
+        last.insert((k, record.wave), record);
+    }
+    Ok(last.into_values().collect())
+}
 
 /// One forcing layer: the coalition's players want a terminal state whose outcome (the winning
 /// player, or a game's numbered result such as Go's final score) is in `objective`.
@@ -204,4 +275,48 @@ pub fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(layer: &str, wave: u32, decided: u64) -> WaveRecord {
+        WaveRecord {
+            layer: layer.into(),
+            wave,
+            decided,
+            decided_total: decided,
+            expanded: 0,
+            applied: 0,
+            seconds: 0.5,
+            wire_bytes: None,
+            at_unix: 0,
+        }
+    }
+
+    #[test]
+    fn the_wave_history_keeps_the_last_record_of_a_wave_and_skips_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_waves(dir.path()).unwrap().is_empty());
+        for r in [
+            record("solo", 0, 5),
+            record("solo", 1, 7),
+            record("solo", 1, 8),
+        ] {
+            append_wave(dir.path(), &r).unwrap();
+        }
+        append_wave(dir.path(), &record("second", 0, 3)).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(WAVES))
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"layer\": \"sec").unwrap();
+        let waves = read_waves(dir.path()).unwrap();
+        let got: Vec<(&str, u32, u64)> = waves
+            .iter()
+            .map(|w| (w.layer.as_str(), w.wave, w.decided))
+            .collect();
+        assert_eq!(got, [("solo", 0, 5), ("solo", 1, 8), ("second", 0, 3)]);
+    }
 }

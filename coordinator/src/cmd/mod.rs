@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod line;
 pub mod pack;
 pub mod query;
+pub mod report;
 pub mod resume;
 pub mod serve;
 pub mod status;

@@ -136,6 +136,20 @@ pub fn run(args: CensusArgs) -> Result<()> {
     Ok(())
 }
 
+/// The census of every free decomino and who moves first, for `kingmaker report`; None unless
+/// `tables` hold TOPPEN.
+pub fn all_rows(tables: &Tables) -> Result<Option<(u8, Vec<Row>)>> {
+    let Some(game) = tables.game().as_any().downcast_ref::<Toppen>() else {
+        return Ok(None);
+    };
+    let plane = values_plane(&*tables.layer("solo")?)?;
+    let rows = Toppen::all_decominoes()
+        .into_iter()
+        .map(|t| census_row(game, &plane, t))
+        .collect();
+    Ok(Some((game.options().first, rows)))
+}
+
 /// The census of one terrain.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -150,7 +164,7 @@ pub struct Row {
 
 impl Row {
     /// Wins of the player who moves first and of the other one.
-    fn first_second(&self, first: u8) -> (u32, u32) {
+    pub fn first_second(&self, first: u8) -> (u32, u32) {
         if first == 0 {
             (self.a, self.b)
         } else {
