@@ -258,3 +258,72 @@ pub fn sample<G: Game + Notation>(g: &G, n: usize, seed: u64) -> Vec<u64> {
     }
     out
 }
+
+/// How fast a game generates moves and unmoves, measured on one core over given states: what the
+/// games' `successor_rate` benchmarks print (they assert nothing; run them with `--ignored
+/// --nocapture`, and record figures in BENCHMARKS.md).
+#[derive(Clone, Copy, Debug)]
+pub struct MoveRates {
+    /// States whose successors were generated per CPU-second.
+    pub successors_per_second: f64,
+    /// Children per state.
+    pub children_per_state: f64,
+    /// States whose predecessors were generated per CPU-second.
+    pub predecessors_per_second: f64,
+    /// Parents per state.
+    pub parents_per_state: f64,
+}
+
+impl MoveRates {
+    /// Time successor and then predecessor generation over `states`, in this thread's CPU time
+    /// (wall time where the platform does not report it).
+    pub fn measure<G: Game>(g: &G, states: &[u64]) -> MoveRates {
+        let mut out = Vec::with_capacity(256);
+        let mut time = |f: &mut dyn FnMut(u64, &mut Vec<u64>)| {
+            let (wall, cpu) = (std::time::Instant::now(), thread_cpu_seconds());
+            let mut total = 0usize;
+            for &i in states {
+                out.clear();
+                f(i, &mut out);
+                total += out.len();
+            }
+            let secs = match thread_cpu_seconds() - cpu {
+                s if s > 0.0 => s,
+                _ => wall.elapsed().as_secs_f64(),
+            };
+            let n = states.len().max(1) as f64;
+            (n / secs, total as f64 / n)
+        };
+        let (successors_per_second, children_per_state) = time(&mut |i, o| g.successors(i, o));
+        let (predecessors_per_second, parents_per_state) = time(&mut |i, o| g.predecessors(i, o));
+        MoveRates {
+            successors_per_second,
+            children_per_state,
+            predecessors_per_second,
+            parents_per_state,
+        }
+    }
+}
+
+impl std::fmt::Display for MoveRates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "successors {:.2} M states/s ({:.1} children each), predecessors {:.2} M states/s \
+             ({:.1} parents each), per CPU-second",
+            self.successors_per_second / 1e6,
+            self.children_per_state,
+            self.predecessors_per_second / 1e6,
+            self.parents_per_state
+        )
+    }
+}
+
+/// CPU time of this thread in seconds (Linux: /proc/thread-self/schedstat), so that a rate is per
+/// core even on a busy machine; 0 elsewhere.
+pub fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e9)
+}

@@ -1,57 +1,88 @@
 //! An opt-in Prometheus endpoint (`--metrics ADDR`, on coordinator and workers): a few counters
-//! and gauges kept as atomics, rendered in the Prometheus text format at `GET /metrics` by a tiny
-//! axum server.
+//! and gauges in a `prometheus-client` registry, rendered in the OpenMetrics text format at
+//! `GET /metrics` by a tiny axum server.
 
-use std::fmt::Write;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 /// A counter (only goes up) or a gauge (set to the current value).
 pub struct Metric {
     name: &'static str,
-    help: &'static str,
-    gauge: bool,
-    value: AtomicU64,
+    kind: Kind,
+}
+
+enum Kind {
+    Counter(Counter<u64, AtomicU64>),
+    Gauge(Gauge<u64, AtomicU64>),
 }
 
 impl Metric {
-    /// Add `n` (a counter).
+    /// Add `n` (a counter; a gauge goes up by `n`).
     pub fn add(&self, n: u64) {
-        self.value.fetch_add(n, Relaxed);
+        match &self.kind {
+            Kind::Counter(c) => {
+                c.inc_by(n);
+            }
+            Kind::Gauge(g) => {
+                g.inc_by(n);
+            }
+        }
     }
-    /// Set the current value (a gauge).
+    /// Set the current value (a gauge; a counter is left as it is, counters only go up).
     pub fn set(&self, v: u64) {
-        self.value.store(v, Relaxed);
+        if let Kind::Gauge(g) = &self.kind {
+            g.set(v);
+        }
     }
     /// The current value.
     pub fn get(&self) -> u64 {
-        self.value.load(Relaxed)
+        match &self.kind {
+            Kind::Counter(c) => c.get(),
+            Kind::Gauge(g) => g.get(),
+        }
     }
 }
 
-/// Every metric of a process, in registration order.
+/// Every metric of a process, in registration order, in a `prometheus-client` registry.
 #[derive(Default)]
 pub struct Registry {
-    metrics: Mutex<Vec<Arc<Metric>>>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    registry: prometheus_client::registry::Registry,
+    metrics: Vec<Arc<Metric>>,
 }
 
 impl Registry {
     fn register(&self, name: &'static str, help: &'static str, gauge: bool) -> Arc<Metric> {
-        let mut metrics = self.metrics.lock().expect("metrics registry");
-        if let Some(m) = metrics.iter().find(|m| m.name == name) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = inner.metrics.iter().find(|m| m.name == name) {
             return m.clone();
         }
-        let m = Arc::new(Metric {
-            name,
-            help,
-            gauge,
-            value: AtomicU64::new(0),
-        });
-        metrics.push(m.clone());
+        // The exposition ends every help text with a full stop.
+        let help = help.trim_end_matches('.');
+        let kind = if gauge {
+            let g = Gauge::<u64, AtomicU64>::default();
+            inner.registry.register(name, help, g.clone());
+            Kind::Gauge(g)
+        } else {
+            // The exposition adds `_total` to a counter's name.
+            let c = Counter::<u64, AtomicU64>::default();
+            let family = name.strip_suffix("_total").unwrap_or(name);
+            inner.registry.register(family, help, c.clone());
+            Kind::Counter(c)
+        };
+        let m = Arc::new(Metric { name, kind });
+        inner.metrics.push(m.clone());
         m
     }
-    /// The counter `name`, registered with `help` unless a metric of that name already is.
+    /// The counter `name` (ending in `_total`), registered with `help` unless a metric of that
+    /// name already is.
     pub fn counter(&self, name: &'static str, help: &'static str) -> Arc<Metric> {
         self.register(name, help, false)
     }
@@ -60,21 +91,12 @@ impl Registry {
         self.register(name, help, true)
     }
 
-    /// The Prometheus text exposition of every metric.
+    /// The OpenMetrics text exposition of every metric (which Prometheus scrapes).
     pub fn render(&self) -> String {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = String::new();
-        for m in self.metrics.lock().expect("metrics registry").iter() {
-            let kind = if m.gauge { "gauge" } else { "counter" };
-            let _ = writeln!(
-                out,
-                "# HELP {} {}\n# TYPE {} {kind}\n{} {}",
-                m.name,
-                m.help,
-                m.name,
-                m.name,
-                m.get()
-            );
-        }
+        prometheus_client::encoding::text::encode(&mut out, &inner.registry)
+            .expect("writing to a String cannot fail");
         out
     }
 }
@@ -91,7 +113,10 @@ pub async fn serve(addr: SocketAddr, registry: Arc<Registry>) -> std::io::Result
             let registry = registry.clone();
             async move {
                 (
-                    [("content-type", "text/plain; version=0.0.4")],
+                    [(
+                        "content-type",
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
                     registry.render(),
                 )
             }
@@ -118,12 +143,15 @@ mod tests {
         assert!(Arc::ptr_eq(&c, &r.counter("kingmaker_test_total", "again")));
         let text = r.render();
         assert!(
-            text.contains("# TYPE kingmaker_test_total counter\nkingmaker_test_total 3\n"),
+            text.contains("# HELP kingmaker_test A test counter.\n# TYPE kingmaker_test counter\nkingmaker_test_total 3\n"),
             "{text}"
         );
         assert!(
-            text.contains("# TYPE kingmaker_wave gauge\nkingmaker_wave 7\n"),
+            text.contains(
+                "# HELP kingmaker_wave The wave.\n# TYPE kingmaker_wave gauge\nkingmaker_wave 7\n"
+            ),
             "{text}"
         );
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 }

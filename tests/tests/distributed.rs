@@ -212,7 +212,7 @@ fn metrics_endpoints_count_the_traffic() {
     );
     let text = scrape(workers[0].metrics.as_ref().unwrap());
     assert!(
-        text.contains("# TYPE kingmaker_worker_waves_total counter"),
+        text.contains("# TYPE kingmaker_worker_waves counter\nkingmaker_worker_waves_total "),
         "{text}"
     );
 }

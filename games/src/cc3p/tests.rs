@@ -436,14 +436,7 @@ fn show() {
     }
 }
 
-/// CPU time of this thread in seconds (Linux: /proc/thread-self/schedstat), so that the rate is
-/// measured per core even on a busy machine; falls back to 0 elsewhere.
-fn thread_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns / 1e9)
-}
+use crate::conformance::thread_cpu_seconds;
 
 /// Successor generation rate at level 2 on one core over random states
 /// (`cargo test --release ... successor_rate -- --ignored --nocapture`).
@@ -490,45 +483,7 @@ fn successor_rate() {
         ("random indices", &states),
         ("states of random games", &walk),
     ] {
-        let mut out = Vec::with_capacity(256);
-        let mut total = 0usize;
-        let t = std::time::Instant::now();
-        let cpu = thread_cpu_seconds();
-        for &i in set.iter() {
-            out.clear();
-            g.successors(i, &mut out);
-            total += out.len();
-        }
-        let secs = thread_cpu_seconds() - cpu;
-        let secs = if secs > 0.0 {
-            secs
-        } else {
-            t.elapsed().as_secs_f64()
-        };
-        println!(
-            "successors, {what}: {:.2} M states/s, {:.1} children/state",
-            set.len() as f64 / secs / 1e6,
-            total as f64 / set.len() as f64
-        );
-        let mut total = 0usize;
-        let t = std::time::Instant::now();
-        let cpu = thread_cpu_seconds();
-        for &i in set.iter() {
-            out.clear();
-            g.predecessors(i, &mut out);
-            total += out.len();
-        }
-        let secs = thread_cpu_seconds() - cpu;
-        let secs = if secs > 0.0 {
-            secs
-        } else {
-            t.elapsed().as_secs_f64()
-        };
-        println!(
-            "predecessors, {what}: {:.2} M states/s, {:.1} parents/state",
-            set.len() as f64 / secs / 1e6,
-            total as f64 / set.len() as f64
-        );
+        println!("{what}: {}", crate::conformance::MoveRates::measure(g, set));
     }
 }
 

@@ -280,32 +280,7 @@ fn notation_examples() {
 fn successor_rate() {
     for diagonal in [false, true] {
         let g = game(diagonal);
-        let mut out = Vec::new();
-        let (mut states, mut kids, mut parents) = (0u64, 0u64, 0u64);
-        let t = std::time::Instant::now();
-        for i in (0..g.size()).step_by(31) {
-            out.clear();
-            g.successors(i, &mut out);
-            kids += out.len() as u64;
-            states += 1;
-        }
-        let ts = t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        for i in (0..g.size()).step_by(31) {
-            out.clear();
-            g.predecessors(i, &mut out);
-            parents += out.len() as u64;
-        }
-        let tp = t.elapsed().as_secs_f64();
-        println!(
-            "{}: {states} states; successors {:.1}M states/s ({:.1}M children/s, {:.2} per state); \
-             predecessors {:.1}M states/s ({:.2} per state)",
-            g.name(),
-            states as f64 / ts / 1e6,
-            kids as f64 / ts / 1e6,
-            kids as f64 / states as f64,
-            states as f64 / tp / 1e6,
-            parents as f64 / states as f64
-        );
+        let states: Vec<u64> = (0..g.size()).step_by(31).collect();
+        println!("{}: {}", g.name(), crate::conformance::MoveRates::measure(g, &states));
     }
 }

@@ -1,7 +1,12 @@
+use super::depth::DepthCode;
 use super::header::CRC_AT;
+use super::index::index_bytes;
 use super::*;
 use crate::release::{layer_file_name, write_layer, PackOptions};
+use crate::table::ValueCounts;
+use crate::{FormatError, Lookup};
 use sha2::{Digest, Sha256};
+use std::path::Path;
 
 /// The identity the tests' layer files carry.
 pub(crate) fn test_identity(layer: &str) -> LayerIdentity {

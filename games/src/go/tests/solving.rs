@@ -192,47 +192,15 @@ fn tiny_planes_against_an_independent_solver() {
     assert_eq!(found[1].1, (0, 0));
 }
 
+/// A benchmark, not a test (it asserts nothing): the one-core move rates on a 4x4 torus, over
+/// random legal states (run with `--ignored --nocapture`).
 #[test]
+#[ignore = "benchmark: prints rates, asserts nothing (run with --ignored --nocapture)"]
 fn successor_rate() {
-    // Not a timed assertion: prints the one-core rates on a 4x4 torus (run with --nocapture).
     let g = go(Surface::Torus, 4, 4);
     let mut rng = StdRng::seed_from_u64(9);
-    let sample: Vec<u64> = (0..200_000).map(|_| rng.gen_range(0..g.size())).collect();
-    let t = std::time::Instant::now();
-    let live = sample
-        .iter()
-        .filter(|&&i| matches!(g.node(i), Node::Live { .. }))
-        .count();
-    let tn = t.elapsed().as_secs_f64();
     let states = random_states(&g, &mut rng, 20_000);
-    let mut out = Vec::new();
-    let (mut kids, mut parents) = (0usize, 0usize);
-    let t = std::time::Instant::now();
-    for &i in &states {
-        out.clear();
-        g.successors(i, &mut out);
-        kids += out.len();
-    }
-    let ts = t.elapsed().as_secs_f64();
-    let t = std::time::Instant::now();
-    for &i in &states {
-        out.clear();
-        g.predecessors(i, &mut out);
-        parents += out.len();
-    }
-    let tp = t.elapsed().as_secs_f64();
-    assert!(kids > 0 && parents > 0);
-    println!(
-        "{}: node {:.1}M indices/s ({:.1}% live); on legal states: successors {:.2}M/s \
-         ({:.1} each), predecessors {:.2}M/s ({:.1} each)",
-        g.name(),
-        sample.len() as f64 / tn / 1e6,
-        100.0 * live as f64 / sample.len() as f64,
-        states.len() as f64 / ts / 1e6,
-        kids as f64 / states.len() as f64,
-        states.len() as f64 / tp / 1e6,
-        parents as f64 / states.len() as f64
-    );
+    println!("{}: {}", g.name(), crate::conformance::MoveRates::measure(&g, &states));
 }
 
 /// The published value of 3×3 on the plane (Black takes the whole board, +9) through the same
