@@ -57,6 +57,8 @@ enum Command {
     Verify(cmd::verify::VerifyArgs),
     /// Download a release over HTTP(S), resuming partial files and checking every sha256.
     Fetch(cmd::fetch::FetchArgs),
+    /// Who wins a cc3p build when every player follows a preference rule.
+    Preferences(cmd::preferences::PreferencesArgs),
     /// Charts and tables of a run or a release, as one self-contained HTML page.
     Report(cmd::report::ReportArgs),
     /// Serve a release read-only over HTTP: a JSON API and a page to explore it in a browser.
@@ -89,6 +91,7 @@ fn main() {
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Preferences(args) => cmd::preferences::run(args),
         Command::Deck(args) => cmd::deck::run(args),
         Command::Deploy(args) => deploy::run(args, |argv| Cli::try_parse_from(argv).map(|_| ())),
     };

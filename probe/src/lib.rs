@@ -1,31 +1,39 @@
 //! Read Kingmaker's solved tables: open a release or a finished run directory, probe a position,
 //! and list its moves best first.
 //!
-//! ```no_run
-//! use kingmaker_probe::{Tables, Verdict};
+//! The examples read `tests/data/cc3p-1`, the release of 3-player Chinese Checkers level 1 that
+//! `kingmaker build cc3p --level 1` and `kingmaker pack` write (1,662 states, 10 KB).
+//!
+//! ```
+//! use kingmaker_probe::{cc3p::Class, Category, Tables, Verdict};
 //!
 //! # fn main() -> Result<(), kingmaker_probe::ProbeError> {
-//! // A release (`kingmaker pack`, `kingmaker fetch`) or a finished run (`kingmaker build`).
-//! let tables = Tables::open("runs/cc3p-1")?;
-//! let start = tables.probe("")?; // empty text: the game's start
-//! if let Verdict::Cc3p { answers } = &start.verdict {
-//!     println!("class {}, A alone: {}", answers.class.name(), answers.solo[0]);
-//! }
-//! for m in tables.moves(&start.position)? {
-//!     println!("{:<12} {:?}", m.text, m.child.layer("solo"));
-//! }
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cc3p-1");
+//! let tables = Tables::open(path)?; // a release, or a finished run directory
+//! let start = tables.probe("start")?;
+//! let Verdict::Cc3p { answers } = &start.verdict else { unreachable!() };
+//! // At the start nobody can win alone and every pair can force the third player out.
+//! assert_eq!(answers.class, Class::Kingmaker);
+//! assert_eq!(answers.solo[0].text(), "L9");
+//!
+//! // A's moves, best first: none wins or draws alone, so the ones that leave nobody a forced
+//! // win (`Open`) come first, the slowest loss first.
+//! let moves = tables.moves("start")?;
+//! assert_eq!(moves[0].category, Category::Open);
+//! assert!(moves.windows(2).all(|m| m[0].category <= m[1].category));
 //! # Ok(())
 //! # }
 //! ```
 //!
 //! A layer's values can be read in bulk, for counting:
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> Result<(), kingmaker_probe::ProbeError> {
-//! let tables = kingmaker_probe::Tables::open("runs/cc3p-1")?;
-//! let states = tables.states() as usize;
-//! let wins = tables.values("solo", 0, states)?.iter().filter(|&&v| v == 1).count();
-//! # let _ = wins;
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cc3p-1");
+//! let tables = kingmaker_probe::Tables::open(path)?;
+//! let solo = tables.values("solo", 0, tables.states() as usize)?;
+//! let wins = solo.iter().filter(|&&v| v == kingmaker_probe::Value::Win.code()).count();
+//! assert_eq!(wins, 449); // docs/results.md: solo(A) W over level 1
 //! # Ok(())
 //! # }
 //! ```

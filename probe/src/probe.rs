@@ -132,6 +132,10 @@ pub struct Move {
     /// Plies to the end with best play after the move, by the answer that decides its category
     /// (the mover's `solo` in 3-player Chinese Checkers); None for a draw's or where unknown.
     pub depth: Option<u16>,
+    /// `depth` minus the same answer's depth before the move (the lichess and GamesCrafters
+    /// APIs' distance change): −1 along a fastest win or a slowest loss; None where either is
+    /// unknown.
+    pub depth_delta: Option<i32>,
     /// The position after it.
     pub child: Probe,
 }
@@ -204,6 +208,7 @@ impl Tables {
             Node::Live { mover } => mover,
             _ => return Ok(Vec::new()),
         };
+        let before = category(mover, &self.probe_index(index)?.verdict).1;
         let mut moves = self
             .game()
             .moves(index)
@@ -211,10 +216,12 @@ impl Tables {
             .map(|(text, child)| {
                 let child = self.probe_index(child)?;
                 let (category, depth) = category(mover, &child.verdict);
+                let depth_delta = depth.zip(before).map(|(a, b)| i32::from(a) - i32::from(b));
                 Ok(Move {
                     text,
                     category,
                     depth,
+                    depth_delta,
                     child,
                 })
             })

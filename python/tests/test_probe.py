@@ -118,3 +118,31 @@ def test_the_example_gives_the_published_row(level1):
     # docs/results.md, "By ply from the start": new states and kingmaker states per ply.
     assert [int(r[1]) for r in rows] == [1, 2, 4, 8, 20, 53, 143, 261, 324, 256, 132, 34, 7]
     assert [int(r[2]) for r in rows] == [1, 2, 4, 8, 17, 34, 60, 61, 42, 11, 0, 0, 0]
+
+
+def test_every_reachable_position_agrees_with_query(level1):
+    """Every position reachable from the start of level 1: the package's answers are those of
+    `kingmaker query --json`, and so are the moves (as a set; the package lists them best first)."""
+    _, rel = level1
+    t = kingmaker.open(rel)
+    start = t.index("start")
+    seen = {start}
+    frontier = [start]
+    checked = 0
+    while frontier:
+        following = []
+        for s in frontier:
+            mine = t.probe(s)
+            theirs = json.loads(run_kingmaker("query", rel, mine["position"], "--json"))
+            assert mine["verdict"]["answers"] == theirs["answers"], mine["position"]
+            moves = {m["move"]: m["child"]["verdict"]["answers"] for m in t.moves(s)}
+            assert moves == {m["move"]: m["answers"] for m in theirs["moves"]}, mine["position"]
+            checked += 1
+            if mine["status"]["kind"] != "live":
+                continue
+            for _move, child in t.children(s):
+                if child not in seen:
+                    seen.add(child)
+                    following.append(child)
+        frontier = following
+    assert checked == 1245  # docs/results.md: the reachable states of level 1

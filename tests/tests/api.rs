@@ -127,9 +127,18 @@ fn cc3p_release_over_the_versioned_api() {
             }
         }
     }
+    // depth_delta: the mover's own answer's depth after the move minus before it.
+    let before = start["verdict"]["answers"]["solo"][0]["depth"]
+        .as_i64()
+        .unwrap();
     for m in moves {
         assert!(m["move"].is_string(), "{m}");
         assert_probe_shape(&m["child"]);
+        let after = m["child"]["verdict"]["answers"]["solo"][0]["depth"]
+            .as_i64()
+            .unwrap();
+        assert_eq!(m["depth"].as_i64(), Some(after), "{m}");
+        assert_eq!(m["depth_delta"].as_i64(), Some(after - before), "{m}");
     }
     // A position given as text, percent-encoded, gives the same.
     let text = start["position"].as_str().unwrap();

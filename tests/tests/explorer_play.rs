@@ -1,12 +1,13 @@
 //! Playing in the explorer page (headless Chromium, a cc3p level-1 release): moves listed best
-//! first with their categories, the computer taking seats (a kingmaker handing the win by the
-//! rule chosen), the value trail, undo and redo, and a solo winner's line. Checked against the
-//! probing library on the same release.
+//! first with their categories, the computer playing a whole game against itself by a preference
+//! rule (the game `kingmaker preferences` plays), the value trail, undo and redo, the question
+//! filter, and a solo winner's line. Checked against the probing library and the binary on the
+//! same release; screenshots go to the test artifacts directory.
 
 use fantoccini::{Client, Locator};
-use kingmaker_e2e::{packed_release, start_serve, wait_for};
+use kingmaker_e2e::{kingmaker_ok, packed_release, path_str, start_serve, wait_for};
 use kingmaker_probe::cc3p::Class;
-use kingmaker_probe::{Category, Status, Tables, Verdict};
+use kingmaker_probe::{Status, Tables, Verdict};
 
 async fn shown_moves(client: &Client) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -39,6 +40,12 @@ async fn click(client: &Client, css: &str) {
     wait_for(client, css).await.click().await.unwrap();
 }
 
+/// A screenshot in the test artifacts directory, to be looked at.
+async fn save_screenshot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(kingmaker_e2e::artifacts_dir().join(name), png).unwrap();
+}
+
 fn at(position: &str) -> String {
     format!("body[data-position=\"{position}\"]")
 }
@@ -48,33 +55,6 @@ fn class_name(tables: &Tables, position: &str) -> String {
         Verdict::Cc3p { answers } => answers.class.name().to_string(),
         v => panic!("{v:?}"),
     }
-}
-
-/// What the page's rule "hands the win to the next player" plays for a mover who can neither win
-/// nor hold a draw alone: the first move, in best-first order, of least depth among those after
-/// which it can still hand the next player the win.
-fn hand_to_next(tables: &Tables, position: &str) -> String {
-    let here = tables.probe(position).unwrap();
-    let Status::Live { seat, .. } = here.status else {
-        panic!()
-    };
-    let (seat, next) = (seat as usize, (seat as usize + 1) % 3);
-    let moves = tables.moves(position).unwrap();
-    if !matches!(moves[0].category, Category::Open | Category::Loss) {
-        return moves[0].child.position.clone();
-    }
-    let hand = |m: &kingmaker_probe::Move| match &m.child.verdict {
-        Verdict::Cc3p { answers } => answers.enable[seat][next],
-        v => panic!("{v:?}"),
-    };
-    moves
-        .iter()
-        .filter(|m| hand(m).value == kingmaker_probe::Value::Win)
-        .min_by_key(|m| hand(m).depth.unwrap())
-        .unwrap_or(&moves[0])
-        .child
-        .position
-        .clone()
 }
 
 #[test]
@@ -108,35 +88,101 @@ fn play_against_the_tables_with_undo_redo_and_the_value_trail() {
             .collect();
         assert_eq!(shown_moves(&client).await, want);
 
-        // The computer takes B and C; A plays its listed first move; B and C answer by the rule.
-        click(&client, "#seat-B").await;
-        click(&client, "#seat-C").await;
-        let a_move = want[0].0.clone();
-        click(&client, "#moves li.move button.play").await;
-        let b_move = hand_to_next(&tables, &a_move);
-        let c_move = hand_to_next(&tables, &b_move);
-        wait_for(&client, &at(&c_move)).await;
-        let line = [&start, &a_move, &b_move, &c_move];
-        let classes: Vec<String> = line.iter().map(|p| class_name(&tables, p)).collect();
+        // The computer takes every seat and plays the whole game by the cyclic rule: the game
+        // `kingmaker preferences --rule cyclic` plays from the start.
+        let pref: serde_json::Value = serde_json::from_str(&kingmaker_ok(&[
+            "preferences",
+            path_str(&rel),
+            "--rule",
+            "cyclic",
+            "--json",
+        ]))
+        .unwrap();
+        let end = pref[0]["start"]["end"].as_str().unwrap().to_string();
+        let plies = pref[0]["start"]["line"].as_array().unwrap().len();
+        for seat in ["A", "B", "C"] {
+            click(&client, &format!("#seat-{seat}")).await;
+        }
+        wait_for(&client, &at(&end)).await;
+        let trail_kinds = trail(&client).await;
         assert_eq!(
-            trail(&client).await,
-            classes,
-            "the value trail of the four positions"
+            trail_kinds.len(),
+            plies + 1,
+            "the value of every position played"
         );
+        assert_eq!(trail_kinds.last().map(String::as_str), Some("terminal"));
+        assert_eq!(trail_kinds[0], class_name(&tables, &start));
+        let status = client
+            .find(Locator::Id("status"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(status.starts_with("game over"), "{status}");
+        save_screenshot(&client, "explorer-self-play.png").await;
 
-        // Undo goes back to A's last turn (past the computer's moves); redo replays them.
+        // Undo and redo, the seats given back; a click on the trail goes back to that ply.
+        for seat in ["A", "B", "C"] {
+            click(&client, &format!("#seat-{seat}")).await;
+        }
+        // The positions of the line, replayed from the start by the moves' texts.
+        let mut positions = vec![start.clone()];
+        for text in pref[0]["start"]["line"].as_array().unwrap() {
+            let here = positions.last().unwrap();
+            let m = tables.moves(here).unwrap();
+            let m = m.iter().find(|m| m.text == text.as_str().unwrap()).unwrap();
+            positions.push(m.child.position.clone());
+        }
+        assert_eq!(positions.last(), Some(&end));
         click(&client, "#back").await;
-        wait_for(&client, &at(&start)).await;
-        click(&client, "#seat-B").await;
-        click(&client, "#seat-C").await;
+        wait_for(&client, &at(&positions[plies - 1])).await;
+        assert_eq!(trail(&client).await.len(), plies);
         click(&client, "#redo").await;
-        wait_for(&client, &at(&a_move)).await;
-        click(&client, "#redo").await;
-        wait_for(&client, &at(&b_move)).await;
-        assert_eq!(trail(&client).await, classes[..3]);
-        // A click on the trail goes back to that ply.
+        wait_for(&client, &at(&end)).await;
+        assert_eq!(trail(&client).await.len(), plies + 1);
         click(&client, "#trail button.trail[data-ply=\"0\"]").await;
         wait_for(&client, &at(&start)).await;
+        assert_eq!(trail(&client).await.len(), 1);
+
+        // Each rule's outcome from here, the computer's rule marked: the binary's.
+        let all: Vec<serde_json::Value> =
+            serde_json::from_str(&kingmaker_ok(&["preferences", path_str(&rel), "--json"]))
+                .unwrap();
+        for r in &all {
+            let rule = r["rule"].as_str().unwrap();
+            let row = wait_for(&client, &format!("table.rules tr[data-rule=\"{rule}\"] td")).await;
+            let want = format!(
+                "{} in {} plies",
+                r["start"]["outcome"].as_str().unwrap(),
+                r["start"]["plies"]
+            );
+            assert_eq!(row.text().await.unwrap(), want, "{rule}");
+        }
+        wait_for(&client, "table.rules tr.chosen[data-rule=\"cyclic\"]").await;
+
+        // The question filter: only the moves after which B can be forced out.
+        let select = client.find(Locator::Id("filter-q")).await.unwrap();
+        select.select_by_value("solo:B").await.unwrap();
+        let value = client.find(Locator::Id("filter-v")).await.unwrap();
+        value.select_by_value("L").await.unwrap();
+        let keep = tables
+            .moves("start")
+            .unwrap()
+            .iter()
+            .filter(|m| match &m.child.verdict {
+                Verdict::Cc3p { answers } => answers.solo[1].value == kingmaker_probe::Value::Loss,
+                _ => false,
+            })
+            .count();
+        let shown = client
+            .find_all(Locator::Css("#moves li.move:not(.filtered)"))
+            .await
+            .unwrap()
+            .len();
+        assert_eq!(shown, keep, "the moves that keep B forced out");
+        save_screenshot(&client, "explorer-filter.png").await;
+        select.select_by_value("").await.unwrap();
 
         // A position where a player can win alone shows that player's shortest win.
         let solo_win = first_solo_win(&tables);

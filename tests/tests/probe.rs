@@ -270,3 +270,28 @@ fn two_player_moves_come_best_first() {
         frontier = next;
     }
 }
+
+/// The release the crate's doc examples read (probe/tests/data/cc3p-1) is what today's binary
+/// builds and packs: every layer's digest and counts, and it verifies whole.
+#[test]
+fn the_doc_examples_release_is_todays_level_1() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../probe/tests/data/cc3p-1");
+    kingmaker_ok(&["verify", path_str(&fixture)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let manifest = |dir: &Path| -> Json {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+    };
+    let (ours, fresh) = (manifest(&fixture), manifest(&rel));
+    assert_eq!(ours["game"], fresh["game"]);
+    for (a, b) in ours["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(fresh["layers"].as_array().unwrap())
+    {
+        for key in ["name", "digest", "counts", "max_depth", "states"] {
+            assert_eq!(a[key], b[key], "{key} of {}", a["name"]);
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub mod deck;
 pub mod fetch;
 pub mod line;
 pub mod pack;
+pub mod preferences;
 pub mod query;
 pub mod report;
 pub mod resume;

@@ -86,6 +86,7 @@ async function init() {
   $("back").addEventListener("click", undoToPlayer);
   $("redo").addEventListener("click", redo);
   renderSeats();
+  renderFilter();
   window.addEventListener("hashchange", () => {
     const p = positionFromHash();
     if (p && state.data && p !== state.data.position) go(p);
@@ -115,7 +116,11 @@ async function go(position, remember = true) {
   }
   // The page's moves in the API's order, best first for the side to move.
   const rank = new Map(best.moves.map((m, i) => [m.move, { i, category: m.category, depth: m.depth }]));
-  for (const m of data.moves) m.best = rank.get(m.move);
+  data.moves.forEach((m, i) => {
+    m.best = rank.get(m.move);
+    m.order = i; // the game's move order, which breaks the rules' ties
+  });
+  state.order = new Map(data.moves.map((m) => [m.move, m.order]));
   data.moves.sort((a, b) => (a.best ? a.best.i : 1e9) - (b.best ? b.best.i : 1e9));
   state.data = data;
   state.best = best;
@@ -205,6 +210,31 @@ function renderTrail() {
   });
 }
 
+// The question filter of 3-player games: "A alone", "A hands the win to B", ...
+function renderFilter() {
+  const players = state.info.players;
+  if (players.length !== 3) return;
+  const q = $("filter-q");
+  for (const p of players) {
+    q.append(el("option", { value: `solo:${p}`, text: `${p} alone` }));
+    for (const o of players.filter((o) => o !== p))
+      q.append(el("option", { value: `enable:${p}:${o}`, text: `${p} hands the win to ${o}` }));
+  }
+  $("filter-row").hidden = false;
+  q.addEventListener("change", renderMoves);
+  $("filter-v").addEventListener("change", renderMoves);
+}
+
+// Whether move `m` passes the question filter (every move when none is chosen).
+function passesFilter(m) {
+  const q = $("filter-q").value;
+  const l = m.labels;
+  if (!q || l.kind !== "questions") return true;
+  const [kind, p, o] = q.split(":");
+  const answer = kind === "solo" ? l.solo[p] : l.enable[p][o];
+  return answer.value === $("filter-v").value;
+}
+
 function renderSeats() {
   const box = $("seats");
   box.replaceChildren("Computer plays: ");
@@ -219,6 +249,7 @@ function renderSeats() {
     box.append(el("label", { class: "seat" }, input, ` ${p}`));
   }
   $("rule-row").hidden = state.info.players.length !== 3;
+  $("rule").addEventListener("change", () => state.data && renderLabels());
 }
 
 // If the side to move is the computer's, play its move after a short pause.
@@ -239,25 +270,36 @@ function computerTurn() {
   }, 350);
 }
 
-// The best move; in 3-player Chinese Checkers, for a mover who can neither win nor hold a draw
-// alone, a move that keeps its power to hand the win to the player the rule names, fastest.
+// The computer's move: the first (best) move; in 3-player Chinese Checkers the move of the
+// preference rule chosen (docs/rules.md §1.4, kingmaker preferences): win alone if it can,
+// fastest; else hold a draw alone; else hand the win to the player the rule names (the next one:
+// cyclic; the previous one: reverse; the one it can make win sooner: self-interest), fastest, or
+// to the other if it cannot, or lose slowest. Ties go to the game's move order.
 function chooseMove(best) {
   const moves = best.moves;
   if (!moves.length) return null;
-  const first = moves[0];
-  if (best.verdict.kind !== "cc3p" || !["open", "loss"].includes(first.category)) return first;
+  if (best.verdict.kind !== "cc3p") return moves[0];
   const seat = best.status.seat;
+  const order = (m) => state.order.get(m.move);
+  const solo = (m) => m.child.verdict.answers.solo[seat];
+  // The first move, in the game's order, of least key among those `keep` selects.
+  const least = (keep, key) =>
+    moves.filter(keep).sort((a, b) => key(a) - key(b) || order(a) - order(b))[0] || null;
+  const win = least((m) => solo(m).value === "W", (m) => solo(m).depth || 0);
+  if (win) return win;
+  const draw = least((m) => solo(m).value === "D", () => 0);
+  if (draw) return draw;
   const enable = best.verdict.answers.enable[seat];
   const next = (seat + 1) % 3;
   const prev = (seat + 2) % 3;
   const soon = (q) => (enable[q].value === "W" ? enable[q].depth || 0 : Infinity);
   const rule = $("rule").value;
   const target = rule === "next" ? next : rule === "previous" ? prev : soon(prev) < soon(next) ? prev : next;
-  const hand = (m) => m.child.verdict.answers && m.child.verdict.answers.enable[seat][target];
-  const able = moves.filter((m) => hand(m) && hand(m).value === "W");
-  if (!able.length) return first;
-  able.sort((a, b) => (hand(a).depth || 0) - (hand(b).depth || 0));
-  return able[0];
+  const hand = (q) => {
+    const to = (m) => m.child.verdict.answers.enable[seat][q];
+    return least((m) => to(m).value === "W", (m) => to(m).depth || 0);
+  };
+  return hand(target) || hand(target === next ? prev : next) || least(() => true, (m) => -(solo(m).depth || 0));
 }
 
 // ---- board ----
@@ -523,7 +565,28 @@ function renderLabels() {
   );
   const km = l.kingmakers.map((k) => `${k.maker} for ${k.for}`);
   box.append(el("p", { class: "kingmakers", text: km.length ? `Kingmakers: ${km.join(", ")}` : "No kingmakers here." }));
+  renderRules(box, l.rules);
   renderLine(box, state.data.line);
+}
+
+// The computer's rule choices, by the preference rule they follow.
+const RULE_OF_CHOICE = { next: "cyclic", previous: "reverse", sooner: "self-interest" };
+
+// Who wins from here when every player follows each preference rule (games small enough).
+function renderRules(box, rules) {
+  if (!rules) return;
+  const chosen = RULE_OF_CHOICE[$("rule").value];
+  const body = el("tbody");
+  for (const r of rules) {
+    const plies = r.outcome.endsWith("wins") ? ` in ${r.plies} plies` : "";
+    body.append(
+      el("tr", { "data-rule": r.rule, class: r.rule === chosen ? "chosen" : "" }, el("th", { text: r.rule }), el("td", { text: r.outcome + plies })),
+    );
+  }
+  box.append(
+    el("h3", { class: "rules-title", text: "Who wins when the losers choose, by rule" }),
+    el("table", { class: "labels rules" }, body),
+  );
 }
 
 const signed = (k) => `${k > 0 ? "+" : ""}${k}`;
@@ -590,8 +653,10 @@ function renderMoves() {
   list.replaceChildren();
   const d = state.data;
   const here = d.labels;
+  const shown = d.moves.filter(passesFilter).length;
+  const filtered = shown === d.moves.length ? "" : `, ${shown} shown`;
   $("moves-hint").textContent = d.moves.length
-    ? `${d.moves.length} legal; ${state.selected ? "showing the moves of " + state.selected : "what each does to the labels"}`
+    ? `${d.moves.length} legal${filtered}, the best at the top; ${state.selected ? "showing the moves of " + state.selected : "what each does to the labels"}`
     : "none";
   for (const m of d.moves) {
     const l = m.labels;
@@ -625,6 +690,7 @@ function renderMoves() {
     );
     if (m.changes.length) item.append(el("ul", { class: "changes" }, ...m.changes.map((c) => el("li", { text: c }))));
     if (state.selected) item.classList.add(m.path[0] === state.selected ? "hot" : "dim");
+    if (!passesFilter(m)) item.classList.add("filtered");
     item.addEventListener("mouseenter", () => {
       state.hoverPath = m.path.length ? m.path : null;
       renderBoard();

@@ -190,6 +190,23 @@ impl Cc3p {
         }
     }
 
+    /// How far each player (A, B, C) is from filling its goal: the sum over its pieces of the rows
+    /// still to go, counted along its axis (x for A, y for B, z for C: a player's start point is
+    /// on the + side, its goal on the − side) down to the tip of its goal point. 0: every piece
+    /// on the tip, which only a one-piece level reaches; the players compare on the same scale,
+    /// the star being symmetric under the rotation.
+    pub fn rows_to_go(&self, index: u64) -> [i64; 3] {
+        let (sets, _) = self.decode(index);
+        let axis = |c: &geometry::Cell, p: usize| i64::from([c.x, c.y, c.z][p]);
+        std::array::from_fn(|p| {
+            let tip = self.geo.cells.iter().map(|c| axis(c, p)).min().unwrap_or(0);
+            (0..self.geo.len())
+                .filter(|&c| c < 64 && sets[p] >> c & 1 == 1)
+                .map(|c| axis(&self.geo.cells[c], p) - tip)
+                .sum()
+        })
+    }
+
     /// The placement (A's, B's, C's cell masks) and the mover of an index.
     #[inline]
     pub(crate) fn decode(&self, index: u64) -> ([u64; 3], usize) {

@@ -2,6 +2,7 @@
 //! move changes among them, and a line of play: where a player can win alone, its shortest win
 //! against the longest resistance; where one can hold a draw alone, the cycle that holds it.
 
+use super::preferences::{all_at_hand, outcomes_json, Outcomes, Rule};
 use crate::explore::ApiError;
 use crate::games::two_player::line_json;
 use crate::games::view::Labels;
@@ -17,11 +18,22 @@ use std::sync::Arc;
 pub struct Cc3pLabels {
     game: Arc<AnyGame>,
     tables: Cc3pTables<Box<dyn Lookup>>,
+    /// Every preference rule's outcomes, for a game small enough (docs/rules.md §1.4).
+    rules: Option<Vec<(Rule, Outcomes)>>,
 }
 
 impl Cc3pLabels {
-    pub fn new(game: Arc<AnyGame>, tables: Cc3pTables<Box<dyn Lookup>>) -> Cc3pLabels {
-        Cc3pLabels { game, tables }
+    pub fn new(
+        game: Arc<AnyGame>,
+        tables: Cc3pTables<Box<dyn Lookup>>,
+    ) -> Result<Cc3pLabels, FormatError> {
+        let cc3p: &Cc3p = game.as_any().downcast_ref().expect("a cc3p game");
+        let rules = all_at_hand(cc3p, &tables)?;
+        Ok(Cc3pLabels {
+            game,
+            tables,
+            rules,
+        })
     }
 }
 
@@ -54,7 +66,11 @@ impl Cc3pLabels {
 
 impl Labels for Cc3pLabels {
     fn of(&self, index: u64) -> Result<Value, FormatError> {
-        Ok(labels_json(&try_answers(self.cc3p(), &self.tables, index)?))
+        let mut labels = labels_json(&try_answers(self.cc3p(), &self.tables, index)?);
+        if let Some(rules) = &self.rules {
+            labels["rules"] = outcomes_json(rules, index);
+        }
+        Ok(labels)
     }
 
     /// A player who can win alone: its shortest win against the longest resistance. A player who

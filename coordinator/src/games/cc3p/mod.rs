@@ -5,6 +5,7 @@
 
 mod classes;
 mod labels;
+pub mod preferences;
 mod query;
 
 use super::view::{GameView, Labels};
@@ -59,7 +60,7 @@ impl GameView for Cc3pView {
         Ok(Box::new(labels::Cc3pLabels::new(
             self.game.clone(),
             open_tables(tables)?,
-        )))
+        )?))
     }
 
     fn legend(&self) -> String {

@@ -1,6 +1,8 @@
 //! `kingmaker query` on a cc3p build: the class, the three solo answers, the pairouts, the six
-//! enables and the kingmakers of a position and of every move.
+//! enables and the kingmakers of a position and of every move; on a small enough game (level 1)
+//! also the position's outcome under each preference rule (docs/rules.md §1.4).
 
+use super::preferences::{all_at_hand, outcomes_json};
 use anyhow::Result;
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
@@ -9,15 +11,21 @@ use kingmaker_probe::Value;
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 
-pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool) -> Result<()> {
+pub fn print<T: Lookup + Sync>(
+    g: &Cc3p,
+    tables: &Cc3pTables<T>,
+    index: u64,
+    json: bool,
+) -> Result<()> {
     let here = try_answers(g, tables, index)?;
+    let rules = all_at_hand(g, tables)?;
     let moves: Vec<(String, u64, Answers)> = g
         .moves(index)
         .into_iter()
         .map(|(text, child)| Ok((text, child, try_answers(g, tables, child)?)))
         .collect::<Result<_>>()?;
     if json {
-        let out = json!({
+        let mut out = json!({
             "position": g.format_position(index),
             "index": index,
             "node": node_text(g.node(index)),
@@ -26,6 +34,9 @@ pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool
                 "move": text, "position": g.format_position(*child), "index": child, "answers": a
             })).collect::<Vec<_>>(),
         });
+        if let Some(rules) = &rules {
+            out["rules"] = outcomes_json(rules, index);
+        }
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -33,6 +44,22 @@ pub fn print<T: Lookup>(g: &Cc3p, tables: &Cc3pTables<T>, index: u64, json: bool
     println!("{}", g.picture(index));
     println!("{}", node_text(g.node(index)));
     print_answers(&here, "");
+    if let Some(rules) = &rules {
+        let words: Vec<String> = outcomes_json(rules, index)
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{} {} ({} plies)",
+                    r["rule"].as_str().unwrap_or(""),
+                    r["outcome"].as_str().unwrap_or(""),
+                    r["plies"]
+                )
+            })
+            .collect();
+        println!("rules   {}", words.join(", "));
+    }
     if moves.is_empty() {
         println!("no moves");
     }

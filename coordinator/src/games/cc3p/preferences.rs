@@ -1,0 +1,354 @@
+//! Preference rules over the solved cc3p tables (docs/rules.md §1.4): how players who cannot win
+//! alone behave, and who wins when everyone follows the rule.
+//!
+//! A rule picks one move in every live state from the position and the three solved layers
+//! ([`choose`]). Following the chosen moves from a state ends in a won terminal state or enters
+//! a cycle; that end is the state's outcome under the rule. Each state has exactly one chosen
+//! child, so the outcomes are computed in one retrograde pass ([`outcomes`]): from every terminal
+//! state back through the unmoves, a predecessor takes its child's outcome when the child is the
+//! one it chooses; the states never reached go round a cycle for ever.
+
+use kingmaker_games::cc3p::Cc3p;
+use kingmaker_games::Notation;
+use kingmaker_kernel::{Game, Node};
+use kingmaker_probe::cc3p::{answers, Answers, Cc3pTables, Class};
+use kingmaker_probe::Value;
+use kingmaker_tablefmt::{FormatError, Lookup};
+
+/// How a player who cannot win alone chooses its move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rule {
+    /// Win alone if it can (fastest), else hold a draw alone if it can, else hand the win to the
+    /// opponent it can make win sooner (the next player on a tie).
+    SelfInterest,
+    /// Win alone if it can, else hold a draw alone, else keep every opponent from a forced win
+    /// as long as it can (a child where nobody can win alone, its own loss slowest), else lose
+    /// slowest: it never hands the win.
+    Spoiler,
+    /// The study's cyclic preference: win, else draw, else hand the win to the next player
+    /// (A to B, B to C, C to A).
+    Cyclic,
+    /// The reverse: hand the win to the previous player (A to C, C to B, B to A).
+    Reverse,
+    /// Hand the win to the opponent nearer its goal (fewer rows to go, `Cc3p::rows_to_go`; the
+    /// next player on a tie).
+    Leader,
+    /// Hand the win to the opponent farther from its goal (more rows to go; next on a tie).
+    Trailer,
+}
+
+impl Rule {
+    /// Every rule, in the order docs/results.md lists them.
+    pub const ALL: [Rule; 6] = [
+        Rule::SelfInterest,
+        Rule::Spoiler,
+        Rule::Cyclic,
+        Rule::Reverse,
+        Rule::Leader,
+        Rule::Trailer,
+    ];
+
+    /// The rule's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::SelfInterest => "self-interest",
+            Rule::Spoiler => "spoiler",
+            Rule::Cyclic => "cyclic",
+            Rule::Reverse => "reverse",
+            Rule::Leader => "leader",
+            Rule::Trailer => "trailer",
+        }
+    }
+}
+
+/// A state's outcome under a rule: the winner (0, 1, 2 for A, B, C), [`ENDLESS`] or
+/// [`ILLEGAL`].
+pub type Outcome = u8;
+/// Play goes round a cycle for ever.
+pub const ENDLESS: Outcome = 3;
+/// The state cannot arise in play.
+pub const ILLEGAL: Outcome = 4;
+/// Not yet known (inside the pass only).
+const UNKNOWN: Outcome = 5;
+
+/// The child that `rule` plays at the live state `s` (None if `s` has no move).
+pub fn choose<T: Lookup>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    rule: Rule,
+    s: u64,
+) -> Result<Option<u64>, FormatError> {
+    let Node::Live { mover } = game.node(s) else {
+        return Ok(None);
+    };
+    let p = usize::from(mover);
+    let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
+    let children: Vec<(u64, Answers)> = Notation::moves(game, s)
+        .into_iter()
+        .map(|(_, c)| Ok((c, answers(game, tables, c)?)))
+        .collect::<Result<_, FormatError>>()?;
+    let depth = |a: kingmaker_probe::Answer| a.depth.unwrap_or(0);
+    // The first child of least key among those `keep` selects (move order breaks ties).
+    let least = |keep: &dyn Fn(&Answers) -> bool, key: &dyn Fn(&Answers) -> i64| {
+        children
+            .iter()
+            .filter(|c| keep(&c.1))
+            .min_by_key(|c| key(&c.1))
+            .map(|c| c.0)
+    };
+    if let Some(c) = least(&|a| a.solo[p].value == Value::Win, &|a| {
+        i64::from(depth(a.solo[p]))
+    }) {
+        return Ok(Some(c));
+    }
+    if let Some(c) = least(&|a| a.solo[p].value == Value::Draw, &|_| 0) {
+        return Ok(Some(c));
+    }
+    let slowest = |keep: &dyn Fn(&Answers) -> bool| least(keep, &|a| -i64::from(depth(a.solo[p])));
+    if rule == Rule::Spoiler {
+        return Ok(slowest(&|a| a.class != Class::SoloWin).or_else(|| slowest(&|_| true)));
+    }
+    let q = match rule {
+        Rule::Cyclic => next,
+        Rule::Reverse => prev,
+        Rule::SelfInterest => {
+            let here = answers(game, tables, s)?;
+            let soon = |q: usize| match here.enable[p][q] {
+                a if a.value == Value::Win => depth(a),
+                _ => u16::MAX,
+            };
+            if soon(prev) < soon(next) {
+                prev
+            } else {
+                next
+            }
+        }
+        Rule::Leader | Rule::Trailer => {
+            let to_go = game.rows_to_go(s);
+            let nearer_prev = to_go[prev] < to_go[next];
+            let farther_prev = to_go[prev] > to_go[next];
+            match (rule, nearer_prev, farther_prev) {
+                (Rule::Leader, true, _) | (Rule::Trailer, _, true) => prev,
+                _ => next,
+            }
+        }
+        Rule::Spoiler => unreachable!("handled above"),
+    };
+    let hand = |q: usize| {
+        least(&|a| a.enable[p][q].value == Value::Win, &|a| {
+            i64::from(depth(a.enable[p][q]))
+        })
+    };
+    Ok(hand(q)
+        .or_else(|| hand(if q == next { prev } else { next }))
+        .or_else(|| slowest(&|_| true)))
+}
+
+/// Every state's outcome under a rule, and the plies to the end where it ends.
+pub struct Outcomes {
+    /// By state: the winner, [`ENDLESS`] or [`ILLEGAL`].
+    pub outcome: Vec<Outcome>,
+    /// By state: plies to the won terminal state (0 for endless and illegal states).
+    pub plies: Vec<u32>,
+    /// By live state: the child the rule plays (`u64::MAX` elsewhere).
+    pub choice: Vec<u64>,
+}
+
+/// The outcomes of every state under `rule`: the chosen child of every live state, then one
+/// retrograde pass from the terminal states through the unmoves.
+pub fn outcomes<T: Lookup + Sync>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    rule: Rule,
+) -> Result<Outcomes, FormatError> {
+    use rayon::prelude::*;
+    let n = game.size();
+    let choice: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|s| Ok(choose(game, tables, rule, s)?.unwrap_or(u64::MAX)))
+        .collect::<Result<_, FormatError>>()?;
+    let mut outcome = vec![UNKNOWN; n as usize];
+    let mut plies = vec![0u32; n as usize];
+    let mut queue = std::collections::VecDeque::new();
+    for s in 0..n {
+        match game.node(s) {
+            Node::Terminal { outcome: w } => {
+                outcome[s as usize] = w;
+                queue.push_back(s);
+            }
+            Node::Illegal => outcome[s as usize] = ILLEGAL,
+            Node::Live { .. } => {}
+        }
+    }
+    let mut preds = Vec::new();
+    while let Some(t) = queue.pop_front() {
+        preds.clear();
+        game.predecessors(t, &mut preds);
+        for &p in &preds {
+            let i = p as usize;
+            if choice[i] == t && outcome[i] == UNKNOWN {
+                outcome[i] = outcome[t as usize];
+                plies[i] = plies[t as usize] + 1;
+                queue.push_back(p);
+            }
+        }
+    }
+    for o in outcome.iter_mut().filter(|o| **o == UNKNOWN) {
+        *o = ENDLESS;
+    }
+    Ok(Outcomes {
+        outcome,
+        plies,
+        choice,
+    })
+}
+
+/// Games up to this many states get every rule's outcomes at hand in `query` and the explorer
+/// (level 1; a pass over level 2 needs the out-of-core engine).
+pub const AT_HAND_STATES: u64 = 1 << 24;
+
+/// Every rule's outcomes, when the game is small enough to hold them ([`AT_HAND_STATES`]).
+pub fn all_at_hand<T: Lookup + Sync>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+) -> Result<Option<Vec<(Rule, Outcomes)>>, FormatError> {
+    if game.size() > AT_HAND_STATES || !tables.depths {
+        return Ok(None);
+    }
+    Rule::ALL
+        .iter()
+        .map(|&r| Ok((r, outcomes(game, tables, r)?)))
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+/// A state's outcome under each rule, as `query --json` and the explorer give it:
+/// `[{"rule", "outcome": "C wins" | "endless" | "illegal", "plies"}]`.
+pub fn outcomes_json(rules: &[(Rule, Outcomes)], s: u64) -> serde_json::Value {
+    rules
+        .iter()
+        .map(|(rule, o)| {
+            let outcome = match o.outcome[s as usize] {
+                ENDLESS => "endless".to_string(),
+                ILLEGAL => "illegal".to_string(),
+                w => format!("{} wins", kingmaker_probe::cc3p::PLAYERS[usize::from(w)]),
+            };
+            serde_json::json!({"rule": rule.name(), "outcome": outcome, "plies": o.plies[s as usize]})
+        })
+        .collect()
+}
+
+/// The moves the rule plays from `s` until a won state, or until a position repeats (the cycle
+/// starting at the returned index).
+pub fn line(game: &Cc3p, o: &Outcomes, s: u64) -> (Vec<(String, u64)>, Option<usize>) {
+    let mut seen = std::collections::HashMap::from([(s, 0usize)]);
+    let mut plies = Vec::new();
+    let mut here = s;
+    loop {
+        let c = o.choice[here as usize];
+        if c == u64::MAX {
+            return (plies, None);
+        }
+        let text = Notation::moves(game, here)
+            .into_iter()
+            .find(|m| m.1 == c)
+            .map(|m| m.0)
+            .expect("the chosen child is a move");
+        plies.push((text, c));
+        if let Some(&k) = seen.get(&c) {
+            return (plies, Some(k));
+        }
+        seen.insert(c, plies.len());
+        here = c;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_games::GameSpec;
+    use kingmaker_kernel::solve_in_memory;
+    use std::sync::Arc;
+
+    struct InMemory(Vec<u8>, Vec<u16>);
+    impl Lookup for InMemory {
+        fn states(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn lookup(&self, i: u64) -> Result<(u8, u16), FormatError> {
+            Ok((self.0[i as usize], self.1[i as usize]))
+        }
+    }
+
+    fn level_1() -> (Arc<Cc3p>, Cc3pTables<InMemory>) {
+        let game = Arc::new(Cc3p::new(1).unwrap());
+        let solved: Vec<InMemory> = GameSpec::Cc3p(kingmaker_games::cc3p::Cc3pParams { level: 1 })
+            .layers()
+            .iter()
+            .map(|l| {
+                let s = solve_in_memory(&game, l, 2);
+                InMemory(s.values, s.depth)
+            })
+            .collect();
+        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
+        let t = Cc3pTables {
+            solo,
+            enable_ab,
+            enable_ac,
+            depths: true,
+        };
+        (game, t)
+    }
+
+    /// The outcome of following the rule from `s` one move at a time, remembering the states
+    /// passed: the plain simulation the retrograde pass must agree with.
+    fn simulate(game: &Cc3p, t: &Cc3pTables<InMemory>, rule: Rule, s: u64) -> (Outcome, u32) {
+        let mut seen = std::collections::HashSet::new();
+        let mut here = s;
+        let mut plies = 0;
+        loop {
+            match game.node(here) {
+                Node::Illegal => return (ILLEGAL, 0),
+                Node::Terminal { outcome } => return (outcome, plies),
+                Node::Live { .. } => {}
+            }
+            if !seen.insert(here) {
+                return (ENDLESS, 0);
+            }
+            here = choose(game, t, rule, here)
+                .unwrap()
+                .expect("a live state has a move");
+            plies += 1;
+        }
+    }
+
+    #[test]
+    fn the_retrograde_pass_agrees_with_following_the_rule_from_every_state() {
+        let (game, t) = level_1();
+        for rule in Rule::ALL {
+            let o = outcomes(&game, &t, rule).unwrap();
+            for s in 0..game.size() {
+                let (want, plies) = simulate(&game, &t, rule, s);
+                assert_eq!(o.outcome[s as usize], want, "{} at {s}", rule.name());
+                assert_eq!(o.plies[s as usize], plies, "{} at {s}", rule.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_player_who_can_win_alone_wins_under_every_rule() {
+        let (game, t) = level_1();
+        for rule in Rule::ALL {
+            let o = outcomes(&game, &t, rule).unwrap();
+            for s in 0..game.size() {
+                let a = answers(&game, &t, s).unwrap();
+                if let Some(p) = (0..3).find(|&p| a.solo[p].value == Value::Win) {
+                    if matches!(game.node(s), Node::Live { .. }) {
+                        assert_eq!(o.outcome[s as usize], p as u8, "{} at {s}", rule.name());
+                        assert!(o.plies[s as usize] <= u32::from(a.solo[p].depth.unwrap()));
+                    }
+                }
+            }
+        }
+    }
+}
