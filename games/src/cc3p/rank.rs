@@ -616,7 +616,11 @@ impl RankTables {
         let mut lifted = Lifted {
             hex_base: [0; TK],
             hex_mul: 0,
-            stair0: par.stair0 - if fh == 1 { LANES << (3 * from + 3) } else { 0 },
+            // Stairs are sums modulo 2^64 (`stair_of` adds with wrapping): take the cell out
+            // the same way.
+            stair0: par
+                .stair0
+                .wrapping_sub(if fh == 1 { LANES << (3 * from + 3) } else { 0 }),
             later_hex: [[0; TK]; 2],
             pt_base: 0,
             pt_block: 0,

@@ -42,7 +42,7 @@ impl Go {
         let c = (col as u8 - b'a') as usize;
         let r: usize = chars.as_str().parse().ok()?;
         (c < self.geom.cols && (1..=self.geom.rows).contains(&r))
-            .then_some((r - 1) * self.geom.cols + c)
+            .then(|| (r - 1) * self.geom.cols + c)
     }
 
     /// Writes a position (legal or not) in the notation above.
