@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of the README: install what the tests need (if missing), build the binaries
 # the end-to-end tests start, then run every test of the workspace (unit, property, end-to-end)
-# in release mode (the library crates also with debug assertions), and the Python package's tests (python/: built and installed with pip, which
-# runs maturin; tested with pytest against the binary built here).
+# in release mode, the library crates' tests again with debug assertions, and the Python
+# package's tests (python/: built and installed with pip, which runs maturin; tested with pytest
+# against the binary built here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
