@@ -223,14 +223,7 @@ pub fn check_solve<G: Game + 'static>(game: &Arc<G>, layer: &Layer) {
 /// games from the start (or the example), which reach the positions play actually meets.
 pub fn sample<G: Game + Notation>(g: &G, n: usize, seed: u64) -> Vec<u64> {
     let mut rng = seed;
-    let mut next = move || {
-        // splitmix64
-        rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut next = move || crate::splitmix::splitmix64(&mut rng);
     let mut out = Vec::with_capacity(n);
     let mut tries = 0;
     while out.len() < n / 2 && tries < 100 * n {

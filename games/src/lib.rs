@@ -31,3 +31,4 @@ games! {
 }
 
 mod registry;
+pub mod splitmix;

@@ -29,14 +29,7 @@ impl JumpTable {
     /// cell), (0, 0) where the jump leaves the board.
     pub fn new(jumps: &[[(u64, u64); 6]]) -> JumpTable {
         let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            // splitmix64
-            rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = rng;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut next = move || crate::splitmix::splitmix64(&mut rng);
         assert!(jumps.len() <= 64);
         let mut over = [0u64; 64];
         let mut magic = [0u64; 64];
