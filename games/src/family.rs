@@ -70,3 +70,18 @@ pub fn first_player_wins() -> Layer {
 pub fn second_player_wins() -> Layer {
     Layer::new("second", 0b10, 0b10)
 }
+
+/// Two numbers written `AxB` (or `AXB`), as board sizes are given on the command line; the error
+/// names the parameter (`what`) and the expected `form`.
+pub fn parse_dimensions<A: std::str::FromStr, B: std::str::FromStr>(
+    text: &str,
+    what: &str,
+    form: &str,
+) -> Result<(A, B), String> {
+    let bad = || format!("{what} {text:?} is not of the form {form}");
+    let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
+}

@@ -27,12 +27,9 @@ pub struct Board {
 
 /// "5x4" -> 5 wide, 4 high.
 fn parse_board(text: &str) -> Result<Board, String> {
-    let bad = || format!("board {text:?} is not of the form WxH (e.g. 5x4: 5 columns, 4 rows)");
-    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok(Board {
-        width: w.trim().parse().map_err(|_| bad())?,
-        height: h.trim().parse().map_err(|_| bad())?,
-    })
+    let form = "WxH (e.g. 5x4: 5 columns, 4 rows)";
+    let (width, height) = crate::family::parse_dimensions(text, "board", form)?;
+    Ok(Board { width, height })
 }
 
 impl GameFamily for Connect4Params {

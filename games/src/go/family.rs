@@ -37,12 +37,8 @@ fn lowercase(text: &str) -> Result<String, String> {
 
 /// "3x4" -> 3 rows, 4 columns.
 fn parse_size(text: &str) -> Result<BoardSize, String> {
-    let bad = || format!("size {text:?} is not of the form RxC (e.g. 3x3)");
-    let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok(BoardSize {
-        rows: a.trim().parse().map_err(|_| bad())?,
-        cols: b.trim().parse().map_err(|_| bad())?,
-    })
+    let (rows, cols) = crate::family::parse_dimensions(text, "size", "RxC (e.g. 3x3)")?;
+    Ok(BoardSize { rows, cols })
 }
 
 impl GameFamily for GoParams {
