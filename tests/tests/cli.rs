@@ -3,7 +3,7 @@
 //! report, illegal states in `query`, `deck` and `deck verify`, `bfs` past the last new state,
 //! and the HTTP API's parameters.
 
-use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
+use kingmaker_e2e::{grouped, kingmaker, kingmaker_ok, read_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -261,19 +261,6 @@ fn a_finished_build_or_resume_says_so_in_progress_and_status() {
 }
 
 // ---- status and summarize on a release ----
-
-/// "4947100130" -> "4,947,100,130".
-fn grouped(n: u64) -> String {
-    let d = n.to_string();
-    let mut out = String::new();
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// The bytes of every file in a directory.
 fn dir_bytes(dir: &Path) -> u64 {

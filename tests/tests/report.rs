@@ -3,24 +3,12 @@
 //! of `waves.jsonl` (a state's depth is the wave that decided it), the layer counts and the
 //! control classes against `summary.json`.
 
-use kingmaker_e2e::{kingmaker_ok, packed_release, path_str, read_json};
+use kingmaker_e2e::{grouped, kingmaker_ok, packed_release, path_str, read_json};
 use std::path::Path;
 
 fn report(dir: &Path, out: &Path) -> String {
     kingmaker_ok(&["report", path_str(dir), "--out", path_str(out)]);
     std::fs::read_to_string(out).unwrap()
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn number(text: &str) -> u64 {
@@ -132,7 +120,7 @@ fn go_and_toppen_show_their_own_results() {
     let census: serde_json::Value = serde_json::from_str(&census).unwrap();
     let terrains = census["terrains"].as_u64().unwrap();
     assert!(
-        html.contains(&format!("<p>{} terrains", thousands(terrains))),
+        html.contains(&format!("<p>{} terrains", grouped(terrains))),
         "the census's {terrains} terrains"
     );
 }

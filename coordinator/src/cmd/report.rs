@@ -99,12 +99,15 @@ struct DepthCounts {
 
 fn depth_counts(tables: &Tables, layer: &str) -> Result<DepthCounts> {
     let mut c = DepthCounts::default();
+    let file = tables.layer(layer)?;
+    let (mut values, mut depths) = (vec![0u8; CHUNK], vec![0u16; CHUNK]);
     let mut first = 0;
     while first < tables.states() {
         let n = CHUNK.min((tables.states() - first) as usize);
-        let values = tables.values(layer, first, n)?;
-        let depths = tables.depths(layer, first, n)?;
-        for (&v, &d) in values.iter().zip(&depths) {
+        let (values, depths) = (&mut values[..n], &mut depths[..n]);
+        // One read for both: each block is decompressed once.
+        file.read_states(first, values, depths)?;
+        for (&v, &d) in values.iter().zip(depths.iter()) {
             let slot = match Outcome::from_code(v) {
                 Some(Outcome::Win) => &mut c.win,
                 Some(Outcome::Loss) => &mut c.loss,

@@ -310,42 +310,15 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kingmaker_games::GameSpec;
-    use kingmaker_kernel::solve_in_memory;
     use kingmaker_probe::cc3p::{answers as try_answers, Cc3pTables};
-    use kingmaker_tablefmt::{FormatError, Lookup};
     use std::sync::Arc;
 
-    struct InMemory(Vec<u8>, Vec<u16>);
-
-    impl Lookup for InMemory {
-        fn states(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn lookup(&self, i: u64) -> Result<(u8, u16), FormatError> {
-            Ok((self.0[i as usize], self.1[i as usize]))
-        }
-    }
+    use crate::games::cc3p::level_one::{self, InMemory};
 
     /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
     fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
-        let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> = GameSpec::Cc3p(kingmaker_games::cc3p::Cc3pParams { level: 1 })
-            .layers()
-            .iter()
-            .map(|l| {
-                let s = solve_in_memory(&game, l, 2);
-                InMemory(s.values, s.depth)
-            })
-            .collect();
-        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
-        let plane = ValuesPlane::from_values(&solo.0);
-        let t = Cc3pTables {
-            solo,
-            enable_ab,
-            enable_ac,
-            depths: true,
-        };
+        let (game, t) = level_one::level_1();
+        let plane = ValuesPlane::from_values(&t.solo.0);
         (game, plane, t)
     }
 

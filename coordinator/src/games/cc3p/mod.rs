@@ -5,6 +5,8 @@
 
 mod classes;
 mod labels;
+#[cfg(test)]
+mod level_one;
 pub mod preferences;
 mod query;
 

@@ -266,39 +266,8 @@ pub fn line(game: &Cc3p, o: &Outcomes, s: u64) -> (Vec<(String, u64)>, Option<us
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kingmaker_games::GameSpec;
-    use kingmaker_kernel::solve_in_memory;
-    use std::sync::Arc;
 
-    struct InMemory(Vec<u8>, Vec<u16>);
-    impl Lookup for InMemory {
-        fn states(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn lookup(&self, i: u64) -> Result<(u8, u16), FormatError> {
-            Ok((self.0[i as usize], self.1[i as usize]))
-        }
-    }
-
-    fn level_1() -> (Arc<Cc3p>, Cc3pTables<InMemory>) {
-        let game = Arc::new(Cc3p::new(1).unwrap());
-        let solved: Vec<InMemory> = GameSpec::Cc3p(kingmaker_games::cc3p::Cc3pParams { level: 1 })
-            .layers()
-            .iter()
-            .map(|l| {
-                let s = solve_in_memory(&game, l, 2);
-                InMemory(s.values, s.depth)
-            })
-            .collect();
-        let [solo, enable_ab, enable_ac]: [InMemory; 3] = solved.try_into().ok().unwrap();
-        let t = Cc3pTables {
-            solo,
-            enable_ab,
-            enable_ac,
-            depths: true,
-        };
-        (game, t)
-    }
+    use crate::games::cc3p::level_one::{level_1, InMemory};
 
     /// The outcome of following the rule from `s` one move at a time, remembering the states
     /// passed: the plain simulation the retrograde pass must agree with.
