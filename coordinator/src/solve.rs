@@ -379,7 +379,8 @@ pub fn embedded_workers(
             layer.name,
             match storage {
                 CellStorage::Memory => "in memory",
-                CellStorage::File => "in mapped files under work/ (larger than the memory budget)",
+                CellStorage::File { .. } =>
+                    "in mapped files under work/ (larger than the memory budget)",
             }
         );
         Ok(local_workers(

@@ -13,9 +13,10 @@
 //! zstd-compressed bitmap per wave, see [`WaveLog`]; its format is `tablefmt::wave_log`), and
 //! depths are rebuilt from the log when the finished table is gathered.
 //!
-//! Cells are a memory map, either of a file in the worker's data directory (so the operating
-//! system may page it out: the kernel never assumes the arrays fit in RAM) or anonymous memory
-//! with transparent huge pages when they fit the worker's memory budget ([`CellStorage`]). An
+//! Cells are a memory map, either of a file in the worker's data directory, when they exceed the
+//! worker's memory budget, or anonymous memory with transparent huge pages when they fit
+//! ([`CellStorage`]). Cells in files are only ever walked in order, a shard at a time (see
+//! [`super::update_buckets`]): mapped files updated at random thrash once they outgrow memory. An
 //! anonymous map is never written back behind the kernel's back (a shared file map is, page by
 //! page, all the time) and huge pages spare the TLB the misses of random updates; nothing is lost
 //! by it, since a checkpoint holds every cell.
@@ -201,6 +202,8 @@ pub struct ShardArrays {
     /// Its number of states.
     pub len: u64,
     cells: MmapMut,
+    /// Whether the cells map a file (else anonymous memory).
+    in_file: bool,
     /// [`BLOCK_FRONTIER`] / [`BLOCK_FRESH`] per block of [`BLOCK_STATES`] cells.
     blocks: Vec<AtomicU8>,
     /// The shard's wave log: the states each closed wave decided.
@@ -222,7 +225,7 @@ impl ShardArrays {
             dir.map(|d| d.join(format!("shard-{id:05}.{kind}")))
         };
         let cells_file = match storage {
-            CellStorage::File => file("cells"),
+            CellStorage::File { .. } => file("cells"),
             CellStorage::Memory => None,
         };
         Ok(ShardArrays {
@@ -230,6 +233,7 @@ impl ShardArrays {
             start: range.start,
             len,
             cells: map(cells_file.as_deref(), len as usize)?,
+            in_file: cells_file.is_some(),
             blocks: (0..(len as usize).div_ceil(BLOCK_STATES))
                 .map(|_| AtomicU8::new(0))
                 .collect(),
@@ -309,6 +313,27 @@ impl ShardArrays {
     /// then `origin + index`, for the kernel's hot path.
     pub fn origin(&self) -> usize {
         (self.cells.as_ptr() as usize).wrapping_sub(self.start as usize)
+    }
+
+    /// About to update all of the shard's cells: map a file's pages in, writable, with one
+    /// system call and a sequential read, rather than fault them in one page at a time at random
+    /// (Linux 5.14 and later; elsewhere the faults come as before).
+    pub fn populate(&self) {
+        #[cfg(target_os = "linux")]
+        let _ = self.cells.advise(memmap2::Advice::PopulateWrite);
+    }
+
+    /// Done with the shard's cells for now: write a file's dirty pages back and wait, so that
+    /// under a memory limit that counts the page cache (a cgroup) they can be reclaimed at once
+    /// for the next shard instead of stalling it.
+    pub fn write_back(&self) -> Result<(), KernelError> {
+        if self.in_file {
+            let name = format!("<cells of shard {}>", self.id);
+            self.cells
+                .flush()
+                .map_err(|e| KernelError::io(Path::new(&name), e))?;
+        }
+        Ok(())
     }
 
     /// The cells, one per state of the shard, for concurrent updates.

@@ -148,7 +148,7 @@ impl<G: Game> WorkerEngine<G> {
                     Ok(())
                 })?;
         }
-        self.rebuild_block_flags();
+        self.rebuild_block_flags()?;
         Ok(cp)
     }
 }

@@ -5,8 +5,10 @@ use super::cells::{
     CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR,
     CELL_WIN_NEW,
 };
+use super::frontier_store::FrontierStore;
 use super::memory::CellStorage;
 use super::shard::ShardPlan;
+use super::update_buckets::{spill_threshold, UpdateBuckets};
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
@@ -33,6 +35,8 @@ pub const SEND_BATCH: usize = 1 << 16;
 /// Updates applied together: their cells are prefetched first, so the cache misses of a batch
 /// overlap instead of each waiting behind the previous compare-and-swap.
 const APPLY_BATCH: usize = 256;
+/// Updates handed to the buckets together when they are held back to the close (fewer locks).
+const HOLD_BATCH: usize = 1 << 13;
 
 /// What one worker did in one wave.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,6 +79,31 @@ const VALUE_OF_CELL: [u8; 256] = {
     table
 };
 
+/// What a worker keeps besides its cells when they live in files: the wave's updates, held back
+/// to its close, and the frontier of the last closed wave.
+struct OutOfCore {
+    buckets: UpdateBuckets,
+    frontiers: FrontierStore,
+}
+
+/// The bits of `decided` whose cells are W (just aged: [`CELL_WIN_CUR`]).
+fn won_bits(cells: &[AtomicU8], decided: &[u64]) -> Vec<u64> {
+    decided
+        .iter()
+        .enumerate()
+        .map(|(w, &word)| {
+            let mut bits = word;
+            let mut won = 0;
+            while bits != 0 {
+                let j = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                won |= ((cells[w * 64 + j].load(Relaxed) == CELL_WIN_CUR) as u64) << j;
+            }
+            won
+        })
+        .collect()
+}
+
 /// One parallel task of a wave: expands frontier states one by one, applies the updates this
 /// worker owns in prefetched batches and buffers the others per owner.
 struct Expander<'a, G: Game> {
@@ -85,6 +114,8 @@ struct Expander<'a, G: Game> {
     preds: Vec<u64>,
     mine: Vec<u64>,
     outbox: Vec<Vec<u64>>,
+    /// Updates of this worker's own collected before they are applied or held back.
+    batch: usize,
     expanded: u64,
     applied: u64,
 }
@@ -99,6 +130,11 @@ impl<'a, G: Game> Expander<'a, G> {
             preds: Vec::new(),
             mine: Vec::with_capacity(2 * APPLY_BATCH),
             outbox: vec![Vec::new(); workers],
+            batch: if engine.out_of_core.is_some() {
+                HOLD_BATCH
+            } else {
+                APPLY_BATCH
+            },
             expanded: 0,
             applied: 0,
         }
@@ -106,19 +142,26 @@ impl<'a, G: Game> Expander<'a, G> {
 
     /// Expand the frontier state in cell `i` (shard-local) of the task's shard.
     fn expand(&mut self, i: usize) -> Result<(), KernelError> {
-        let engine = self.engine;
-        let child_is_win = match self.shard.cells()[i].load(Relaxed) {
-            CELL_WIN_CUR => !self.flip,
-            CELL_LOSS_CUR => self.flip,
+        match self.shard.cells()[i].load(Relaxed) {
+            CELL_WIN_CUR => self.expand_decided(i, true),
+            CELL_LOSS_CUR => self.expand_decided(i, false),
             other => {
                 debug_assert!(false, "cell {i} is {other}, not in the frontier");
-                return Ok(());
+                Ok(())
             }
-        };
+        }
+    }
+
+    /// Expand state `i` (shard-local) of the task's shard, decided in the previous wave: W for
+    /// the coalition (or for its mover, in a game that alternates sides) if `won`.
+    fn expand_decided(&mut self, i: usize, won: bool) -> Result<(), KernelError> {
+        let engine = self.engine;
+        let child_is_win = won != self.flip;
         self.preds.clear();
         let index = self.shard.start + i as u64;
         let learned = engine.game.predecessors_and_count(index, &mut self.preds);
-        if let Some((state, count)) = learned {
+        // Out of core a wave writes no cell before it closes: a learned count is not kept.
+        if let (Some((state, count)), None) = (learned, &engine.out_of_core) {
             self.shard.keep_count(state, count);
         }
         self.expanded += 1;
@@ -128,7 +171,7 @@ impl<'a, G: Game> Expander<'a, G> {
         } else {
             self.route(child_is_win)?;
         }
-        if self.mine.len() >= APPLY_BATCH {
+        if self.mine.len() >= self.batch {
             self.apply_mine()?;
         }
         Ok(())
@@ -153,9 +196,25 @@ impl<'a, G: Game> Expander<'a, G> {
     }
 
     fn apply_mine(&mut self) -> Result<(), KernelError> {
-        self.engine.apply_all(&self.mine)?;
-        self.applied += self.mine.len() as u64;
+        match &self.engine.out_of_core {
+            Some(ooc) => ooc.buckets.add(&self.engine.plan, &mut self.mine)?,
+            None => {
+                self.engine.apply_all(&self.mine)?;
+                self.applied += self.mine.len() as u64;
+            }
+        }
         self.mine.clear();
+        Ok(())
+    }
+
+    /// Expand every frontier state of block `b`, found in the cells.
+    fn expand_block(&mut self, b: usize) -> Result<(), KernelError> {
+        let range = self.shard.block_range(b);
+        for (i, cell) in self.shard.cells()[range.clone()].iter().enumerate() {
+            if matches!(cell.load(Relaxed), CELL_WIN_CUR | CELL_LOSS_CUR) {
+                self.expand(range.start + i)?;
+            }
+        }
         Ok(())
     }
 
@@ -190,6 +249,9 @@ pub struct WorkerEngine<G: Game> {
     origins: Vec<Option<usize>>,
     /// Whether this worker owns every shard (no update is routed).
     owns_all: bool,
+    /// With cells in files: the wave's updates held back to its close, and the frontier kept
+    /// beside the cells. Without: updates are applied as they come.
+    out_of_core: Option<OutOfCore>,
     router: Arc<dyn Router>,
     counters: Counters,
     /// Kept from the last close; absent after the initial pass or a restore (then the frontier
@@ -225,6 +287,20 @@ impl<G: Game> WorkerEngine<G> {
             .map(|s| s.as_ref().map(ShardArrays::origin))
             .collect();
         let owns_all = owners.iter().all(|&o| o == me);
+        let out_of_core = match storage {
+            CellStorage::File { held_bytes } => {
+                let owned: Vec<bool> = owners.iter().map(|&o| o == me).collect();
+                let count = owned.iter().filter(|&&o| o).count();
+                let spill_at = spill_threshold(held_bytes, count);
+                let frontiers = FrontierStore::new(owners.len(), dir);
+                frontiers.clear()?;
+                Some(OutOfCore {
+                    buckets: UpdateBuckets::new(&plan, &owned, dir, spill_at)?,
+                    frontiers,
+                })
+            }
+            CellStorage::Memory => None,
+        };
         Ok(WorkerEngine {
             game,
             layer,
@@ -234,6 +310,7 @@ impl<G: Game> WorkerEngine<G> {
             shards,
             origins,
             owns_all,
+            out_of_core,
             router,
             counters: Counters::default(),
             frontier: Mutex::new(None),
@@ -277,7 +354,7 @@ impl<G: Game> WorkerEngine<G> {
     /// Wave 0: classify every owned state. Terminal states are decided in wave 0; live states
     /// start with an unknown counter (see [`CELL_UNCOUNTED`]). The wave logs are cleared.
     pub fn init_pass(&self) -> Result<(), KernelError> {
-        self.forget_frontier();
+        self.forget_frontier()?;
         for shard in self.owned() {
             shard.waves.clear()?;
         }
@@ -328,17 +405,21 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     /// Recompute the block flags from the cells (after a checkpoint was loaded).
-    pub(super) fn rebuild_block_flags(&self) {
-        self.forget_frontier();
+    pub(super) fn rebuild_block_flags(&self) -> Result<(), KernelError> {
+        self.forget_frontier()?;
         self.owned()
             .collect::<Vec<_>>()
             .into_par_iter()
             .for_each(|s| s.rebuild_block_flags());
+        Ok(())
     }
 
     /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, route every predecessor
     /// update to its owner, and return once all of them have been applied.
     pub fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
+        if let Some(ooc) = &self.out_of_core {
+            return self.run_wave_out_of_core(wave, ooc);
+        }
         let kept = self.take_frontier().filter(|f| f.wave + 1 == wave);
         let blocks = self.blocks(BLOCK_FRONTIER);
         // Each work item walks one block's frontier: the kept bitmap's words, or the cells.
@@ -367,15 +448,42 @@ impl<G: Game> WorkerEngine<G> {
                         }
                     }
                 }
-                None => {
-                    for (i, cell) in shard.cells()[range.clone()].iter().enumerate() {
-                        if matches!(cell.load(Relaxed), CELL_WIN_CUR | CELL_LOSS_CUR) {
-                            expander.expand(range.start + i)?;
-                        }
-                    }
-                }
+                None => expander.expand_block(b)?,
             }
             expander.finish()
+        })
+    }
+
+    /// [`WorkerEngine::run_wave`] with cells in files: each shard's frontier comes from the
+    /// frontier store, its blocks in parallel, so that no cell is read (after a restore the
+    /// store is empty, and the cells of the frontier's blocks are read once).
+    fn run_wave_out_of_core(&self, wave: u32, ooc: &OutOfCore) -> Result<(), KernelError> {
+        let has_frontier =
+            |s: &ShardArrays| (0..s.blocks()).any(|b| s.block_flags(b) & BLOCK_FRONTIER != 0);
+        let shards: Vec<&ShardArrays> = self.owned().filter(|s| has_frontier(s)).collect();
+        shards.into_par_iter().try_for_each(|shard| {
+            let words = shard.len.div_ceil(64) as usize;
+            let frontier = ooc.frontiers.read(shard.id, wave - 1, words)?;
+            let blocks: Vec<usize> = (0..shard.blocks())
+                .filter(|&b| shard.block_flags(b) & BLOCK_FRONTIER != 0)
+                .collect();
+            blocks.into_par_iter().try_for_each(|b| {
+                let mut expander = Expander::new(self, shard);
+                let Some(f) = &frontier else {
+                    expander.expand_block(b)?;
+                    return expander.finish();
+                };
+                let range = shard.block_range(b);
+                for w in range.start / 64..range.end.div_ceil(64) {
+                    let mut bits = f.decided[w];
+                    while bits != 0 {
+                        let j = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        expander.expand_decided(w * 64 + j, f.won[w] >> j & 1 == 1)?;
+                    }
+                }
+                expander.finish()
+            })
         })
     }
 
@@ -383,9 +491,15 @@ impl<G: Game> WorkerEngine<G> {
         self.frontier.lock().expect("frontier").take()
     }
 
-    /// The cells changed behind the close's back (initial pass, restore): drop the kept frontier.
-    fn forget_frontier(&self) {
+    /// The cells changed behind the close's back (initial pass, restore): drop the kept frontier
+    /// and any updates held back by a wave that did not close.
+    fn forget_frontier(&self) -> Result<(), KernelError> {
         drop(self.take_frontier());
+        if let Some(ooc) = &self.out_of_core {
+            ooc.buckets.clear()?;
+            ooc.frontiers.clear()?;
+        }
+        Ok(())
     }
 
     fn flush(&self, owner: usize, batch: &mut Vec<u64>) -> Result<(), KernelError> {
@@ -397,8 +511,12 @@ impl<G: Game> WorkerEngine<G> {
         Ok(())
     }
 
-    /// Apply a batch of updates from another worker during the running wave.
+    /// Apply a batch of updates from another worker during the running wave (or hold it back to
+    /// the close, with cells in files).
     pub fn receive(&self, updates: &[u64]) -> Result<(), KernelError> {
+        if let Some(ooc) = &self.out_of_core {
+            return ooc.buckets.add(&self.plan, &mut updates.to_vec());
+        }
         if updates.len() >= 4096 {
             updates
                 .par_chunks(APPLY_BATCH)
@@ -514,6 +632,10 @@ impl<G: Game> WorkerEngine<G> {
                 max,
             });
         }
+        if let Some(ooc) = &self.out_of_core {
+            let decided = self.close_out_of_core(wave, ooc)?;
+            return Ok((decided, self.take_stats()));
+        }
         // The frontier just expanded is no longer needed: its bitmaps are reused for the next
         // (a fresh gigabyte-sized allocation per wave costs as many page faults as it has pages).
         let mut spare = self.take_frontier().map(|f| f.bitmaps).unwrap_or_default();
@@ -575,12 +697,69 @@ impl<G: Game> WorkerEngine<G> {
             })
             .sum::<Result<u64, KernelError>>()?;
         *self.frontier.lock().expect("frontier") = Some(Frontier { wave, bitmaps });
-        let stats = WaveStats {
+        Ok((decided, self.take_stats()))
+    }
+
+    /// The statistics of the wave being closed; the counters start again from zero.
+    fn take_stats(&self) -> WaveStats {
+        WaveStats {
             expanded: self.counters.expanded.swap(0, Relaxed),
             applied: self.counters.applied.swap(0, Relaxed),
             sent: self.counters.sent.swap(0, Relaxed),
-        };
-        Ok((decided, stats))
+        }
+    }
+
+    /// [`WorkerEngine::close_wave`] with cells in files, one shard after another (as many at
+    /// once as there are threads): apply the shard's held-back updates, age its blocks, append
+    /// its wave-log frame and keep its frontier for the next wave, so that each wave reads and
+    /// writes a shard's cells once, in order. The bitmaps live only while their shard closes.
+    fn close_out_of_core(&self, wave: u32, ooc: &OutOfCore) -> Result<u64, KernelError> {
+        let active = BLOCK_FRONTIER | BLOCK_FRESH;
+        self.owned()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|shard| {
+                // Dense updates touch every page: map them all in with one sequential read.
+                if ooc.buckets.held(shard.id) >= shard.len / 16 {
+                    shard.populate();
+                }
+                let cells = shard.cells();
+                let applied = ooc.buckets.drain(shard.id, |codes| {
+                    codes.chunks(APPLY_BATCH).try_for_each(|batch| {
+                        for &c in batch {
+                            prefetch(&cells[(c >> 1) as usize]);
+                        }
+                        batch.iter().try_for_each(|&c| {
+                            self.apply(shard.start + (c >> 1) as u64, c & 1 == 1)
+                        })
+                    })
+                })?;
+                self.counters.applied.fetch_add(applied, Relaxed);
+                let flagged = (0..shard.blocks()).any(|b| shard.block_flags(b) & active != 0);
+                let mut bitmap = vec![
+                    0u64;
+                    if flagged {
+                        shard.len.div_ceil(64) as usize
+                    } else {
+                        0
+                    }
+                ];
+                for (b, words) in bitmap.chunks_mut(BLOCK_STATES / 64).enumerate() {
+                    if shard.block_flags(b) & active != 0 {
+                        // SAFETY: closing is at a barrier, and this task alone holds the shard.
+                        let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
+                        shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
+                    }
+                }
+                shard.waves.append(wave, &bitmap)?;
+                if bitmap.iter().any(|&w| w != 0) {
+                    let won = won_bits(cells, &bitmap);
+                    ooc.frontiers.write(shard.id, wave, &bitmap, &won)?;
+                }
+                shard.write_back()?;
+                Ok(bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>())
+            })
+            .sum()
     }
 
     /// Final values of one owned shard (ILLEGAL / WIN / LOSS / DRAW per state, index order).

@@ -22,7 +22,10 @@
 //! the owners of other shards; [`driver`] is the barrier that runs waves over any set of workers;
 //! [`owners`] says which worker owns which shard. The workers are in-process ([`local`], the
 //! embedded default) or remote (the gRPC transport, in the `kingmaker-rpc` crate): the same code
-//! either way. Besides: [`bfs`] (breadth-first counts from a position) and [`options`] (the checks
+//! either way. A worker whose cells exceed its memory budget keeps them in files and works through
+//! them in order, never at random: each wave's updates wait in per-shard buckets on disk
+//! ([`update_buckets`]) until the close applies them shard by shard, and the frontier is kept
+//! beside the cells (`frontier_store`). Besides: [`bfs`] (breadth-first counts from a position) and [`options`] (the checks
 //! of the kernel's parameters: threads, shard size, memory budget, timeouts).
 
 #![warn(missing_docs)]
@@ -34,6 +37,7 @@ pub mod checkpoint;
 pub mod driver;
 pub mod engine;
 mod error;
+mod frontier_store;
 pub mod game;
 mod layer;
 pub mod local;
@@ -41,6 +45,7 @@ pub mod memory;
 pub mod options;
 pub mod owners;
 pub mod shard;
+pub mod update_buckets;
 pub mod wave_log;
 
 pub use driver::{

@@ -1,8 +1,8 @@
 //! How much memory a worker may use, and what follows from it: whether a worker's cells live in
-//! memory or in mapped files ([`CellStorage`]). That is all the budget decides. The update buffers
-//! do not follow it: they are fixed ([`super::engine::SEND_BATCH`] updates per destination and
-//! parallel task, at most threads × (workers − 1) × 512 KiB), and [`CellStorage::for_budget`] only
-//! keeps a fixed allowance for them and the other working buffers.
+//! memory or in mapped files ([`CellStorage`]), and, in files, how much memory holds the wave's
+//! held-back updates before they go to disk. The send buffers do not follow it: they are fixed
+//! ([`super::engine::SEND_BATCH`] updates per destination and parallel task, at most threads ×
+//! (workers − 1) × 512 KiB), and [`CellStorage::for_budget`] only keeps an allowance for them.
 
 /// Where a worker keeps its cells while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -10,23 +10,36 @@ pub enum CellStorage {
     /// Anonymous memory (huge pages where the system allows): the fastest, for cells that fit
     /// the memory budget.
     Memory,
-    /// A shared map of a file in the data directory: the operating system pages it in and out,
-    /// so cells larger than memory still work.
-    File,
+    /// A shared map of a file in the data directory, for cells larger than the budget. Each
+    /// wave's updates are held back in buckets (`super::update_buckets`) and applied shard by
+    /// shard when it closes, so the cells are read and written in order, once per wave.
+    File {
+        /// Memory for the held-back updates before they are written to the buckets' files.
+        held_bytes: usize,
+    },
 }
 
 impl CellStorage {
     /// Memory if `states` cells (plus a wave's bitmap and working buffers) fit in `budget` bytes.
     /// The working buffers (update buffers, gathered tables) are not measured: 512 MiB is an
-    /// allowance for them, not a bound.
+    /// allowance for them, not a bound. Otherwise files, with a quarter of the budget (at most
+    /// 256 MiB) for held-back updates; the rest is left to the page cache, through which the
+    /// cells pass.
     pub fn for_budget(states: u64, budget: u64) -> CellStorage {
         const BUFFERS: u64 = 512 << 20;
         if states + states / 8 + BUFFERS <= budget {
             CellStorage::Memory
         } else {
-            CellStorage::File
+            CellStorage::File {
+                held_bytes: (budget / 4).clamp(1 << 20, 256 << 20) as usize,
+            }
         }
     }
+
+    /// Cells in files with the most memory for held-back updates: for tests and tools.
+    pub const FILE: CellStorage = CellStorage::File {
+        held_bytes: 256 << 20,
+    };
 }
 
 /// Physical memory of this machine in bytes (from /proc/meminfo; 0 where unavailable).
@@ -110,6 +123,17 @@ mod tests {
             CellStorage::for_budget(1 << 30, 4 << 30),
             CellStorage::Memory
         );
-        assert_eq!(CellStorage::for_budget(1 << 30, 1 << 30), CellStorage::File);
+        assert_eq!(
+            CellStorage::for_budget(1 << 30, 1 << 30),
+            CellStorage::File {
+                held_bytes: 256 << 20
+            }
+        );
+        assert_eq!(
+            CellStorage::for_budget(1 << 30, 32 << 20),
+            CellStorage::File {
+                held_bytes: 8 << 20
+            }
+        );
     }
 }

@@ -237,7 +237,7 @@ fn several_workers_and_shards_give_the_same_tables() {
     let dir = tempfile::tempdir().unwrap();
     for (workers, shard_size, on_disk, storage) in [
         (1, 64, false, CellStorage::Memory),
-        (2, 640, true, CellStorage::File),
+        (2, 640, true, CellStorage::FILE),
         (3, 1000, false, CellStorage::Memory),
         (4, 128, true, CellStorage::Memory),
     ] {
@@ -335,9 +335,9 @@ fn a_stopped_layer_resumes_from_its_checkpoint_to_identical_tables() {
     let (values, depth) = reference_solve(game.as_ref(), &layer);
     let plan = ShardPlan::new(game.size(), 4096);
     for (stop_after, storage) in [
-        (0, CellStorage::File),
+        (0, CellStorage::FILE),
         (1, CellStorage::Memory),
-        (3, CellStorage::File),
+        (3, CellStorage::FILE),
         (6, CellStorage::Memory),
     ] {
         let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ pub mod layer;
 pub mod release;
 pub mod run;
 pub mod table;
+pub mod update_bucket;
 pub mod value;
 pub mod wave_log;
 

@@ -1,5 +1,5 @@
 //! Fuzzing every reader of outside bytes in tablefmt: layer files (header, index, blocks),
-//! release manifests, checkpoint chunk references. Arbitrary or damaged input gives an error,
+//! release manifests, checkpoint chunk references, update buckets. Arbitrary or damaged input gives an error,
 //! never a panic, a hang or a huge allocation.
 
 use kingmaker_tablefmt::checkpoint::{
@@ -234,4 +234,57 @@ proptest! {
 #[test]
 fn the_valid_layer_reads() {
     read_all(&valid_layer()).unwrap();
+}
+
+/// Decode an update bucket; the first error.
+fn read_bucket(bytes: &[u8]) -> Result<usize, kingmaker_tablefmt::FormatError> {
+    let mut n = 0;
+    kingmaker_tablefmt::update_bucket::each_frame(bytes, "fuzz", |codes| {
+        n += codes.len();
+        Ok::<_, kingmaker_tablefmt::FormatError>(())
+    })?;
+    Ok(n)
+}
+
+/// A frame header with a valid crc32 over `payload`, announcing `count` codes.
+fn forged_frame(count: u32, encoding: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut hasher = crc32fast::Hasher::new();
+    for word in [count, len, encoding] {
+        hasher.update(&word.to_le_bytes());
+    }
+    hasher.update(payload);
+    let mut frame = Vec::new();
+    for word in [count, len, hasher.finalize(), encoding] {
+        frame.extend_from_slice(&word.to_le_bytes());
+    }
+    frame.extend_from_slice(payload);
+    frame
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn arbitrary_update_buckets_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = read_bucket(&bytes);
+    }
+
+    /// A frame whose crc32 is right but whose count or payload lies: refused, and nothing huge
+    /// is allocated for the count it claims.
+    #[test]
+    fn forged_update_frames_are_refused(count in any::<u32>(), zstd in any::<bool>(), codes in proptest::collection::vec(any::<u32>(), 0..50)) {
+        let mut sorted = codes.clone();
+        sorted.sort_unstable();
+        let mut varints = Vec::new();
+        let mut previous = 0;
+        for &c in &sorted {
+            prost::encoding::encode_varint((c - previous) as u64, &mut varints);
+            previous = c;
+        }
+        let payload = if zstd { zstd::bulk::compress(&varints, 1).unwrap() } else { varints };
+        let frame = forged_frame(count, zstd as u32, &payload);
+        let read = read_bucket(&frame);
+        prop_assert_eq!(read.is_ok(), count as usize == codes.len(), "{:?}", read);
+    }
 }
