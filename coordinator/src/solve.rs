@@ -380,9 +380,19 @@ pub fn embedded_workers(
             match storage {
                 CellStorage::Memory => "in memory",
                 CellStorage::File { .. } =>
-                    "in mapped files under work/ (larger than the memory budget)",
+                    "in files under work/, out of core (larger than the memory budget)",
             }
         );
+        // Out of core, each thread closes a whole shard at a time, in memory.
+        let threads = rayon::current_num_threads() as u64;
+        if storage != CellStorage::Memory && threads * plan.range(0).end > budget / 2 {
+            tracing::warn!(
+                "{threads} threads × shards of {} states take more than half the memory budget \
+                 of {budget} bytes: out of core, a smaller --shard-size keeps the page cache \
+                 from thrashing",
+                plan.range(0).end
+            );
+        }
         Ok(local_workers(
             game.clone(),
             layer,

@@ -9,19 +9,19 @@
 
 use super::shard::ShardPlan;
 use super::KernelError;
-use kingmaker_tablefmt::update_bucket::{each_frame, encode_frame, file_name};
+use kingmaker_tablefmt::update_bucket::{each_frame, encode_frame, file_name, MAX_FRAME_UPDATES};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The fewest updates a bucket holds before it writes them out, whatever the number of shards:
-/// smaller frames would cost a system call per few kilobytes.
-const MIN_PENDING: usize = 1 << 14;
+/// smaller frames would cost a system call per few hundred bytes.
+const MIN_PENDING: usize = 1 << 10;
 
 /// Updates a bucket holds in memory before it writes them out, for a worker of `shards` shards
 /// that may hold `held_bytes` of them in all.
 pub fn spill_threshold(held_bytes: usize, shards: usize) -> usize {
-    (held_bytes / 4 / shards.max(1)).max(MIN_PENDING)
+    (held_bytes / 4 / shards.max(1)).clamp(MIN_PENDING, MAX_FRAME_UPDATES as usize)
 }
 
 /// The held-back updates of the shards one worker owns.
@@ -148,8 +148,9 @@ impl UpdateBuckets {
         let mut count = 0;
         if bucket.spilled {
             let path = self.path(shard).expect("a spilled bucket has a file");
-            let bytes = std::fs::read(&path).map_err(|e| KernelError::io(&path, e))?;
-            each_frame(&bytes, &path.display().to_string(), |codes| {
+            let file = std::fs::File::open(&path).map_err(|e| KernelError::io(&path, e))?;
+            let reader = std::io::BufReader::with_capacity(1 << 16, file);
+            each_frame(reader, &path.display().to_string(), |codes| {
                 count += codes.len() as u64;
                 apply(codes)
             })?;

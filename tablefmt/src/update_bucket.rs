@@ -64,42 +64,68 @@ fn crc(count: u32, len: u32, encoding: u32, payload: &[u8]) -> u32 {
     hasher.finalize()
 }
 
-/// Call `f` on the codes of every frame of a bucket, in order, each frame's crc32 and count
-/// checked first; stops at the first error. `name` names the bucket in errors.
+/// The most updates a frame may announce: writers spill far sooner, and the bound keeps a forged
+/// header from asking a reader for gigabytes.
+pub const MAX_FRAME_UPDATES: u32 = 1 << 26;
+
+/// Call `f` on the codes of every frame of a bucket read from `reader`, in order, one frame in
+/// memory at a time, each frame's crc32 and count checked first; stops at the first error.
+/// `name` names the bucket in errors.
 pub fn each_frame<E: From<FormatError>>(
-    bytes: &[u8],
+    mut reader: impl std::io::Read,
     name: &str,
     mut f: impl FnMut(&[u32]) -> Result<(), E>,
 ) -> Result<(), E> {
+    use std::io::Read;
     let corrupt = |what: String| FormatError::Corrupt(format!("update bucket {name}: {what}"));
-    let mut codes = Vec::new();
-    let mut unpacked = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let header = bytes
-            .get(at..at + FRAME_HEADER)
-            .ok_or_else(|| corrupt("truncated frame header".into()))?;
+    let io = |e: std::io::Error| corrupt(format!("reading: {e}"));
+    let (mut codes, mut payload, mut unpacked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = 0u64;
+    loop {
+        let mut header = [0u8; FRAME_HEADER];
+        let got = (&mut reader)
+            .take(FRAME_HEADER as u64)
+            .read(&mut header)
+            .map_err(io)?;
+        if got == 0 {
+            return Ok(());
+        }
+        if got < FRAME_HEADER {
+            reader
+                .read_exact(&mut header[got..])
+                .map_err(|_| corrupt("truncated frame header".into()))?;
+        }
         let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
         let (count, len, expected, encoding) = (word(0), word(4), word(8), word(12));
-        let payload = bytes
-            .get(at + FRAME_HEADER..at + FRAME_HEADER + len as usize)
-            .ok_or_else(|| corrupt("truncated frame".into()))?;
-        if crc(count, len, encoding, payload) != expected {
+        if count > MAX_FRAME_UPDATES {
+            return Err(corrupt(format!("a frame announces {count} updates")).into());
+        }
+        payload.clear();
+        (&mut reader)
+            .take(len as u64)
+            .read_to_end(&mut payload)
+            .map_err(io)?;
+        if payload.len() < len as usize {
+            return Err(corrupt("truncated frame".into()).into());
+        }
+        if crc(count, len, encoding, &payload) != expected {
             return Err(corrupt(format!("the frame at byte {at} fails its crc32")).into());
         }
         let count = count as usize;
         let mut varints = match encoding {
-            RAW => payload,
+            RAW => &payload[..],
             ZSTD => {
-                // The varint of a u32 takes at most 5 bytes; the frame says how many it holds,
-                // checked before anything is allocated for them.
-                let size = zstd::zstd_safe::get_frame_content_size(payload)
-                    .ok()
-                    .flatten()
-                    .filter(|&n| n <= 5 * count as u64)
-                    .ok_or_else(|| corrupt("a zstd frame of the wrong size".into()))?;
-                unpacked = zstd::bulk::decompress(payload, size as usize)
+                // The varint of a u32 takes at most 5 bytes: more output is damage.
+                let most = 5 * count as u64;
+                unpacked.clear();
+                zstd::stream::read::Decoder::new(&payload[..])
+                    .map_err(io)?
+                    .take(most + 1)
+                    .read_to_end(&mut unpacked)
                     .map_err(|e| corrupt(format!("zstd: {e}")))?;
+                if unpacked.len() as u64 > most {
+                    return Err(corrupt("a zstd frame of the wrong size".into()).into());
+                }
                 &unpacked[..]
             }
             other => return Err(corrupt(format!("unknown encoding {other}")).into()),
@@ -123,9 +149,8 @@ pub fn each_frame<E: From<FormatError>>(
             .into());
         }
         f(&codes)?;
-        at += FRAME_HEADER + len as usize;
+        at += (FRAME_HEADER + payload.len()) as u64;
     }
-    Ok(())
 }
 
 /// File name of shard `shard`'s bucket in a worker's directory for the layer.

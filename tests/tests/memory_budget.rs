@@ -213,7 +213,7 @@ fn a_builds_peak_memory_stays_within_its_budget() {
     assert!(
         large
             .log
-            .contains("cells of layer solo: in mapped files under work/"),
+            .contains("cells of layer solo: in files under work/, out of core"),
         "{}",
         large.log
     );

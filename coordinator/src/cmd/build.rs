@@ -41,7 +41,8 @@ pub struct BuildArgs {
     pub checkpoint_every_secs: u64,
     /// Memory the embedded workers may use (e.g. 16G; default: three quarters of physical
     /// memory). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
-    /// under the run directory that the system pages in and out.
+    /// under the run directory, worked through a shard at a time (keep threads × shard size well
+    /// inside the budget).
     #[arg(long, global = true, value_parser = parse_size)]
     pub memory_budget: Option<u64>,
     /// Count control classes over the states reachable from the start (default: level 1 only).
