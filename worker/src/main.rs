@@ -43,7 +43,8 @@ struct Args {
     #[arg(long)]
     metrics: Option<String>,
     /// Memory this worker may use (e.g. 100G; default: three quarters of physical memory). Its
-    /// cells stay in memory when they fit, else they are files mapped from the data directory.
+    /// cells stay in memory when they fit, else they are files in the data directory, worked
+    /// through out of core (a shard per thread at a time: mind `--shard-size`).
     #[arg(long, value_parser = parse_size)]
     memory_budget: Option<u64>,
     /// Test only: sleep this many milliseconds before every wave (lets a test kill a worker
