@@ -104,9 +104,16 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     if SIGNALS.get().is_none() {
         for sig in [SIGINT, SIGTERM] {
-            signal_hook::flag::register_conditional_shutdown(sig, 130, SETUP.clone())?;
-            signal_hook::flag::register_conditional_shutdown(sig, 130, STOP.clone())?;
-            signal_hook::flag::register(sig, STOP.clone())?;
+            let (setup, stop) = (SETUP.clone(), STOP.clone());
+            // One swap decides which signal is the first, even when two threads handle the two
+            // signals at the same moment (separate check-then-set handlers raced there).
+            let handler = move || {
+                if setup.load(Ordering::SeqCst) || stop.swap(true, Ordering::SeqCst) {
+                    signal_hook::low_level::exit(130);
+                }
+            };
+            // SAFETY: the handler only touches atomics and calls _exit, both async-signal-safe.
+            unsafe { signal_hook::low_level::register(sig, handler) }?;
         }
         let _ = SIGNALS.set(());
     }
