@@ -1,7 +1,17 @@
 //! A game the kernel solves in place of a larger one (a symmetry quotient, such as cc2p's
-//! colour-swap half), and the solved table it is expanded from. The coordinator gathers the
-//! reduced table into a [`SolvedTable`] and writes the full game's table in index order from it
-//! with [`Reduction::expand_rows`]: byte-identical to the table of a full solve.
+//! colour-swap half), and how its solved table becomes the full game's, byte-identical to the
+//! table of a full solve, in one of two ways:
+//! - in memory: the reduced table gathered into a [`SolvedTable`], the full table written in
+//!   index order with [`Reduction::expand_rows`] (random reads into it);
+//! - out of core: the reduced table in a file, the full table cut into [`Reduction::zones`], each
+//!   filled by [`Reduction::expand_zone`] in one sequential pass over the file. Memory is one zone
+//!   and one batch of the file, whatever the size of the reduced table.
+
+use std::ops::Range;
+
+/// The reduced table read back in index order: states `first .. first + values.len()` into
+/// `values` and `depth`.
+pub type ReadReduced<'a> = dyn Fn(u64, &mut [u8], &mut [u16]) -> anyhow::Result<()> + Sync + 'a;
 
 /// A game solved in place of a larger one.
 pub trait Reduction {
@@ -12,6 +22,20 @@ pub trait Reduction {
     /// Rows `first .. first + values.len()` of the full game's table from the solved reduced
     /// table (whole rows as the game needs them: see the game's documentation).
     fn expand_rows(&self, first: u64, solved: &SolvedTable, values: &mut [u8], depth: &mut [u16]);
+    /// The full table cut into consecutive zones of at most `states` states each (but at least
+    /// one of the game's rows), in index order.
+    fn zones(&self, states: u64) -> Vec<Range<u64>>;
+    /// The full table's states `zone` (one of [`Reduction::zones`]) from one pass over the
+    /// reduced table in index order, read `batch` states at a time (or the game's smallest
+    /// unit, if larger).
+    fn expand_zone(
+        &self,
+        zone: Range<u64>,
+        read: &ReadReduced,
+        batch: u64,
+        values: &mut [u8],
+        depth: &mut [u16],
+    ) -> anyhow::Result<()>;
 }
 
 /// A solved table in memory, as [`Reduction::expand_rows`] reads it: the value and depth of every

@@ -3,8 +3,9 @@
 //! `/sys/fs/cgroup/memory` (as on the development machines and in CI).
 
 use kingmaker_e2e::{assert_same_tables, bin, read_json, reference_build};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use tempfile::TempDir;
 
 /// The cgroup's limit: the cells of the build below are more than twice as large.
 const LIMIT: u64 = 32 << 20;
@@ -16,11 +17,7 @@ const LIMIT: u64 = 32 << 20;
 #[test]
 fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
     let args = ["cc2p", "--board", "6x6", "--pieces", "3", "--no-symmetry"];
-    let reference = reference_build(
-        Path::new(env!("CARGO_TARGET_TMPDIR")),
-        "out-of-core-cc2p",
-        &args,
-    );
+    let (reference, tmp, stderr) = build_in_cgroup("out-of-core-cc2p", &args);
     let states = read_json(&reference.join("summary.json"))["states"]
         .as_u64()
         .expect("states in summary.json");
@@ -28,12 +25,49 @@ fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
         states > 2 * LIMIT,
         "{states} cells do not exceed twice the limit"
     );
+    assert!(
+        stderr.contains("mapped from files"),
+        "the cells were not in files:\n{stderr}"
+    );
+    assert_same_tables(&reference, &tmp.path().join("run"));
+}
 
+/// cc2p 6×6 / 3 solved as its quarter (19,778,000 states) and expanded to the full table in the same
+/// 32 MB cgroup: gathering the quarter into memory would take 39 MB, so it is expanded from a
+/// file, zone by zone. The tables are the in-memory build's byte for byte.
+#[test]
+fn a_reduced_build_expands_out_of_core_in_a_cgroup_smaller_than_the_reduced_table() {
+    let args = ["cc2p", "--board", "6x6", "--pieces", "3"];
+    let (reference, tmp, stderr) = build_in_cgroup("out-of-core-cc2p-quarter", &args);
+    let quarter = 19_778_000u64;
+    assert!(
+        2 * quarter > LIMIT,
+        "the quarter's values and depths fit the cgroup"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "the {quarter} states of cc2p-6x6-3-quarter expanded"
+        )),
+        "not the quarter of 6x6 / 3:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("expanding it out of core"),
+        "the quarter was not expanded out of core:\n{stderr}"
+    );
+    assert_same_tables(&reference, &tmp.path().join("run"));
+}
+
+/// Build `args` in a [`LIMIT`] cgroup with a 16 MB memory budget (cells in files), and the same
+/// build in memory as the reference: the reference's run, a temporary directory holding the
+/// cgroup's run (`run`) and the cgroup build's log, after checking that the build succeeded and that the
+/// cgroup was full (its peak usage reached the limit).
+fn build_in_cgroup(reference_name: &str, args: &[&str]) -> (PathBuf, TempDir, String) {
+    let reference = reference_build(Path::new(env!("CARGO_TARGET_TMPDIR")), reference_name, args);
     // On the disk, not in /tmp: a tmpfs's pages are memory the cgroup cannot reclaim.
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let run = tmp.path().join("run");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/in-cgroup.sh");
-    let name = format!("e2e-{}", std::process::id());
+    let name = format!("e2e-{}-{reference_name}", std::process::id());
     let out = Command::new(script)
         .args([&name, &LIMIT.to_string(), "--"])
         .arg(bin("kingmaker"))
@@ -53,15 +87,11 @@ fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
         .arg(&run)
         .output()
         .expect("running scripts/in-cgroup.sh");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let _ = std::fs::remove_dir(format!("/sys/fs/cgroup/memory/kingmaker-{name}"));
     assert!(
         out.status.success(),
         "the build in the cgroup failed:\n{stderr}"
-    );
-    assert!(
-        stderr.contains("mapped from files"),
-        "the cells were not in files:\n{stderr}"
     );
     let peak: u64 = stderr
         .split("peak ")
@@ -73,5 +103,5 @@ fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
         (LIMIT - LIMIT / 8..=LIMIT).contains(&peak),
         "the cgroup's peak {peak} is not at its limit {LIMIT}: the build was not held to it"
     );
-    assert_same_tables(&reference, &run);
+    (reference, tmp, stderr)
 }

@@ -58,7 +58,7 @@ use super::{Cc2p, Cc2pError, Expanded, Pos};
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{LOSS, WIN};
 use crate::notation::Notation;
-use crate::reduction::{Reduction, SolvedTable};
+use crate::reduction::{ReadReduced, Reduction, SolvedTable};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
@@ -90,6 +90,11 @@ impl Cc2pHalf {
     /// Whether this is the quarter.
     pub fn is_quarter(&self) -> bool {
         self.mirror.is_some()
+    }
+
+    /// The board's reflection, in the quarter.
+    pub(super) fn mirror(&self) -> Option<&Mirror> {
+        self.mirror.as_ref()
     }
 
     /// The half placement (player 0's and player 1's cells) that index `q` names.
@@ -268,6 +273,21 @@ impl Reduction for Cc2pHalf {
 
     fn expand_rows(&self, first: u64, solved: &SolvedTable, values: &mut [u8], depth: &mut [u16]) {
         Cc2pHalf::expand_rows(self, first, solved, values, depth)
+    }
+
+    fn zones(&self, states: u64) -> Vec<std::ops::Range<u64>> {
+        Cc2pHalf::zones(self, states)
+    }
+
+    fn expand_zone(
+        &self,
+        zone: std::ops::Range<u64>,
+        read: &ReadReduced,
+        batch: u64,
+        values: &mut [u8],
+        depth: &mut [u16],
+    ) -> anyhow::Result<()> {
+        Cc2pHalf::expand_zone(self, zone, read, batch, values, depth)
     }
 }
 
@@ -536,6 +556,27 @@ mod tests {
         assert_eq!(h.waves, f.waves, "{m}x{m}/{k}");
         assert!(values == f.values, "{m}x{m}/{k}: values differ");
         assert!(depth == f.depth, "{m}x{m}/{k}: depths differ");
+        // Out of core: zones of one row, a few rows, all rows; batches of one block and more.
+        let read = |first: u64, v: &mut [u8], d: &mut [u16]| {
+            let span = first as usize..first as usize + v.len();
+            v.copy_from_slice(&h.values[span.clone()]);
+            d.copy_from_slice(&h.depth[span]);
+            Ok(())
+        };
+        let sizes = [(1, 1), (n as u64 / 5, g.size() / 3), (u64::MAX, u64::MAX)];
+        for (zone_states, batch) in sizes {
+            let (mut zv, mut zd) = (vec![0u8; n], vec![0u16; n]);
+            let zones = g.zones(zone_states);
+            assert_eq!(zones.first().map(|z| z.start), Some(0));
+            assert_eq!(zones.last().map(|z| z.end), Some(n as u64));
+            for zone in zones {
+                let span = zone.start as usize..zone.end as usize;
+                g.expand_zone(zone, &read, batch, &mut zv[span.clone()], &mut zd[span])
+                    .unwrap();
+            }
+            assert!(zv == f.values, "{m}x{m}/{k}, zones of {zone_states}: values differ");
+            assert!(zd == f.depth, "{m}x{m}/{k}, zones of {zone_states}: depths differ");
+        }
         let count = |v: u8| f.values.iter().filter(|&&x| x == v).count();
         eprintln!(
             "{}: {} W, {} L, {} D, {} illegal",

@@ -32,6 +32,7 @@
 //! - `notation.rs`: the position notation (docs/cc2p-notation.md), move texts, pictures.
 //! - `half.rs`: the colour-swap half (and quarter) the kernel solves.
 //! - `mirror.rs`: the board's left–right reflection and the quarter's blocks.
+//! - `zones.rs`: the full table from the reduced one out of core, zone by zone.
 
 use kingmaker_kernel::{Game, Node};
 
@@ -47,6 +48,7 @@ mod rank;
 mod rules;
 #[cfg(test)]
 mod tests;
+mod zones;
 
 use board::Cell;
 pub use count::count_fields;
