@@ -12,8 +12,11 @@ root=/sys/fs/cgroup/memory
 [ -w "$root" ] || { echo "in-cgroup: $root is not a writable cgroup v1 memory hierarchy" >&2; exit 2; }
 group=$root/kingmaker-$name
 mkdir -p "$group"
+# No swap: memory beyond the limit is reclaimed page cache, or the command is killed. The
+# memory+swap limit may never be below the memory limit, so it is lifted first (a group made
+# before with a smaller limit).
+echo -1 >"$group/memory.memsw.limit_in_bytes" 2>/dev/null || true
 echo "$limit" >"$group/memory.limit_in_bytes"
-# No swap: memory beyond the limit is reclaimed page cache, or the command is killed.
 echo "$limit" >"$group/memory.memsw.limit_in_bytes" 2>/dev/null || true
 echo 0 >"$group/memory.max_usage_in_bytes" 2>/dev/null || true
 echo 0 >"$group/memory.failcnt" 2>/dev/null || true
