@@ -4,6 +4,7 @@ mod api;
 mod cmd;
 mod deploy;
 mod digits;
+mod expansion;
 mod explore;
 #[cfg(test)]
 mod fuzz_tests;

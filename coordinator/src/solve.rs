@@ -2,11 +2,12 @@
 //! good checkpoint, stopping cleanly on a signal. The workers may be in-process (the embedded
 //! default) or remote; this module only sees them through `WorkerHandle`.
 
+use crate::expansion::expand_out_of_core;
 use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use anyhow::{Context, Result};
-use kingmaker_games::reduction::{Reduction, SolvedTable};
+use kingmaker_games::reduction::SolvedTable;
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
@@ -14,8 +15,7 @@ use kingmaker_kernel::{
     drive_layer, gather, local_workers, CellStorage, KernelError, Layer, LayerObserver,
     ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
-use kingmaker_tablefmt::layer::LayerFile;
-use kingmaker_tablefmt::table::{table_path, TableSummary, TableWriter};
+use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -326,7 +326,7 @@ pub fn solve_layers(
 /// A reduced game's table (a symmetry quotient: [`kingmaker_games::reduction`]) is expanded to the
 /// full game's table, byte-identical to the table of a full solve: in memory when the reduced
 /// table fits in half of `budget` (2 bytes per reduced state), else out of core
-/// ([`expand_out_of_core`]).
+/// ([`crate::expansion`]).
 fn write_table(
     run: &RunDir,
     game: &AnyGame,
@@ -351,8 +351,8 @@ fn write_table(
     if 2 * game.size() > budget / 2 {
         expand_out_of_core(
             run,
-            game,
             reduction,
+            game.size(),
             plan,
             layer,
             workers,
@@ -384,67 +384,6 @@ fn write_table(
         started.elapsed().as_secs_f64()
     );
     Ok(writer.finish()?)
-}
-
-/// A reduced table larger than the memory budget: gathered into a layer file in `work/` (every
-/// block crc-checked when it is read back), the workers released, then the full table written zone
-/// by zone, each zone (half the budget, 3 bytes per state) filled in one pass over that file read
-/// an eighth of the budget at a time.
-// The run, its game and reduction, the plan, the layer, its workers, the writer and the budget.
-#[allow(clippy::too_many_arguments)]
-fn expand_out_of_core(
-    run: &RunDir,
-    game: &AnyGame,
-    reduction: &dyn Reduction,
-    plan: &ShardPlan,
-    layer: &Layer,
-    workers: Vec<Arc<dyn WorkerHandle>>,
-    writer: &mut TableWriter,
-    budget: u64,
-) -> Result<()> {
-    const STATE_BYTES: u64 = 3;
-    let work = run.work_dir();
-    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let identity = run.identity(&format!("{}.reduced", layer.name));
-    let mut scratch = TableWriter::create(&work, &identity, game.size())?;
-    gather(plan, &workers, |_, values, depth| -> Result<()> {
-        scratch.append(&values, &depth)?;
-        Ok(())
-    })?;
-    scratch.finish()?;
-    drop(workers);
-    let path = table_path(&work, &identity.layer);
-    let file = LayerFile::open_as(&path, &identity)?;
-    let read = |first: u64, values: &mut [u8], depth: &mut [u16]| -> Result<()> {
-        Ok(file.read_states(first, values, depth)?)
-    };
-    let zones = reduction.zones((budget / 2 / STATE_BYTES).max(1));
-    let batch = (budget / 8 / STATE_BYTES).max(1);
-    tracing::info!(
-        "layer {}: {} larger than half the memory budget; expanding it out of core from {} in {} \
-         passes",
-        layer.name,
-        game.name(),
-        path.display(),
-        zones.len()
-    );
-    let (mut values, mut depth) = (Vec::new(), Vec::new());
-    for (i, zone) in zones.iter().enumerate() {
-        let n = (zone.end - zone.start) as usize;
-        values.resize(n, 0u8);
-        depth.resize(n, 0u16);
-        reduction.expand_zone(zone.clone(), &read, batch, &mut values, &mut depth)?;
-        writer.append(&values, &depth)?;
-        tracing::debug!(
-            "layer {}: zone {} of {} expanded",
-            layer.name,
-            i + 1,
-            zones.len()
-        );
-    }
-    drop(file);
-    std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-    Ok(())
 }
 
 /// In-process workers whose arrays and checkpoints live in `run/work/`.

@@ -3,18 +3,20 @@
 //! table of a full solve, in one of two ways:
 //! - in memory: the reduced table gathered into a [`SolvedTable`], the full table written in
 //!   index order with [`Reduction::expand_rows`] (random reads into it);
-//! - out of core: the reduced table in a file, the full table cut into [`Reduction::zones`], each
-//!   filled by [`Reduction::expand_zone`] in one sequential pass over the file. Memory is one zone
-//!   and one batch of the file, whatever the size of the reduced table.
+//! - out of core: the full table cut into [`Reduction::zones`]; the reduced table, as it is
+//!   gathered, routed to them with [`Reduction::scatter`] (what each zone needs, in the order it
+//!   needs it, stored on disk by the caller); each zone then filled with
+//!   [`Reduction::expand_zone`] from what was routed to it. The reduced table is read once and
+//!   the full table written twice, whatever the number of zones; memory is a zone per thread and
+//!   a batch of routed states.
 
 use std::ops::Range;
 
-/// The reduced table read back in index order: states `first .. first + values.len()` into
-/// `values` and `depth`.
-pub type ReadReduced<'a> = dyn Fn(u64, &mut [u8], &mut [u16]) -> anyhow::Result<()> + Sync + 'a;
+/// The states routed to a zone, read back in order: fills both buffers with the next ones.
+pub type ReadRouted<'a> = dyn FnMut(&mut [u8], &mut [u16]) -> anyhow::Result<()> + 'a;
 
 /// A game solved in place of a larger one.
-pub trait Reduction {
+pub trait Reduction: Sync {
     /// The number of states of the full game.
     fn full_size(&self) -> u64;
     /// The full game's name.
@@ -25,14 +27,26 @@ pub trait Reduction {
     /// The full table cut into consecutive zones of at most `states` states each (but at least
     /// one of the game's rows), in index order.
     fn zones(&self, states: u64) -> Vec<Range<u64>>;
-    /// The full table's states `zone` (one of [`Reduction::zones`]) from one pass over the
-    /// reduced table in index order, read `batch` states at a time (or the game's smallest
-    /// unit, if larger).
+    /// The reduced table is routed in runs of whole blocks of this many states.
+    fn block_states(&self) -> u64;
+    /// Route the reduced states `first .. first + values.len()` (whole blocks, the runs handed
+    /// over in index order) to `zones`: `out[z]` gets, appended, the values and depths of the
+    /// states of zone `z` they answer, in the order [`Reduction::expand_zone`] reads them. Over
+    /// the whole reduced table every full state is routed exactly once.
+    fn scatter(
+        &self,
+        zones: &[Range<u64>],
+        first: u64,
+        values: &[u8],
+        depth: &[u16],
+        out: &mut [(Vec<u8>, Vec<u16>)],
+    );
+    /// The full table's states `zone` (one of [`Reduction::zones`]) from the states routed to
+    /// it, read in order with `read`.
     fn expand_zone(
         &self,
         zone: Range<u64>,
-        read: &ReadReduced,
-        batch: u64,
+        read: &mut ReadRouted,
         values: &mut [u8],
         depth: &mut [u16],
     ) -> anyhow::Result<()>;

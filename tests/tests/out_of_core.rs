@@ -33,8 +33,9 @@ fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
 }
 
 /// cc2p 6×6 / 3 solved as its quarter (19,778,000 states) and expanded to the full table in the same
-/// 32 MB cgroup: gathering the quarter into memory would take 39 MB, so it is expanded from a
-/// file, zone by zone. The tables are the in-memory build's byte for byte.
+/// 32 MB cgroup: gathering the quarter into memory would take 39 MB, so it is routed to zones of
+/// the full table as it is gathered, and each zone is filled from a file. The tables are the
+/// in-memory build's byte for byte.
 #[test]
 fn a_reduced_build_expands_out_of_core_in_a_cgroup_smaller_than_the_reduced_table() {
     let args = ["cc2p", "--board", "6x6", "--pieces", "3"];
@@ -51,7 +52,7 @@ fn a_reduced_build_expands_out_of_core_in_a_cgroup_smaller_than_the_reduced_tabl
         "not the quarter of 6x6 / 3:\n{stderr}"
     );
     assert!(
-        stderr.contains("expanding it out of core"),
+        stderr.contains("routing it to"),
         "the quarter was not expanded out of core:\n{stderr}"
     );
     assert_same_tables(&reference, &tmp.path().join("run"));

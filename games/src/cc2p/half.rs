@@ -58,7 +58,7 @@ use super::{Cc2p, Cc2pError, Expanded, Pos};
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{LOSS, WIN};
 use crate::notation::Notation;
-use crate::reduction::{ReadReduced, Reduction, SolvedTable};
+use crate::reduction::{ReadRouted, Reduction, SolvedTable};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
@@ -279,15 +279,29 @@ impl Reduction for Cc2pHalf {
         Cc2pHalf::zones(self, states)
     }
 
+    fn block_states(&self) -> u64 {
+        self.full.sets1
+    }
+
+    fn scatter(
+        &self,
+        zones: &[std::ops::Range<u64>],
+        first: u64,
+        values: &[u8],
+        depth: &[u16],
+        out: &mut [(Vec<u8>, Vec<u16>)],
+    ) {
+        Cc2pHalf::scatter(self, zones, first, values, depth, out)
+    }
+
     fn expand_zone(
         &self,
         zone: std::ops::Range<u64>,
-        read: &ReadReduced,
-        batch: u64,
+        read: &mut ReadRouted,
         values: &mut [u8],
         depth: &mut [u16],
     ) -> anyhow::Result<()> {
-        Cc2pHalf::expand_zone(self, zone, read, batch, values, depth)
+        Cc2pHalf::expand_zone(self, zone, read, values, depth)
     }
 }
 
@@ -556,22 +570,33 @@ mod tests {
         assert_eq!(h.waves, f.waves, "{m}x{m}/{k}");
         assert!(values == f.values, "{m}x{m}/{k}: values differ");
         assert!(depth == f.depth, "{m}x{m}/{k}: depths differ");
-        // Out of core: zones of one row, a few rows, all rows; batches of one block and more.
-        let read = |first: u64, v: &mut [u8], d: &mut [u16]| {
-            let span = first as usize..first as usize + v.len();
-            v.copy_from_slice(&h.values[span.clone()]);
-            d.copy_from_slice(&h.depth[span]);
-            Ok(())
-        };
-        let sizes = [(1, 1), (n as u64 / 5, g.size() / 3), (u64::MAX, u64::MAX)];
-        for (zone_states, batch) in sizes {
-            let (mut zv, mut zd) = (vec![0u8; n], vec![0u16; n]);
+        // Out of core: zones of one row, a few rows, all rows; routed in runs of one block, a
+        // few blocks, all of them.
+        let block = Reduction::block_states(g.as_ref());
+        let blocks = g.size() / block;
+        let sizes = [(1, 1), (n as u64 / 5, blocks / 3), (u64::MAX, blocks)];
+        for (zone_states, run) in sizes {
             let zones = g.zones(zone_states);
             assert_eq!(zones.first().map(|z| z.start), Some(0));
             assert_eq!(zones.last().map(|z| z.end), Some(n as u64));
-            for zone in zones {
+            let mut routed = vec![(Vec::new(), Vec::new()); zones.len()];
+            for first in (0..blocks).step_by(run.max(1) as usize) {
+                let span = (first * block) as usize..((first + run).min(blocks) * block) as usize;
+                let (hv, hd) = (&h.values[span.clone()], &h.depth[span.clone()]);
+                g.scatter(&zones, span.start as u64, hv, hd, &mut routed);
+            }
+            let (mut zv, mut zd) = (vec![0u8; n], vec![0u16; n]);
+            for (zone, (rv, rd)) in zones.into_iter().zip(routed) {
+                assert_eq!(rv.len() as u64, zone.end - zone.start, "every state routed once");
+                let mut at = 0;
+                let mut read = |v: &mut [u8], d: &mut [u16]| {
+                    v.copy_from_slice(&rv[at..at + v.len()]);
+                    d.copy_from_slice(&rd[at..at + v.len()]);
+                    at += v.len();
+                    Ok(())
+                };
                 let span = zone.start as usize..zone.end as usize;
-                g.expand_zone(zone, &read, batch, &mut zv[span.clone()], &mut zd[span])
+                g.expand_zone(zone, &mut read, &mut zv[span.clone()], &mut zd[span])
                     .unwrap();
             }
             assert!(zv == f.values, "{m}x{m}/{k}, zones of {zone_states}: values differ");

@@ -1,6 +1,6 @@
-//! The full cc2p table from the reduced one out of core: zones of whole rows (a row is one
-//! player-0 set: its `2 · C(N − k, k)` states), each filled in one sequential pass over the reduced
-//! table, block by block.
+//! The full cc2p table from the reduced one out of core: the reduced table routed, block by
+//! block, to zones of whole rows of the full table (a row is one player-0 set: its
+//! `2 · C(N − k, k)` states), and each zone filled from what was routed to it.
 //!
 //! A block of the reduced table (a player-0 set L, and in the quarter its reflection H when L is
 //! the lower of a pair: [`super::half`]) answers:
@@ -8,19 +8,20 @@
 //! - one player-0-to-move state in every row S0 that leaves the cells `turn(L)` free: the state
 //!   with player 1 on `turn(L)`, whose colour-swapped twin is `(L, turn(S0))` (likewise for H).
 //!
-//! So a pass over the blocks meets every state of a zone once; the zone is in memory, the reduced
-//! table is read `batch` states at a time. The work is the zone's states plus one look at every
-//! (row, block) pair; the reads are the reduced table once per zone.
+//! Routing visits every (block, row) pair once and sends each answer to its row's zone, in block
+//! order and, within a block, in row order; a zone is filled by visiting its rows against every
+//! block in the same order. So the reduced table is read once and written once more as the
+//! routed states, whatever the number of zones, and a zone's memory is its own states.
 
 use super::half::Cc2pHalf;
 use super::mirror::Kind;
 use super::{bit, K_MAX};
-use crate::reduction::ReadReduced;
+use crate::reduction::ReadRouted;
 use kingmaker_kernel::{Game, LOSS, WIN};
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// A row of the zone: its player-0 set and what its player-0-to-move states read.
+/// A row of a zone: its player-0 set and what its player-0-to-move states read.
 struct Row {
     rank: u64,
     cells: u128,
@@ -56,59 +57,109 @@ impl Cc2pHalf {
             .collect()
     }
 
-    /// The full table's states `zone` (whole rows) from one pass over the reduced table,
-    /// `batch` states (whole blocks, at least one) at a time. See the module documentation.
+    /// Route the reduced states `first .. first + values.len()` (whole blocks) to `zones`: see
+    /// [`crate::reduction::Reduction::scatter`].
+    pub fn scatter(
+        &self,
+        zones: &[Range<u64>],
+        first: u64,
+        values: &[u8],
+        depth: &[u16],
+        out: &mut [(Vec<u8>, Vec<u16>)],
+    ) {
+        let sets1 = self.full().sets1;
+        assert!(
+            first.is_multiple_of(sets1) && (values.len() as u64).is_multiple_of(sets1),
+            "whole blocks only"
+        );
+        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
+        assert_eq!(zones.len(), out.len(), "one output per zone");
+        let first_block = first / sets1;
+        let blocks: Vec<Block> = (first_block..first_block + values.len() as u64 / sets1)
+            .map(|b| self.block(b))
+            .collect();
+        let flip = |x: u8| match x {
+            WIN => LOSS,
+            LOSS => WIN,
+            other => other,
+        };
+        zones
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .for_each(|(zone, (ov, od))| {
+                let rows = self.rows(zone);
+                for (i, block) in blocks.iter().enumerate() {
+                    let span = i * sets1 as usize..(i + 1) * sets1 as usize;
+                    let (bv, bd) = (&values[span.clone()], &depth[span]);
+                    for r in &rows {
+                        self.each_answer(r, block, |src, _, flipped| {
+                            ov.push(if flipped { flip(bv[src]) } else { bv[src] });
+                            od.push(bd[src]);
+                        });
+                    }
+                }
+            });
+    }
+
+    /// Zone `zone` (whole rows) from the states routed to it, read in order with `read`.
     pub fn expand_zone(
         &self,
         zone: Range<u64>,
-        read: &ReadReduced,
-        batch: u64,
+        read: &mut ReadRouted,
         values: &mut [u8],
         depth: &mut [u16],
     ) -> anyhow::Result<()> {
+        let row = 2 * self.full().sets1 as usize;
+        assert_eq!(values.len() as u64, zone.end - zone.start, "one value per state");
+        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
+        let rows = self.rows(&zone);
+        let (mut sv, mut sd) = (Vec::new(), Vec::new());
+        for b in 0..self.size() / self.full().sets1 {
+            let block = self.block(b);
+            let n: usize = rows.iter().map(|r| self.answers(r, &block)).sum();
+            sv.resize(n, 0u8);
+            sd.resize(n, 0u16);
+            read(&mut sv, &mut sd)?;
+            let mut k = 0;
+            for (i, r) in rows.iter().enumerate() {
+                let (v, d) = (&mut values[i * row..], &mut depth[i * row..]);
+                self.each_answer(r, &block, |_, dest, _| {
+                    (v[dest], d[dest]) = (sv[k], sd[k]);
+                    k += 1;
+                });
+            }
+            debug_assert_eq!(k, n, "answers counted as visited");
+        }
+        Ok(())
+    }
+
+    /// The rows of a zone of whole rows, in order (the next player-0 set in colex order is the
+    /// next larger mask with k bits).
+    fn rows(&self, zone: &Range<u64>) -> Vec<Row> {
         let full = self.full();
-        let (sets1, row) = (full.sets1, 2 * full.sets1 as usize);
+        let row = 2 * full.sets1;
         assert!(
-            zone.start.is_multiple_of(row as u64) && zone.end.is_multiple_of(row as u64),
+            zone.start.is_multiple_of(row) && zone.end.is_multiple_of(row),
             "whole rows only"
         );
         assert!(zone.end <= full.size(), "a zone of this game");
-        assert_eq!(values.len() as u64, zone.end - zone.start, "one value per state");
-        assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
-        let rows: Vec<Row> = (zone.start / row as u64..zone.end / row as u64)
+        let mut cells = self.set_cells(zone.start / row);
+        (zone.start / row..zone.end / row)
             .map(|rank| {
-                let cells = self.set_cells(rank);
                 let turned = full.turn(cells);
-                Row {
+                let r = Row {
                     rank,
                     cells,
                     turned,
                     turned_reflected: self.mirror().map_or(turned, |m| m.reflect(turned)),
-                }
+                };
+                // Gosper's hack: the next larger integer with as many bits set.
+                let low = cells & cells.wrapping_neg();
+                let ripple = cells.wrapping_add(low);
+                cells = ripple | (((cells ^ ripple) >> 2) / low);
+                r
             })
-            .collect();
-        let blocks = self.size() / sets1;
-        let per_batch = (batch / sets1).max(1);
-        let (mut bv, mut bd) = (Vec::new(), Vec::new());
-        for first in (0..blocks).step_by(per_batch as usize) {
-            let end = (first + per_batch).min(blocks);
-            let n = ((end - first) * sets1) as usize;
-            bv.resize(n, 0u8);
-            bd.resize(n, 0u16);
-            read(first * sets1, &mut bv, &mut bd)?;
-            let batch: Vec<Block> = (first..end).map(|b| self.block(b)).collect();
-            values
-                .par_chunks_mut(row)
-                .zip(depth.par_chunks_mut(row))
-                .zip(&rows)
-                .for_each(|((v, d), r)| {
-                    for (i, b) in batch.iter().enumerate() {
-                        let span = i * sets1 as usize..(i + 1) * sets1 as usize;
-                        self.fill_row(r, b, &bv[span.clone()], &bd[span], v, d);
-                    }
-                });
-        }
-        Ok(())
+            .collect()
     }
 
     /// The cells of player-0 set `rank`.
@@ -140,26 +191,30 @@ impl Cc2pHalf {
         Block { lower, higher }
     }
 
-    /// The states of row `r` that block `b` (values `bv`, depths `bd`) answers, into the row's
-    /// values `v` and depths `d`.
-    fn fill_row(&self, r: &Row, b: &Block, bv: &[u8], bd: &[u16], v: &mut [u8], d: &mut [u16]) {
+    /// How many states of row `r` block `b` answers ([`Cc2pHalf::each_answer`]'s count).
+    #[inline]
+    fn answers(&self, r: &Row, b: &Block) -> usize {
+        let sets1 = self.full().sets1 as usize;
+        let side = |s: &Side| (r.cells & s.turned == 0) as usize + (r.rank == s.rank) as usize * sets1;
+        side(&b.lower) + b.higher.as_ref().map_or(0, side)
+    }
+
+    /// The states of row `r` that block `b` answers, in routing order: `f(src, dest, flipped)`
+    /// with the answer's offset in the block, the state's offset in the row, and whether W and L
+    /// are exchanged on the way.
+    #[inline(always)]
+    fn each_answer(&self, r: &Row, b: &Block, mut f: impl FnMut(usize, usize, bool)) {
         let full = self.full();
-        let flip = |x: u8| match x {
-            WIN => LOSS,
-            LOSS => WIN,
-            other => other,
-        };
         let l = &b.lower;
         // Player 0 to move, player 1 on turn(L): the twin (L, turn(S0)), as it is.
         if r.cells & l.turned == 0 {
-            let col = full.rank1(&[r.cells, l.turned]) as usize;
             let src = full.rank1(&[l.cells, r.turned]) as usize;
-            (v[2 * col], d[2 * col]) = (bv[src], bd[src]);
+            f(src, 2 * full.rank1(&[r.cells, l.turned]) as usize, false);
         }
         // Player 1 to move in row L: the block in order, W and L exchanged.
         if r.rank == l.rank {
-            for (j, (&x, &y)) in bv.iter().zip(bd).enumerate() {
-                (v[2 * j + 1], d[2 * j + 1]) = (flip(x), y);
+            for j in 0..full.sets1 as usize {
+                f(j, 2 * j + 1, true);
             }
         }
         let (Some(h), Some(m)) = (&b.higher, self.mirror()) else {
@@ -168,16 +223,18 @@ impl Cc2pHalf {
         // Player 0 to move, player 1 on turn(H): the twin (H, turn(S0)), stood for by its
         // reflection (L, reflect(turn(S0))).
         if r.cells & h.turned == 0 {
-            let col = full.rank1(&[r.cells, h.turned]) as usize;
             let src = full.rank1(&[l.cells, r.turned_reflected]) as usize;
-            (v[2 * col], d[2 * col]) = (bv[src], bd[src]);
+            f(src, 2 * full.rank1(&[r.cells, h.turned]) as usize, false);
         }
         // Player 1 to move in row H: each state stood for by its reflection in the block.
         if r.rank == h.rank {
             let placement = h.rank * full.sets1;
             full.each_placement_with_twin(placement, full.sets1 as usize, |j, cells, _| {
-                let src = full.rank1(&[l.cells, m.reflect(cells[1])]) as usize;
-                (v[2 * j + 1], d[2 * j + 1]) = (flip(bv[src]), bd[src]);
+                f(
+                    full.rank1(&[l.cells, m.reflect(cells[1])]) as usize,
+                    2 * j + 1,
+                    true,
+                );
             });
         }
     }
