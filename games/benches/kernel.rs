@@ -5,7 +5,8 @@
 //! the two combined, the game's share of a wave per state), the full level-1 build,
 //! the TOPPEN universal table, 2-player Chinese Checkers 7×7 / 3 (its quarter's moves, and the
 //! whole quarter solved in memory, per state of the full game), and the kernel's working set in
-//! bytes per state.
+//! bytes per state. `costing`: the quarter's moves on the large cc2p boards, and the CPU a solve
+//! of each would take at the rate of the 7×7 / 3 solve measured here.
 
 #[path = "../../kernel/benches/clock/mod.rs"]
 mod clock;
@@ -180,10 +181,59 @@ fn main() {
             );
         }
     }
+    if wants("costing") {
+        cost_large_boards();
+    }
     // The cell byte holds the counter or the value with its generation (the frontier); depths go
     // to per-shard wave logs on disk.
     println!(
         "working set while solving: 1 byte per state (the cells); depths in wave logs on disk"
     );
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
+}
+
+/// The quarter's moves per CPU-second on the large boards, against 7×7 / 3's, whose whole solve is
+/// timed: the CPU per quarter state of a solve is the moves' CPU per state times the kernel's
+/// overhead on top of them, measured on 7×7 / 3 and assumed the same on the larger boards.
+fn cost_large_boards() {
+    let mut overhead = None;
+    for (m, k) in [(7u8, 3u8), (5, 6), (7, 4), (6, 6), (7, 6)] {
+        let full = Cc2p::new(m, k, TipRule::Exact).expect("a supported board");
+        let game = Arc::new(Cc2pHalf::quarter(full.clone()));
+        let mut rng = StdRng::seed_from_u64(3);
+        const PROBES: usize = 400_000;
+        let live = (0..PROBES)
+            .filter(|_| {
+                let i = rng.gen_range(0..game.size());
+                matches!(game.node(i), Node::Live { .. })
+            })
+            .count() as f64
+            / PROBES as f64;
+        let states = sample_live(game.as_ref(), 200_000, 4);
+        let (count_rate, _) = rate(&states, |s, out| {
+            out.resize(game.successor_count(s), 0);
+        });
+        let (pred_rate, pred_avg) = rate(&states, |s, out| game.predecessors(s, out));
+        let moves_ns = live * (1.0 / count_rate + 1.0 / pred_rate) * 1e9;
+        let quarter = game.size() as f64;
+        let overhead = *overhead.get_or_insert_with(|| {
+            let cpu = process_cpu_secs();
+            solve_in_memory(&game, &Layer::new("solo", 1, 1), 1);
+            let solve_ns = (process_cpu_secs() - cpu) / quarter * 1e9;
+            println!(
+                "cc2p {m}x{m} / {k} quarter solved on one thread: {solve_ns:.0} ns CPU per quarter state, {:.2}x its moves' CPU",
+                solve_ns / moves_ns
+            );
+            solve_ns / moves_ns
+        });
+        println!(
+            "cc2p {m}x{m} / {k}: {} states, quarter {}, {:.1} % live; counter {:.2} M, unmoves {:.2} M states per CPU-second ({pred_avg:.1} predecessors); moves {moves_ns:.0} ns per quarter state, solve ≈ {:.1} CPU-hours in memory",
+            full.size(),
+            game.size(),
+            live * 100.0,
+            count_rate / 1e6,
+            pred_rate / 1e6,
+            quarter * moves_ns * overhead / 1e9 / 3600.0
+        );
+    }
 }

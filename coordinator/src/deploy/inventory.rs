@@ -476,6 +476,21 @@ mod tests {
         assert!(inv.known_hosts().ends_with("cc3p-2.known_hosts"));
     }
 
+    /// The plan for cc2p 6×6 / 6 (docs/results.md): six workers whose budgets hold the quarter's
+    /// cells (one byte per state) in memory with a fifth to spare.
+    #[test]
+    fn the_6x6_6_plan_is_valid_and_holds_its_cells() {
+        let inv = parse(include_str!("../../../deploy/cc2p-6x6-6.inventory.toml")).unwrap();
+        assert_eq!(inv.workers().len(), 6);
+        let budgets: u64 = inv
+            .workers()
+            .iter()
+            .map(|w| parse_bytes(w.memory_budget.as_deref().unwrap()).unwrap())
+            .sum();
+        let quarter_cells = 578_944_875_600u64;
+        assert!(budgets * 4 / 5 > quarter_cells, "{budgets} bytes of budget");
+    }
+
     #[test]
     fn sizes_parse() {
         assert_eq!(parse_bytes("100GiB").unwrap(), 100 << 30);
