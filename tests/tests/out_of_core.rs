@@ -5,6 +5,7 @@
 use kingmaker_e2e::{assert_same_tables, bin, read_json, reference_build};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use tempfile::TempDir;
 
 /// The cgroup's limit: the cells of the build below are more than twice as large.
@@ -17,7 +18,12 @@ const LIMIT: u64 = 32 << 20;
 #[test]
 fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
     let args = ["cc2p", "--board", "6x6", "--pieces", "3", "--no-symmetry"];
-    let (reference, tmp, stderr) = build_in_cgroup("out-of-core-cc2p", &args);
+    let reference = reference_build(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "out-of-core-cc2p",
+        &args,
+    );
+    let (reference, tmp, stderr) = build_in_cgroup(&reference, &args);
     let states = read_json(&reference.join("summary.json"))["states"]
         .as_u64()
         .expect("states in summary.json");
@@ -38,8 +44,7 @@ fn a_build_in_a_cgroup_smaller_than_its_cells_gets_the_in_memory_tables() {
 /// in-memory build's byte for byte.
 #[test]
 fn a_reduced_build_expands_out_of_core_in_a_cgroup_smaller_than_the_reduced_table() {
-    let args = ["cc2p", "--board", "6x6", "--pieces", "3"];
-    let (reference, tmp, stderr) = build_in_cgroup("out-of-core-cc2p-quarter", &args);
+    let (reference, tmp, stderr) = build_in_cgroup(quarter_reference(), &QUARTER);
     let quarter = 19_778_000u64;
     assert!(
         2 * quarter > LIMIT,
@@ -58,17 +63,17 @@ fn a_reduced_build_expands_out_of_core_in_a_cgroup_smaller_than_the_reduced_tabl
     assert_same_tables(&reference, &tmp.path().join("run"));
 }
 
-/// Build `args` in a [`LIMIT`] cgroup with a 16 MB memory budget (cells in files), and the same
-/// build in memory as the reference: the reference's run, a temporary directory holding the
-/// cgroup's run (`run`) and the cgroup build's log, after checking that the build succeeded and that the
+/// Build `args` in a [`LIMIT`] cgroup with a 16 MB memory budget (cells in files): the
+/// reference run (the same build in memory), a temporary directory holding the cgroup's run
+/// (`run`) and the cgroup build's log, after checking that the build succeeded and that the
 /// cgroup was full (its peak usage reached the limit).
-fn build_in_cgroup(reference_name: &str, args: &[&str]) -> (PathBuf, TempDir, String) {
-    let reference = reference_build(Path::new(env!("CARGO_TARGET_TMPDIR")), reference_name, args);
+fn build_in_cgroup(reference: &Path, args: &[&str]) -> (PathBuf, TempDir, String) {
+    let reference = reference.to_path_buf();
     // On the disk, not in /tmp: a tmpfs's pages are memory the cgroup cannot reclaim.
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let run = tmp.path().join("run");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/in-cgroup.sh");
-    let name = format!("e2e-{}-{reference_name}", std::process::id());
+    let name = format!("e2e-{}-{}", std::process::id(), args.join("-"));
     let out = Command::new(script)
         .args([&name, &LIMIT.to_string(), "--"])
         .arg(bin("kingmaker"))
@@ -105,4 +110,82 @@ fn build_in_cgroup(reference_name: &str, args: &[&str]) -> (PathBuf, TempDir, St
         "the cgroup's peak {peak} is not at its limit {LIMIT}: the build was not held to it"
     );
     (reference, tmp, stderr)
+}
+
+/// cc2p 6×6 / 3, solved as its quarter.
+const QUARTER: [&str; 5] = ["cc2p", "--board", "6x6", "--pieces", "3"];
+
+/// The in-memory build of [`QUARTER`], made once for the tests of this file.
+fn quarter_reference() -> &'static Path {
+    static REFERENCE: OnceLock<PathBuf> = OnceLock::new();
+    REFERENCE.get_or_init(|| {
+        reference_build(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
+            "out-of-core-cc2p-quarter",
+            &QUARTER,
+        )
+    })
+}
+
+/// [`QUARTER`] with the expansion out of core (a 16 MB budget), killed with SIGKILL while the
+/// quarter is routed to the zones, resumed and killed again while the zones are filled from the
+/// routed file, then resumed to the end: the tables are the in-memory build's byte for byte.
+#[test]
+fn a_build_killed_while_expanding_out_of_core_resumes_to_the_same_tables() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let run = tmp.path().join("run");
+    let routed = run.join("work/solo.routed.kmt");
+    // Routing writes `solo.routed.kmt.tmp`; the zones are filled once it is renamed.
+    let steps = [
+        ("build", routed.with_extension("kmt.tmp")),
+        ("resume", routed),
+    ];
+    for (command, sign) in steps {
+        let mut cmd = Command::new(bin("kingmaker"));
+        cmd.arg(command);
+        // The budget is the operator's choice, not the run's: a resume is given it again.
+        cmd.args(["--memory-budget", "16M"]);
+        if command == "build" {
+            cmd.args(QUARTER).args(["--shard-size", "1048576"]);
+            cmd.args(["--checkpoint-every-waves", "8", "--out"]);
+        }
+        let started = std::time::SystemTime::now();
+        let mut child = cmd
+            .arg(&run)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let limit = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        // The file, written by this process (a resume finds the killed build's leftovers).
+        while !std::fs::metadata(&sign)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= started)
+        {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "`kingmaker {command}` ended before {} was written",
+                sign.display()
+            );
+            assert!(
+                std::time::Instant::now() < limit,
+                "no {} in 300 s",
+                sign.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let out = Command::new(bin("kingmaker"))
+        .arg("resume")
+        .arg(&run)
+        .args(["--memory-budget", "16M"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the last resume failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same_tables(quarter_reference(), &run);
 }
