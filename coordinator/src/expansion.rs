@@ -2,6 +2,7 @@
 //! gathered, then written zone by zone ([`kingmaker_games::reduction`]).
 
 use crate::rundir::RunDir;
+use crate::table_progress::TableProgress;
 use anyhow::{Context, Result};
 use kingmaker_games::reduction::Reduction;
 use kingmaker_kernel::{gather, Layer, ShardPlan, WorkerHandle};
@@ -31,6 +32,7 @@ pub fn expand_out_of_core(
     workers: Vec<Arc<dyn WorkerHandle>>,
     writer: &mut TableWriter,
     budget: u64,
+    progress: &mut TableProgress,
 ) -> Result<()> {
     let threads = rayon::current_num_threads() as u64;
     let zones = reduction.zones((budget / 4 / threads / STATE_BYTES).max(1));
@@ -47,6 +49,10 @@ pub fn expand_out_of_core(
         zones.len(),
         table_path(&work, &identity.layer).display()
     );
+    // Reported before the routed file exists, and filling before it is complete: a process
+    // killed with either on disk left progress.json saying so.
+    let shards = plan.shards() as u64;
+    progress.report("routing", 0, shards);
     let mut router = Router {
         reduction,
         routed: TableWriter::create(&work, &identity, reduction.full_size())?,
@@ -58,12 +64,13 @@ pub fn expand_out_of_core(
         values: Vec::new(),
         depth: Vec::new(),
     };
-    gather(plan, &workers, |_, values, depth| -> Result<()> {
+    gather(plan, &workers, |shard, values, depth| -> Result<()> {
         router.values.extend_from_slice(&values);
         router.depth.extend_from_slice(&depth);
         while router.values.len() as u64 >= run_states {
             router.route(run_states as usize)?;
         }
+        progress.report("routing", shard as u64 + 1, shards);
         Ok(())
     })?;
     drop(workers);
@@ -74,9 +81,11 @@ pub fn expand_out_of_core(
         router.first
     );
     let Router { routed, parts, .. } = router;
+    progress.report("filling", 0, zones.len() as u64);
     routed.finish()?;
     let path = table_path(&work, &identity.layer);
     let file = LayerFile::open_as(&path, &identity)?;
+    let mut filled_zones = 0;
     for (group, parts) in zones
         .chunks(threads as usize)
         .zip(parts.chunks(threads as usize))
@@ -89,6 +98,8 @@ pub fn expand_out_of_core(
         for zone in filled {
             let (values, depth) = zone?;
             writer.append(&values, &depth)?;
+            filled_zones += 1;
+            progress.report("filling", filled_zones, zones.len() as u64);
         }
     }
     drop(file);

@@ -19,6 +19,7 @@ mod rundir;
 mod runner;
 mod solve;
 mod summary;
+mod table_progress;
 mod tables;
 
 use clap::{Parser, Subcommand};

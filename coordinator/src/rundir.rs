@@ -251,7 +251,7 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()>
 }
 
 /// `progress.json`: the latest wave of a run, for `kingmaker status`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
     pub layer: String,
     pub wave: u32,
@@ -268,12 +268,26 @@ pub struct Progress {
     pub workers: Vec<String>,
     /// `starting` (a build or resume without a checkpoint to restore, before its first wave),
     /// `restoring` (a resume restoring its checkpoint, until the first wave after it closes),
-    /// `running` (waves are closing), `summarizing` (every layer is solved; the summary's counts
+    /// `running` (waves are closing), `writing` (a layer's waves are done and its table is being
+    /// written: [`Progress::writing`]), `summarizing` (every layer is solved; the summary's counts
     /// and classes are being computed, which takes minutes on a large game), or `finished`
     /// (`summary.json` is written: the last layer and wave, every state decided). Absent in
     /// files from before: `running`.
     #[serde(default = "running")]
     pub phase: String,
+    /// In phase `writing` (the layer's waves are done; its table is being gathered from the
+    /// workers, and a reduced game's expanded to the full game's): the step and how far it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writing: Option<TableStep>,
+}
+
+/// A step of writing a layer's table: `gathering` (shards), `expanding` (full states, in
+/// memory), `routing` (shards, routed to the zones out of core) or `filling` (zones).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableStep {
+    pub step: String,
+    pub done: u64,
+    pub total: u64,
 }
 
 fn running() -> String {
@@ -314,6 +328,7 @@ impl Progress {
                 .map(|c| (c.layer.clone(), c.last.wave)),
             workers: workers.to_vec(),
             phase: running(),
+            writing: None,
         }
     }
 
@@ -343,6 +358,21 @@ impl Progress {
             last_checkpoint: None,
             workers: last.map_or_else(|| workers.to_vec(), |p| p.workers.clone()),
             phase: "finished".into(),
+            writing: None,
+        }
+    }
+
+    /// What a build or resume writes while a solved layer's table is written: `last` (the
+    /// layer's last wave) with every state decided, and the step.
+    pub fn writing(last: &Progress, step: TableStep) -> Progress {
+        Progress {
+            decided_in_wave: 0,
+            decided_total: last.states,
+            updated_unix: unix_now(),
+            pid: std::process::id(),
+            phase: "writing".into(),
+            writing: Some(step),
+            ..last.clone()
         }
     }
 
@@ -356,6 +386,7 @@ impl Progress {
             pid: std::process::id(),
             last_checkpoint: None,
             phase: "summarizing".into(),
+            writing: None,
             ..last.clone()
         }
     }
@@ -401,6 +432,7 @@ impl Progress {
                 .map(|c| (c.layer.clone(), c.last.wave)),
             workers: workers.to_vec(),
             phase: phase.into(),
+            writing: None,
         }
     }
 }
@@ -413,6 +445,49 @@ mod tests {
 
     /// While the summary is computed, progress says so, with every state decided and no
     /// checkpoint to resume from (the tables are written).
+    #[test]
+    fn writing_progress_keeps_the_last_wave_and_names_its_step() {
+        let last = Progress {
+            layer: "solo".into(),
+            wave: 40,
+            decided_in_wave: 3,
+            decided_total: 90,
+            states: 100,
+            layers_finished: vec![],
+            seconds: 2.0,
+            rate: 45.0,
+            updated_unix: 0,
+            pid: 1,
+            last_checkpoint: Some(("solo".into(), 40)),
+            workers: vec!["local-0".into()],
+            phase: "running".into(),
+            writing: None,
+        };
+        let step = TableStep {
+            step: "filling".into(),
+            done: 3,
+            total: 7,
+        };
+        let w = Progress::writing(&last, step.clone());
+        assert_eq!(
+            (w.phase.as_str(), w.writing.as_ref()),
+            ("writing", Some(&step))
+        );
+        assert_eq!(
+            (w.layer.as_str(), w.wave, w.decided_total),
+            ("solo", 40, 100)
+        );
+        assert_eq!(w.pid, std::process::id());
+        let text = serde_json::to_string(&w).unwrap();
+        assert_eq!(serde_json::from_str::<Progress>(&text).unwrap(), w);
+        // A progress.json from before the field reads as not writing.
+        let old = text.replace(r#","writing":{"step":"filling","done":3,"total":7}"#, "");
+        assert_eq!(
+            serde_json::from_str::<Progress>(&old).unwrap().writing,
+            None
+        );
+    }
+
     #[test]
     fn summarizing_progress_keeps_the_last_wave_and_decides_everything() {
         let last = Progress {
@@ -429,6 +504,7 @@ mod tests {
             last_checkpoint: Some(("enable_ac".into(), 24)),
             workers: vec!["10.0.0.1:7070".into()],
             phase: "running".into(),
+            writing: None,
         };
         let s = Progress::summarizing(&last);
         assert_eq!(s.phase, "summarizing");

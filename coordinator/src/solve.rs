@@ -6,6 +6,7 @@ use crate::expansion::expand_out_of_core;
 use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
+use crate::table_progress::TableProgress;
 use anyhow::{Context, Result};
 use kingmaker_games::reduction::SolvedTable;
 use kingmaker_games::AnyGame;
@@ -340,9 +341,13 @@ fn write_table(
     let reduction = game.reduction();
     let full = reduction.map_or(game.size(), |r| r.full_size());
     let mut writer = TableWriter::create(&dir, &run.identity(&layer.name), full)?;
+    let mut progress = TableProgress::new(run, &layer.name);
+    let shards = plan.shards() as u64;
     let Some(reduction) = reduction else {
-        gather(plan, &workers, |_, values, depth| -> Result<()> {
+        progress.report("gathering", 0, shards);
+        gather(plan, &workers, |shard, values, depth| -> Result<()> {
             writer.append(&values, &depth)?;
+            progress.report("gathering", shard as u64 + 1, shards);
             Ok(())
         })?;
         return Ok(writer.finish()?);
@@ -358,11 +363,14 @@ fn write_table(
             workers,
             &mut writer,
             budget,
+            &mut progress,
         )?;
     } else {
         let mut table = SolvedTable::with_capacity(game.size());
-        gather(plan, &workers, |_, values, depth| -> Result<()> {
+        progress.report("gathering", 0, shards);
+        gather(plan, &workers, |shard, values, depth| -> Result<()> {
             table.append(&values, &depth);
+            progress.report("gathering", shard as u64 + 1, shards);
             Ok(())
         })?;
         drop(workers);
@@ -373,6 +381,7 @@ fn write_table(
             let n = ROWS.min(full - first) as usize;
             reduction.expand_rows(first, &table, &mut values[..n], &mut depth[..n]);
             writer.append(&values[..n], &depth[..n])?;
+            progress.report("expanding", first + n as u64, full);
         }
     }
     tracing::info!(

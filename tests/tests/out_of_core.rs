@@ -175,6 +175,15 @@ fn a_build_killed_while_expanding_out_of_core_resumes_to_the_same_tables() {
         }
         child.kill().unwrap();
         child.wait().unwrap();
+        // What `kingmaker status` shows of the killed process: the table being written.
+        let progress = read_json(&run.join("progress.json"));
+        assert_eq!(progress["phase"], "writing", "{progress}");
+        let step = if command == "build" {
+            "routing"
+        } else {
+            "filling"
+        };
+        assert_eq!(progress["writing"]["step"], step, "{progress}");
     }
     let out = Command::new(bin("kingmaker"))
         .arg("resume")

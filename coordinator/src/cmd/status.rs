@@ -83,7 +83,7 @@ pub fn run(args: StatusArgs) -> Result<()> {
         .flatten()
         .and_then(|text| serde_json::from_str(&text).ok());
     let eta = current
-        .filter(|p| p.rate > 0.0 && p.phase != "summarizing")
+        .filter(|p| p.rate > 0.0 && p.phase == "running")
         .map(|p| {
             // States left in this layer over the layer's average rate (a rough guide: waves vary).
             (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
@@ -112,6 +112,19 @@ pub fn run(args: StatusArgs) -> Result<()> {
             " (pid {}, `{}`: restoring its last checkpoint)",
             h.pid, h.command
         ),
+        (Some(h), Some("writing")) => {
+            let step = current.and_then(|p| p.writing.as_ref());
+            format!(
+                " (pid {}, `{}`: writing the table of layer {}{})",
+                h.pid,
+                h.command,
+                current.map_or("", |p| p.layer.as_str()),
+                step.map_or(String::new(), |s| format!(
+                    ": {} {} of {}",
+                    s.step, s.done, s.total
+                ))
+            )
+        }
         (Some(h), Some("summarizing")) => format!(
             " (pid {}, `{}`: every layer solved; computing the summary's counts and classes)",
             h.pid, h.command
