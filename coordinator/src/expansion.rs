@@ -37,8 +37,9 @@ pub fn expand_out_of_core(
     let threads = rayon::current_num_threads() as u64;
     let zones = reduction.zones((budget / 4 / threads / STATE_BYTES).max(1));
     let block = reduction.block_states();
-    // A reduced state routes up to four full states (cc2p's quarter: two rows, each side).
-    let run_states = (budget / 8 / (5 * STATE_BYTES) / block).max(1) * block;
+    // A run and what it routes: each reduced state stands for about full / reduced states.
+    let fan_out = reduction.full_size().div_ceil(reduced_states.max(1));
+    let run_states = (budget / 8 / ((fan_out + 1) * STATE_BYTES) / block).max(1) * block;
     let work = run.work_dir();
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let identity = run.identity(&format!("{}.routed", layer.name));

@@ -226,6 +226,14 @@ fn cost_large_boards() {
             );
             solve_ns / moves_ns
         });
+        // Routing needs the whole reduced table (made up here): up to 7×7 / 4's.
+        if game.size() <= 20_000_000_000 {
+            let expand_ns = expansion_cpu_per_state(&game);
+            println!(
+                "cc2p {m}x{m} / {k}: out-of-core expansion {expand_ns:.0} CPU-ns per full state (routing and filling, without the file), ≈ {:.1} CPU-hours for the whole table",
+                full.size() as f64 * expand_ns / 1e9 / 3600.0
+            );
+        }
         println!(
             "cc2p {m}x{m} / {k}: {} states, quarter {}, {:.1} % live; counter {:.2} M, unmoves {:.2} M states per CPU-second ({pred_avg:.1} predecessors); moves {moves_ns:.0} ns per quarter state, solve ≈ {:.1} CPU-hours in memory",
             full.size(),
@@ -236,4 +244,45 @@ fn cost_large_boards() {
             quarter * moves_ns * overhead / 1e9 / 3600.0
         );
     }
+}
+
+/// CPU-nanoseconds per full state of the out-of-core expansion (routing the reduced table to the
+/// zones, then filling them; the routed states kept in memory instead of a file), measured on
+/// the first zones of the table (about 64 M states), with the whole reduced table routed to
+/// them: synthetic values made run by run, their making not timed.
+fn expansion_cpu_per_state(game: &Cc2pHalf) -> f64 {
+    use kingmaker_games::reduction::Reduction;
+    let zones: Vec<_> = game.zones(1 << 23).into_iter().take(8).collect();
+    let states: u64 = zones.iter().map(|z| z.end - z.start).sum();
+    let block = Reduction::block_states(game);
+    let run = (1u64 << 22).div_ceil(block) * block;
+    let mut routed = vec![(Vec::new(), Vec::new()); zones.len()];
+    let (mut values, mut depth) = (Vec::new(), Vec::new());
+    let mut cpu = 0.0;
+    for first in (0..game.size()).step_by(run as usize) {
+        let n = run.min(game.size() - first) as usize;
+        values.clear();
+        depth.clear();
+        values.extend((0..n as u64).map(|i| ((first + i) * 7 % 4) as u8));
+        depth.extend((0..n as u64).map(|i| ((first + i) % 97) as u16));
+        let t = process_cpu_secs();
+        game.scatter(&zones, first, &values, &depth, &mut routed);
+        cpu += process_cpu_secs() - t;
+    }
+    let t = process_cpu_secs();
+    for (zone, (rv, rd)) in zones.iter().zip(&routed) {
+        let n = (zone.end - zone.start) as usize;
+        let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
+        let mut at = 0;
+        let mut read = |bv: &mut [u8], bd: &mut [u16]| {
+            bv.copy_from_slice(&rv[at..at + bv.len()]);
+            bd.copy_from_slice(&rd[at..at + bv.len()]);
+            at += bv.len();
+            Ok(())
+        };
+        game.expand_zone(zone.clone(), &mut read, &mut v, &mut d)
+            .expect("routed in memory");
+    }
+    cpu += process_cpu_secs() - t;
+    cpu / states as f64 * 1e9
 }
