@@ -5,34 +5,45 @@ use crate::digits::group_digits;
 use anyhow::{bail, Result};
 use std::path::Path;
 
-/// A build's needs, from its state count.
+/// A build's needs, from its state counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Needs {
-    /// States of the index space the kernel solves.
+    /// States of the index space the kernel solves (a reduced game's, for a game solved as one).
     pub states: u64,
-    /// Bytes of cells while a layer is solved (one per state).
+    /// Bytes of cells while a layer is solved (one per solved state).
     pub cells: u64,
     /// Whether the cells fit the memory budget (else they are files mapped from the run
     /// directory, and count as disk).
     pub cells_in_memory: bool,
-    /// Bytes of disk: mapped cells, plus the finished layers' values (2 bits a state, before
-    /// compression) and one checkpoint generation of compressed cells (bounded by the cells).
+    /// Bytes of disk: mapped cells, the finished layers' values (2 bits a state of the full game,
+    /// before compression), one checkpoint generation of compressed cells (bounded by the
+    /// cells), and for a reduced game expanded out of core the routed file (one table's worth).
     pub disk: u64,
 }
 
-/// The needs of solving `layers` layers of `states` states with `budget` bytes of memory, in
-/// process (`remote`: on workers, which hold the cells and check their own budgets).
-pub fn needs(states: u64, layers: usize, budget: u64, remote: bool) -> Needs {
-    let cells = states;
+/// The needs of solving `layers` layers of `solved` states, whose tables have `full` states
+/// (more than `solved` for a reduced game), with `budget` bytes of memory, in process (`remote`:
+/// on workers, which hold the cells and check their own budgets).
+pub fn needs(solved: u64, full: u64, layers: usize, budget: u64, remote: bool) -> Needs {
+    let cells = solved;
     let cells_in_memory = remote || cells <= budget;
     let mapped = if cells_in_memory { 0 } else { cells };
-    let values = (states / 4).saturating_mul(layers as u64);
+    let values = (full / 4).saturating_mul(layers as u64);
     let checkpoint = if remote { 0 } else { cells / 4 };
+    // As `write_table` decides: 2 bytes per reduced state against half the budget.
+    let routed = if full > solved && solved.saturating_mul(2) > budget / 2 {
+        full / 4
+    } else {
+        0
+    };
     Needs {
-        states,
+        states: solved,
         cells,
         cells_in_memory,
-        disk: mapped.saturating_add(values).saturating_add(checkpoint),
+        disk: mapped
+            .saturating_add(values)
+            .saturating_add(checkpoint)
+            .saturating_add(routed),
     }
 }
 
@@ -95,24 +106,37 @@ mod tests {
 
     #[test]
     fn cells_fit_the_budget_or_count_as_disk() {
-        let small = needs(1000, 3, 1 << 20, false);
+        let small = needs(1000, 1000, 3, 1 << 20, false);
         assert!(small.cells_in_memory);
         assert_eq!(small.disk, 750 + 250);
-        let big = needs(1 << 40, 1, 1 << 30, false);
+        let big = needs(1 << 40, 1 << 40, 1, 1 << 30, false);
         assert!(!big.cells_in_memory);
         assert_eq!(big.disk, (1 << 40) + (1 << 38) + (1 << 38));
         // On workers the coordinator keeps only the finished values.
-        let remote = needs(1 << 40, 2, 1 << 30, true);
+        let remote = needs(1 << 40, 1 << 40, 2, 1 << 30, true);
         assert!(remote.cells_in_memory);
         assert_eq!(remote.disk, 2 << 38);
+        // A reduced game: cells of the states it solves, tables of the full game's, and the
+        // routed file once its reduced table outgrows half the budget.
+        let quarter = needs(1 << 32, 1 << 34, 1, 1 << 40, false);
+        assert_eq!((quarter.states, quarter.cells), (1 << 32, 1 << 32));
+        assert_eq!(quarter.disk, (1 << 32) + (1 << 30));
+        let routed = needs(1 << 32, 1 << 34, 1, 1 << 33, false);
+        assert_eq!(routed.disk, (1 << 32) + (1 << 32) + (1 << 30));
         // No overflow at absurd sizes.
-        assert_eq!(needs(u64::MAX, 64, 0, false).disk, u64::MAX);
+        assert_eq!(needs(u64::MAX, u64::MAX, 64, 0, false).disk, u64::MAX);
     }
 
     #[test]
     fn a_build_larger_than_the_disk_is_refused_with_its_numbers() {
         let dir = tempfile::tempdir().unwrap();
-        let huge = needs(42_001_790_947_308_396, 1, 17 << 30, false);
+        let huge = needs(
+            42_001_790_947_308_396,
+            42_001_790_947_308_396,
+            1,
+            17 << 30,
+            false,
+        );
         let err = check(&huge, 17 << 30, &dir.path().join("run"))
             .unwrap_err()
             .to_string();
@@ -120,6 +144,6 @@ mod tests {
             err.contains("42,001,790,947,308,396 states") && err.contains("free"),
             "{err}"
         );
-        check(&needs(1000, 1, 1 << 20, false), 1 << 20, dir.path()).unwrap();
+        check(&needs(1000, 1000, 1, 1 << 20, false), 1 << 20, dir.path()).unwrap();
     }
 }

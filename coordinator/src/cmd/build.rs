@@ -113,7 +113,17 @@ pub fn run(args: BuildArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     // Before anything is allocated or written: does it fit?
     let budget = args.memory_budget.unwrap_or_else(default_memory_budget);
-    let needs = crate::preflight::needs(game.size(), layers.len(), budget, cluster.is_some());
+    let solved_as = if args.no_symmetry {
+        None
+    } else {
+        spec.reduced()
+    };
+    let solved = match &solved_as {
+        Some(reduced) => reduced.build()?.size(),
+        None => game.size(),
+    };
+    let needs =
+        crate::preflight::needs(solved, game.size(), layers.len(), budget, cluster.is_some());
     crate::preflight::check(&needs, budget, &out)?;
     // Locked for the whole build: a second build or a resume of it is refused.
     let (run, _lock) = RunDir::create(&out, "kingmaker build", &spec)?;
@@ -124,11 +134,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         states: game.size(),
         shard_size: args.shard_size,
         kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
-        solved_as: if args.no_symmetry {
-            None
-        } else {
-            spec.reduced()
-        },
+        solved_as,
         distributed: cluster.as_ref().map(|c| Distributed {
             run_id: c.run_id().to_string(),
             workers: c.addrs(),
