@@ -22,6 +22,8 @@ const STATE_BYTES: u64 = 3;
 ///
 /// Memory, within `budget`: a zone per thread (a quarter of the budget between them), a run of
 /// the reduced table and what it routes (an eighth), the file's buffers.
+// The run, the reduction and its size, the plan, the layer and its workers, the table being
+// written, the budget and the progress: each distinct.
 #[allow(clippy::too_many_arguments)]
 pub fn expand_out_of_core(
     run: &RunDir,
