@@ -15,6 +15,13 @@ use std::sync::Arc;
 /// Bytes of a state in memory: its value and its depth.
 const STATE_BYTES: u64 = 3;
 
+/// Whether a reduced table of `reduced_states` is expanded out of core with `budget` bytes of
+/// memory: when its values and depths, gathered in memory (2 bytes a state), would take more
+/// than half the budget.
+pub fn is_out_of_core(reduced_states: u64, budget: u64) -> bool {
+    reduced_states.saturating_mul(2) > budget / 2
+}
+
 /// Gather the reduced table from the workers, routing it run by run to the zones of the full
 /// table into `work/LAYER.routed.kmt` (a layer file as long as the full table, each run's states
 /// zone after zone), let the workers go, then fill the zones a thread's worth at a time from

@@ -30,8 +30,7 @@ pub fn needs(solved: u64, full: u64, layers: usize, budget: u64, remote: bool) -
     let mapped = if cells_in_memory { 0 } else { cells };
     let values = (full / 4).saturating_mul(layers as u64);
     let checkpoint = if remote { 0 } else { cells / 4 };
-    // As `write_table` decides: 2 bytes per reduced state against half the budget.
-    let routed = if full > solved && solved.saturating_mul(2) > budget / 2 {
+    let routed = if full > solved && crate::expansion::is_out_of_core(solved, budget) {
         full / 4
     } else {
         0

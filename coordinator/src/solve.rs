@@ -2,7 +2,7 @@
 //! good checkpoint, stopping cleanly on a signal. The workers may be in-process (the embedded
 //! default) or remote; this module only sees them through `WorkerHandle`.
 
-use crate::expansion::expand_out_of_core;
+use crate::expansion::{expand_out_of_core, is_out_of_core};
 use crate::progress::LayerProgress;
 use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
@@ -353,7 +353,7 @@ fn write_table(
         return Ok(writer.finish()?);
     };
     let started = Instant::now();
-    if 2 * game.size() > budget / 2 {
+    if is_out_of_core(game.size(), budget) {
         expand_out_of_core(
             run,
             reduction,
