@@ -11,7 +11,7 @@
 #[path = "../../kernel/benches/clock/mod.rs"]
 mod clock;
 
-use kingmaker_games::cc2p::half::Cc2pHalf;
+use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_games::toppen::{Toppen, ToppenOptions};
@@ -151,7 +151,7 @@ fn main() {
     }
     if wants("cc2p") {
         let full = Cc2p::new(7, 3, TipRule::Exact).expect("7x7 / 3");
-        let game = Arc::new(Cc2pHalf::quarter(full.clone()));
+        let game = Arc::new(Cc2pReduced::quarter(full.clone()));
         println!(
             "cc2p 7x7 / 3: {} states, the quarter solves {}",
             full.size(),
@@ -199,7 +199,7 @@ fn cost_large_boards() {
     let mut overhead = None;
     for (m, k) in [(7u8, 3u8), (5, 6), (7, 4), (6, 6), (7, 6)] {
         let full = Cc2p::new(m, k, TipRule::Exact).expect("a supported board");
-        let game = Arc::new(Cc2pHalf::quarter(full.clone()));
+        let game = Arc::new(Cc2pReduced::quarter(full.clone()));
         let mut rng = StdRng::seed_from_u64(3);
         const PROBES: usize = 400_000;
         let live = (0..PROBES)
@@ -250,7 +250,7 @@ fn cost_large_boards() {
 /// zones, then filling them; the routed states kept in memory instead of a file), measured on
 /// the first zones of the table (about 64 M states), with the whole reduced table routed to
 /// them: synthetic values made run by run, their making not timed.
-fn expansion_cpu_per_state(game: &Cc2pHalf) -> f64 {
+fn expansion_cpu_per_state(game: &Cc2pReduced) -> f64 {
     use kingmaker_games::reduction::Reduction;
     let zones: Vec<_> = game.zones(1 << 23).into_iter().take(8).collect();
     let states: u64 = zones.iter().map(|z| z.end - z.start).sum();

@@ -1,7 +1,7 @@
 //! cc2p's parameters, as the command line and `run.json` give them, and the reduction a build
 //! solves in the game's place.
 
-use super::half::Cc2pHalf;
+use super::reduced::Cc2pReduced;
 use super::{Cc2p, TipRule};
 use kingmaker_kernel::Game;
 use crate::family::{first_player_wins, GameFamily};
@@ -75,10 +75,10 @@ impl GameFamily for Cc2pParams {
     }
 
     /// The colour-swap quarter where the board's reflection is a symmetry, else the half
-    /// (expanded back by `Cc2pHalf::expand_rows`).
+    /// (expanded back by `Cc2pReduced::expand_rows`).
     fn reduced(&self) -> Option<GameSpec> {
         let mirror = self.game().is_ok_and(|g| g.has_reflection());
-        Some(GameSpec::Cc2pHalf(Cc2pHalfParams {
+        Some(GameSpec::Cc2pReduced(Cc2pReducedParams {
             full: self.clone(),
             mirror,
         }))
@@ -102,7 +102,7 @@ impl GameFamily for Cc2pParams {
 /// reflection too): what the kernel solves for a cc2p build, never a run's game. Runs written
 /// before the quarter existed have no `mirror` and solve the half.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cc2pHalfParams {
+pub struct Cc2pReducedParams {
     /// The full game's parameters.
     #[serde(flatten)]
     pub full: Cc2pParams,
@@ -111,11 +111,11 @@ pub struct Cc2pHalfParams {
     pub mirror: bool,
 }
 
-impl GameFamily for Cc2pHalfParams {
-    type Game = Cc2pHalf;
+impl GameFamily for Cc2pReducedParams {
+    type Game = Cc2pReduced;
     const ABOUT: &'static str = "The colour-swap half (or quarter) of a cc2p game.";
 
-    fn build(&self) -> anyhow::Result<Cc2pHalf> {
+    fn build(&self) -> anyhow::Result<Cc2pReduced> {
         let full = self.full.game()?;
         Ok(if self.mirror {
             anyhow::ensure!(
@@ -123,9 +123,9 @@ impl GameFamily for Cc2pHalfParams {
                 "{} has no quarter: the board's reflection is not a symmetry of its rules",
                 full.name()
             );
-            Cc2pHalf::quarter(full)
+            Cc2pReduced::quarter(full)
         } else {
-            Cc2pHalf::new(full)
+            Cc2pReduced::new(full)
         })
     }
 
@@ -133,7 +133,7 @@ impl GameFamily for Cc2pHalfParams {
     /// with 3 (sampled).
     fn examples() -> Vec<Self> {
         [(4, 2, false), (4, 3, true), (7, 3, true)]
-            .map(|(board, pieces, mirror)| Cc2pHalfParams {
+            .map(|(board, pieces, mirror)| Cc2pReducedParams {
                 full: Cc2pParams {
                     board,
                     pieces,
@@ -179,7 +179,7 @@ mod tests {
         assert!(serde_json::to_string(&quarter)
             .unwrap()
             .contains(r#""mirror":true"#));
-        let forced = GameSpec::Cc2pHalf(Cc2pHalfParams {
+        let forced = GameSpec::Cc2pReduced(Cc2pReducedParams {
             full: params(2),
             mirror: true,
         });

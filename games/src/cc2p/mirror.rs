@@ -15,7 +15,7 @@ use super::{bit, bits, Cc2p, K_MAX};
 const MAX_SETS: u64 = 1 << 25;
 
 impl Cc2p {
-    /// Whether the quarter ([`super::half::Cc2pHalf::quarter`]) can be solved for this game: the
+    /// Whether the quarter ([`super::reduced::Cc2pReduced::quarter`]) can be solved for this game: the
     /// board's reflection is a symmetry of the rules, and the game is small enough for the block
     /// tables.
     pub fn has_reflection(&self) -> bool {

@@ -30,17 +30,17 @@
 //! - `rules.rs`: wins, the tip rule, illegal states, classification.
 //! - `moves.rs`: successors and predecessors (the kernel's hot path).
 //! - `notation.rs`: the position notation (docs/cc2p-notation.md), move texts, pictures.
-//! - `half.rs`: the colour-swap half (and quarter) the kernel solves.
+//! - `reduced.rs`: the colour-swap half (and quarter) the kernel solves.
 //! - `mirror.rs`: the board's left–right reflection and the quarter's blocks.
 //! - `zones.rs`: the full table from the reduced one out of core, zone by zone.
 
 use kingmaker_kernel::{Game, Node};
 
 mod family;
-pub use family::{Cc2pHalfParams, Cc2pParams};
+pub use family::{Cc2pReducedParams, Cc2pParams};
 mod board;
 mod count;
-pub mod half;
+pub mod reduced;
 mod mirror;
 mod moves;
 mod notation;
@@ -52,6 +52,7 @@ mod zones;
 
 use board::Cell;
 pub use count::count_fields;
+use crate::combinatorics::Pascal;
 use rank::BUCKETS;
 
 /// Smallest supported board side.
@@ -127,8 +128,8 @@ pub struct Cc2p {
     cells: Vec<Cell>,
     /// (row, doubled x) of every cell.
     coords: Vec<(u8, i8)>,
-    /// `choose[i][a]` = C(a, i) (the sizes are powers of two so masked indices need no checks).
-    choose: [[u64; 128]; 8],
+    /// C(a, i) for i < 8, a < 128.
+    choose: Pascal<8, 128>,
     /// `unrank_start[i][bucket(r)]`: the largest a with C(a, i) ≤ the smallest r of the bucket.
     unrank_start: [[u8; BUCKETS]; 8],
     start: [u128; 2],
@@ -173,7 +174,8 @@ impl Cc2p {
         let m = board as usize;
         let n = m * m;
         let (coords, cells) = board::layout(m);
-        let (choose, unrank_start) = rank::binomials();
+        let choose = Pascal::new();
+        let unrank_start = rank::unrank_starts(&choose);
         let k = pieces as usize;
         let start0: &[usize] = match pieces {
             1 => &[0],
@@ -188,8 +190,8 @@ impl Cc2p {
         // Player 0's goal is player 1's start: tip N-1, blocked by player 1 on N-2, N-3, N-4, N-6.
         let block0: u128 = [2, 3, 4, 6].iter().map(|&d| bit(n - d)).sum();
         let block1: u128 = [1, 2, 3, 5].iter().map(|&c| bit(c)).sum();
-        let sets0 = choose[k][n];
-        let sets1 = choose[k][n - k];
+        let sets0 = choose.c(n, k);
+        let sets1 = choose.c(n - k, k);
         Ok(Cc2p {
             m: board,
             k: pieces,

@@ -37,7 +37,7 @@ impl Cc2p {
                     for i in 0..k {
                         let b = e.b[i] as usize;
                         let q = e.q[i] as usize + (c < b) as usize - (t < b) as usize;
-                        r1 += self.choose[(i + 1) & 7][q & 127];
+                        r1 += self.choose.c(q, i + 1);
                     }
                     self.colex(o[0]) * self.sets1 + r1
                 } else {

@@ -6,6 +6,7 @@
 //! element costs a step or two instead of a search from the top.
 
 use super::{bit, bits, Cc2p, Expanded, Pos, K_MAX, MAX_CELLS};
+use crate::combinatorics::Pascal;
 
 /// Buckets of the unrank lookup: 0..16 exactly, then 8 per binary order of magnitude.
 pub(super) const BUCKETS: usize = 16 + 60 * 8;
@@ -31,32 +32,19 @@ pub(super) fn bucket_floor(key: usize) -> u64 {
     }
 }
 
-/// `choose[i][a]` = C(a, i) for i < 8, a < 128, and `unrank_start[i][bucket(r)]`: the largest a
-/// with C(a, i) ≤ the smallest r of the bucket.
-#[allow(clippy::type_complexity)]
-pub(super) fn binomials() -> ([[u64; 128]; 8], [[u8; BUCKETS]; 8]) {
-    let mut choose = [[0u64; 128]; 8];
-    for a in 0..128 {
-        choose[0][a] = 1;
-        for i in 1..8 {
-            choose[i][a] = if a == 0 {
-                0
-            } else {
-                choose[i - 1][a - 1] + choose[i][a - 1]
-            };
-        }
-    }
+/// `unrank_start[i][bucket(r)]`: the largest a with C(a, i) ≤ the smallest r of the bucket.
+pub(super) fn unrank_starts(choose: &Pascal<8, 128>) -> [[u8; BUCKETS]; 8] {
     let mut unrank_start = [[0u8; BUCKETS]; 8];
     for (i, row) in unrank_start.iter_mut().enumerate().skip(1) {
         for (key, slot) in row.iter_mut().enumerate() {
             let least = bucket_floor(key);
             *slot = (0..=MAX_CELLS)
                 .rev()
-                .find(|&a| choose[i][a] <= least)
+                .find(|&a| choose.c(a, i) <= least)
                 .unwrap() as u8;
         }
     }
-    (choose, unrank_start)
+    unrank_start
 }
 
 impl Cc2p {
@@ -81,7 +69,7 @@ impl Cc2p {
     #[inline]
     pub(super) fn unrank_set(&self, mut r: u64, out: &mut [u8; K_MAX]) {
         for i in (2..=self.k as usize).rev() {
-            let col = &self.choose[i & 7];
+            let col = self.choose.column(i);
             let mut a = self.unrank_start[i & 7][bucket(r)] as usize;
             while col[(a + 1) & 127] <= r {
                 a += 1;
@@ -160,11 +148,7 @@ impl Cc2p {
     /// Colex rank of a cell set: the sum of C(i-th lowest cell, i), i from 1.
     #[inline]
     pub(super) fn colex(&self, set: u128) -> u64 {
-        let mut r = 0;
-        for (i, c) in bits(set).enumerate() {
-            r += self.choose[(i + 1) & 7][c & 127];
-        }
-        r
+        self.choose.colex_rank(set)
     }
 
     #[inline]
@@ -177,7 +161,7 @@ impl Cc2p {
         let mut r1 = 0;
         for (i, c) in bits(p.o[1]).enumerate() {
             let below: usize = a[..k].iter().map(|&x| ((x as usize) < c) as usize).sum();
-            r1 += self.choose[(i + 1) & 7][(c - below) & 127];
+            r1 += self.choose.c(c - below, i + 1);
         }
         ((self.colex(p.o[0]) * self.sets1 + r1) << 1) | p.mover as u64
     }
@@ -189,7 +173,7 @@ impl Cc2p {
             .enumerate()
             .map(|(i, c)| {
                 let q = c - (o[0] & (bit(c) - 1)).count_ones() as usize;
-                self.choose[(i + 1) & 7][q & 127]
+                self.choose.c(q, i + 1)
             })
             .sum()
     }
@@ -239,13 +223,13 @@ impl Cc2p {
                 for j in 0..k {
                     let b = free[q[j] as usize] as usize;
                     mask1 |= bit(b);
-                    twin0 += self.choose[(k - j) & 7][(n - 1 - b) & 127];
+                    twin0 += self.choose.c(n - 1 - b, k - j);
                 }
                 // Mirror cell n-1-a_j has as many twin player-0 cells below it as b above a_j.
                 let mut twin1 = 0u64;
                 for (j, &m) in ma[..k].iter().enumerate() {
                     let above = (mask1 >> (n - m)).count_ones() as usize;
-                    twin1 += self.choose[(j + 1) & 7][(m - above) & 127];
+                    twin1 += self.choose.c(m - above, j + 1);
                 }
                 f(i, [mask0, mask1], twin0 * self.sets1 + twin1);
                 // The next k-subset of 0..n-k in colex order.
@@ -284,7 +268,7 @@ impl Cc2p {
             let c = n - 1 - e.b[k - 1 - i] as usize;
             s.a[i] = c as u8;
             s.pos.o[0] |= bit(c);
-            s.r0 += self.choose[(i + 1) & 7][c & 127];
+            s.r0 += self.choose.c(c, i + 1);
         }
         // Player 1 of the twin: the mirror of player 0's cells; below mirror cell n-1-a lie the
         // mirrors of the old player 1's cells above a.

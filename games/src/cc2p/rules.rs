@@ -29,7 +29,7 @@ impl Cc2p {
             if a0 > k || a1 > k || rest < k - a0 {
                 continue;
             }
-            let ways = self.choose[k - a0][rest] * self.choose[k - a1][rest - (k - a0)];
+            let ways = self.choose.c(rest, k - a0) * self.choose.c(rest - (k - a0), k - a1);
             for mover in 0..2 {
                 if self.illegal(&o, mover) {
                     total += ways;

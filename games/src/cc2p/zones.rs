@@ -13,9 +13,10 @@
 //! block in the same order. So the reduced table is read once and written once more as the
 //! routed states, whatever the number of zones, and a zone's memory is its own states.
 
-use super::half::Cc2pHalf;
+use super::reduced::Cc2pReduced;
 use super::mirror::Kind;
 use super::{bit, K_MAX};
+use crate::combinatorics::next_subset;
 use crate::reduction::ReadRouted;
 use kingmaker_kernel::{Game, LOSS, WIN};
 use rayon::prelude::*;
@@ -45,7 +46,7 @@ struct Side {
     turned: u128,
 }
 
-impl Cc2pHalf {
+impl Cc2pReduced {
     /// The full table in zones of whole rows, at most `states` states each (at least one row).
     pub fn zones(&self, states: u64) -> Vec<Range<u64>> {
         let full = self.full();
@@ -153,10 +154,7 @@ impl Cc2pHalf {
                     turned,
                     turned_reflected: self.mirror().map_or(turned, |m| m.reflect(turned)),
                 };
-                // Gosper's hack: the next larger integer with as many bits set.
-                let low = cells & cells.wrapping_neg();
-                let ripple = cells.wrapping_add(low);
-                cells = ripple | (((cells ^ ripple) >> 2) / low);
+                cells = next_subset(cells);
                 r
             })
             .collect()
@@ -191,7 +189,7 @@ impl Cc2pHalf {
         Block { lower, higher }
     }
 
-    /// How many states of row `r` block `b` answers ([`Cc2pHalf::each_answer`]'s count).
+    /// How many states of row `r` block `b` answers ([`Cc2pReduced::each_answer`]'s count).
     #[inline]
     fn answers(&self, r: &Row, b: &Block) -> usize {
         let sets1 = self.full().sets1 as usize;

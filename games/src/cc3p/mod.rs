@@ -360,7 +360,7 @@ pub fn counts(level: u8) -> Result<Cc3pCounts, Cc3pError> {
     let k = n * (n + 1) / 2;
     let hex = 3 * n * (n + 1) + 1;
     let placements = rank::stage_sizes(hex, k)[0][hex];
-    let illegal_placements = 3 * rank::binom128(hex + 2 * k, k) - 2;
+    let illegal_placements = 3 * crate::combinatorics::binomial(hex + 2 * k, k) - 2;
     Ok(Cc3pCounts {
         placements,
         states: placements * 3,

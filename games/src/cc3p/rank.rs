@@ -29,18 +29,7 @@
 //! [`RankTables::child_point`] (per child) replace re-ranking every stage of every child. `rank`
 //! stays the general path and the reference the fast paths are tested against.
 
-/// Binomial coefficient in u128 (exact for every level we count).
-pub fn binom128(n: usize, k: usize) -> u128 {
-    if k > n {
-        return 0;
-    }
-    let k = k.min(n - k);
-    let mut r: u128 = 1;
-    for i in 0..k {
-        r = r * (n - i) as u128 / (i + 1) as u128;
-    }
-    r
-}
+use crate::combinatorics::{binomial, subsets, Pascal};
 
 /// `N_s(m)` for all stages and m in 0..=hex, in u128.
 pub fn stage_sizes(hex: usize, k: usize) -> [Vec<u128>; 4] {
@@ -50,7 +39,7 @@ pub fn stage_sizes(hex: usize, k: usize) -> [Vec<u128>; 4] {
         sizes[s] = (0..=hex)
             .map(|m| {
                 (0..=k.min(m))
-                    .map(|h| binom128(m, h) * binom128(2 * k, k - h) * sizes[s + 1][m - h])
+                    .map(|h| binomial(m, h) * binomial(2 * k, k - h) * sizes[s + 1][m - h])
                     .sum()
             })
             .collect();
@@ -142,8 +131,8 @@ pub struct RankTables {
     pub pts_mask: u64,
     /// Hexagon mask (bits 0..hex).
     pub hex_mask: u64,
-    /// `binom[n][j]` for n < MAXM, j < MAXK.
-    binom: [[u64; MAXK]; MAXM],
+    /// C(n, j) for n < MAXM, j < MAXK.
+    binom: Pascal<MAXK, MAXM>,
     /// `sizes[s][m]` = N_s(m).
     sizes: [[u64; MAXM]; 4],
     /// `off[s][m][h]` for h in 0..=k+1 (the entry k+1 is the sentinel N_s(m)); `u64::MAX` above,
@@ -286,12 +275,7 @@ impl RankTables {
         if sizes128[0][hex].checked_mul(3)? > u64::MAX as u128 {
             return None;
         }
-        let mut binom = [[0u64; MAXK]; MAXM];
-        for (n, row) in binom.iter_mut().enumerate() {
-            for (j, b) in row.iter_mut().enumerate() {
-                *b = binom128(n, j) as u64;
-            }
-        }
+        let binom = Pascal::<MAXK, MAXM>::new();
         let mut sizes = [[0u64; MAXM]; 4];
         for s in 0..4 {
             for m in 0..=hex {
@@ -300,14 +284,14 @@ impl RankTables {
         }
         let mut pts_count = [0u64; MAXK];
         for (h, c) in pts_count.iter_mut().enumerate().take(k + 1) {
-            *c = binom128(2 * k, k - h) as u64;
+            *c = binomial(2 * k, k - h) as u64;
         }
         // The unranking divides ranks (< 2^63) by blocks (≥ 2: the later stages have at least
         // C(2k, k) ways) and the ranks inside a group by the point count (< 2^16, checked).
         let mut by_pts_count = [SmallRecip::default(); MAXK];
         for h in 0..=k {
             by_pts_count[h] = SmallRecip::new(pts_count[h]);
-            if binom[hex][h] * pts_count[h] > 1 << 16 {
+            if binom.c(hex, h) * pts_count[h] > 1 << 16 {
                 return None;
             }
         }
@@ -331,32 +315,19 @@ impl RankTables {
                                 Recip::default()
                             },
                         };
-                        acc += binom[m][h] * pts_count[h] * block;
+                        acc += binom.c(m, h) * pts_count[h] * block;
                     }
                 }
                 off[s][m][k + 1] = acc;
                 debug_assert_eq!(acc, sizes[s][m]);
             }
         }
-        let mut colex = Vec::new();
-        for j in 0..=k {
-            let mut list = Vec::with_capacity(binom128(hex, j) as usize);
-            if j == 0 {
-                list.push(0);
-            } else {
-                // Gosper's hack: the next larger mask with the same popcount.
-                let mut v: u64 = (1u64 << j) - 1;
-                while v < (1u64 << hex) {
-                    list.push(v);
-                    let t = v | (v - 1);
-                    v = (t + 1) | (((!t & (t + 1)) - 1) >> (v.trailing_zeros() + 1));
-                }
-            }
-            colex.push(list);
-        }
+        let colex = (0..=k)
+            .map(|j| subsets(hex, j).map(|set| set as u64).collect())
+            .collect();
         let pts_mask = (1u64 << (2 * k)) - 1;
         let pts_rank = (0..=pts_mask)
-            .map(|mask| colex_rank_with(&binom, mask))
+            .map(|mask| binom.colex_rank(mask as u128))
             .collect();
         let pts_shift = [hex as u32, (hex + 2 * k) as u32, (hex + 4 * k) as u32];
         Some(RankTables {
@@ -395,7 +366,7 @@ impl RankTables {
             while bits != 0 {
                 let t = bits.trailing_zeros();
                 let pos = (free & ((1u64 << t) - 1)).count_ones() as usize;
-                rh += self.binom[pos][j];
+                rh += self.binom.c(pos, j);
                 j += 1;
                 bits &= bits - 1;
             }
@@ -504,7 +475,7 @@ impl RankTables {
         }
         for h in 0..=self.k.min(m) {
             let g = &self.groups[s][m][h];
-            let count = self.binom[m][h] * self.pts_count[h];
+            let count = self.binom.c(m, h) * self.pts_count[h];
             out.push(base + g.off);
             out.push(base + g.off + count * g.block - 1);
             let pc = self.pts_count[h];
@@ -538,7 +509,7 @@ impl RankTables {
         for set in &u.sets[..s0] {
             before = before.wrapping_add(stair_of(set & self.hex_mask));
         }
-        let binom = |n: usize, j: usize| self.binom[n & (MAXM - 1)][j & (MAXK - 1)];
+        let binom = |n: usize, j: usize| self.binom.c(n, j);
         let mut later_fixed = [0u64; 2];
         let mut later_up = [[0u64; TK]; 2];
         let mut later_down = [[0u64; TK]; 2];
@@ -593,7 +564,7 @@ impl RankTables {
     pub fn lift(&self, par: &Parent, from: usize, to_hex: bool, to_point: bool) -> Lifted {
         let s0 = par.s0;
         let fh = (from < self.hex) as usize;
-        let binom = |n: usize, j: usize| self.binom[n & (MAXM - 1)][j & (MAXK - 1)];
+        let binom = |n: usize, j: usize| self.binom.c(n, j);
         // The mover's other hexagon cells (positions among its free cells), and its point part.
         let skip = if fh == 1 {
             below(par.stair0, from)
@@ -705,7 +676,7 @@ impl RankTables {
         let t0 = below(lifted.stair0, to);
         let p0 = to - below(par.before, to);
         lifted.hex_base[t0 & (TK - 1)]
-            .wrapping_add(self.binom[p0 & (MAXM - 1)][(t0 + 1) & (MAXK - 1)] * lifted.hex_mul)
+            .wrapping_add(self.binom.c(p0, t0 + 1) * lifted.hex_mul)
             .wrapping_add(lifted.later_hex[0][below(par.later[0].stair, to) & (TK - 1)])
             .wrapping_add(lifted.later_hex[1][below(par.later[1].stair, to) & (TK - 1)])
     }
@@ -716,19 +687,6 @@ impl RankTables {
         let pts = lifted.pts | 1u64 << ((to as u32).wrapping_sub(self.pts_shift[par.s0]) & 63);
         lifted.pt_base + self.pts_rank[(pts & self.pts_mask) as usize] * lifted.pt_block
     }
-}
-
-/// Colex rank of a bit mask: Σ C(b_i, i + 1) over its set bits b_0 < b_1 < ...
-fn colex_rank_with(binom: &[[u64; MAXK]; MAXM], mask: u64) -> u64 {
-    let mut r = 0;
-    let mut bits = mask;
-    let mut j = 1;
-    while bits != 0 {
-        r += binom[bits.trailing_zeros() as usize][j];
-        j += 1;
-        bits &= bits - 1;
-    }
-    r
 }
 
 /// Spread a compressed mask over the cells not in `taken` (a software `pdep` for few taken cells):

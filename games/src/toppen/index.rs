@@ -15,6 +15,7 @@
 //! Every block has an even size, so the mover is the index's lowest bit.
 
 use super::catalogue::{Catalogue, MAX_V};
+use crate::combinatorics::{binomial, subsets};
 
 /// Colourings of the 10 tiles (5 of each colour).
 pub const COLOURINGS: u64 = 252;
@@ -79,30 +80,29 @@ pub struct IndexSpace {
 
 /// Number of compositions of 10 into `v` positive parts: C(9, v-1).
 pub fn compositions(v: usize) -> u64 {
-    binomial(9, v as u64 - 1)
-}
-
-fn binomial(n: u64, k: u64) -> u64 {
-    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+    binomial(9, v - 1) as u64
 }
 
 impl IndexSpace {
     /// The tables and blocks for the classes of `cat`.
     pub fn new(cat: &Catalogue) -> IndexSpace {
+        // Increasing mask order among masks of one popcount is colex order.
+        let colour_unrank: Vec<u16> = subsets(MAX_V, 5).map(|set| set as u16).collect();
         let mut colour_rank = vec![u8::MAX; 1 << MAX_V];
-        let mut colour_unrank = Vec::new();
-        for mask in 0u16..(1 << MAX_V) {
-            if mask.count_ones() == 5 {
-                colour_rank[mask as usize] = colour_unrank.len() as u8;
-                colour_unrank.push(mask);
-            }
+        for (rank, &set) in colour_unrank.iter().enumerate() {
+            colour_rank[set as usize] = rank as u8;
         }
+        let comp_unrank: Vec<Vec<u16>> = (0..=MAX_V)
+            .map(|v| match v {
+                0 => Vec::new(),
+                _ => subsets(MAX_V - 1, v - 1).map(|set| set as u16).collect(),
+            })
+            .collect();
         let mut comp_rank = vec![0u16; 1 << (MAX_V - 1)];
-        let mut comp_unrank = vec![Vec::new(); MAX_V + 1];
-        for mask in 0u16..(1 << (MAX_V - 1)) {
-            let v = mask.count_ones() as usize + 1;
-            comp_rank[mask as usize] = comp_unrank[v].len() as u16;
-            comp_unrank[v].push(mask);
+        for sets in &comp_unrank {
+            for (rank, &set) in sets.iter().enumerate() {
+                comp_rank[set as usize] = rank as u16;
+            }
         }
         let mut block_start = Vec::with_capacity(cat.classes.len() + 1);
         let mut block_class = Vec::new();

@@ -1,4 +1,5 @@
-//! The colour-swap half of `cc2p`: what the kernel solves for a cc2p build.
+//! The symmetry-reduced forms of `cc2p` (the colour-swap half, and the quarter within it): what
+//! the kernel solves for a cc2p build.
 //!
 //! [`Cc2p::swap_colours`] (board flipped, players exchanged, side to move exchanged) is an
 //! involution that commutes with moves and turns a win of one player into a win of the other, and
@@ -26,7 +27,7 @@
 //! changes, so a child's value is flipped when it reaches its parent:
 //! [`Game::alternates_sides`] is true, and the kernel does the flip.
 //!
-//! **Back to the full table** ([`Cc2pHalf::source`], [`Cc2pHalf::expand_rows`]): full index `f`
+//! **Back to the full table** ([`Cc2pReduced::source`], [`Cc2pReduced::expand_rows`]): full index `f`
 //! with player 1 to move is `half[f >> 1]` with W and L exchanged (the table's W is "player 0
 //! wins", the half's "the side to move wins"); with player 0 to move it is
 //! `half[swap_colours(f) >> 1]` as it is, at the same depth (the twin is decided in the same wave:
@@ -34,10 +35,10 @@
 //! as they are. The expanded table is byte-identical to a full solve's.
 //!
 //! **The quarter.** Where the board's left–right reflection is a symmetry of the rules
-//! (`super::mirror`: every piece count but 2), [`Cc2pHalf::quarter`] halves the half again.
+//! (`super::mirror`: every piece count but 2), [`Cc2pReduced::quarter`] halves the half again.
 //! Quarter index `q = block · C(N − k, k) + r1` names the half state whose player-0 set is the
-//! block's and whose player-1 rank is r1 ([`Cc2pHalf::placement`]); a half state whose player-0
-//! set is the higher of a reflected pair is stood for by its reflection ([`Cc2pHalf::reduce`]).
+//! block's and whose player-1 rank is r1 ([`Cc2pReduced::placement`]); a half state whose player-0
+//! set is the higher of a reflected pair is stood for by its reflection ([`Cc2pReduced::reduce`]).
 //! States whose player-0 set is symmetric keep their own index, as does their reflection (a few
 //! per cent of the states, solved twice rather than given a second, sparser index).
 //!
@@ -65,7 +66,7 @@ use rayon::prelude::*;
 /// colour-swapped twin, and in the quarter only one of each reflected pair (see the module
 /// documentation).
 #[derive(Clone, Debug)]
-pub struct Cc2pHalf {
+pub struct Cc2pReduced {
     full: Cc2p,
     /// The board's reflection, in the quarter.
     mirror: Option<Mirror>,
@@ -74,17 +75,17 @@ pub struct Cc2pHalf {
 /// The side to move in the full states the half indices name.
 const SIDE: u64 = 1;
 
-impl Cc2pHalf {
+impl Cc2pReduced {
     /// The colour-swap half.
-    pub fn new(full: Cc2p) -> Cc2pHalf {
-        Cc2pHalf { full, mirror: None }
+    pub fn new(full: Cc2p) -> Cc2pReduced {
+        Cc2pReduced { full, mirror: None }
     }
 
     /// The quarter: the half reduced again by the board's reflection, where that is a symmetry
     /// of the rules ([`Cc2p::has_reflection`]); else the half.
-    pub fn quarter(full: Cc2p) -> Cc2pHalf {
+    pub fn quarter(full: Cc2p) -> Cc2pReduced {
         let mirror = Mirror::new(&full);
-        Cc2pHalf { full, mirror }
+        Cc2pReduced { full, mirror }
     }
 
     /// Whether this is the quarter.
@@ -116,7 +117,7 @@ impl Cc2pHalf {
         self.reduce_cells(h, || self.full.unrank(h << 1 | SIDE).o)
     }
 
-    /// [`Cc2pHalf::reduce`] of half placement `h` whose two players' cells are `cells()` (called
+    /// [`Cc2pReduced::reduce`] of half placement `h` whose two players' cells are `cells()` (called
     /// only when the reflection is needed).
     #[inline]
     fn reduce_cells(&self, h: u64, cells: impl FnOnce() -> [u128; 2]) -> u64 {
@@ -229,9 +230,9 @@ impl Cc2pHalf {
     }
 }
 
-impl Notation for Cc2pHalf {
+impl Notation for Cc2pReduced {
     fn parse_position(&self, text: &str) -> anyhow::Result<u64> {
-        Ok(Cc2pHalf::parse_position(self, text)?)
+        Ok(Cc2pReduced::parse_position(self, text)?)
     }
 
     /// The position of half index `h` in the full game's notation.
@@ -262,7 +263,7 @@ impl Notation for Cc2pHalf {
     }
 }
 
-impl Reduction for Cc2pHalf {
+impl Reduction for Cc2pReduced {
     fn full_size(&self) -> u64 {
         self.full.size()
     }
@@ -272,11 +273,11 @@ impl Reduction for Cc2pHalf {
     }
 
     fn expand_rows(&self, first: u64, solved: &SolvedTable, values: &mut [u8], depth: &mut [u16]) {
-        Cc2pHalf::expand_rows(self, first, solved, values, depth)
+        Cc2pReduced::expand_rows(self, first, solved, values, depth)
     }
 
     fn zones(&self, states: u64) -> Vec<std::ops::Range<u64>> {
-        Cc2pHalf::zones(self, states)
+        Cc2pReduced::zones(self, states)
     }
 
     fn block_states(&self) -> u64 {
@@ -291,7 +292,7 @@ impl Reduction for Cc2pHalf {
         depth: &[u16],
         out: &mut [(Vec<u8>, Vec<u16>)],
     ) {
-        Cc2pHalf::scatter(self, zones, first, values, depth, out)
+        Cc2pReduced::scatter(self, zones, first, values, depth, out)
     }
 
     fn expand_zone(
@@ -301,11 +302,11 @@ impl Reduction for Cc2pHalf {
         values: &mut [u8],
         depth: &mut [u16],
     ) -> anyhow::Result<()> {
-        Cc2pHalf::expand_zone(self, zone, read, values, depth)
+        Cc2pReduced::expand_zone(self, zone, read, values, depth)
     }
 }
 
-impl Game for Cc2pHalf {
+impl Game for Cc2pReduced {
     fn name(&self) -> String {
         let part = if self.is_quarter() { "quarter" } else { "half" };
         format!("{}-{part}", self.full.name())
@@ -390,8 +391,8 @@ mod tests {
     use std::collections::HashSet;
     use std::sync::Arc;
 
-    fn half(m: u8, k: u8, rule: TipRule) -> Cc2pHalf {
-        Cc2pHalf::new(Cc2p::new(m, k, rule).unwrap())
+    fn half(m: u8, k: u8, rule: TipRule) -> Cc2pReduced {
+        Cc2pReduced::new(Cc2p::new(m, k, rule).unwrap())
     }
 
     fn solo() -> Layer {
@@ -417,7 +418,7 @@ mod tests {
     }
 
     /// The half game's contract at one state, and its agreement with the full game.
-    fn check_state(g: &Cc2pHalf, h: u64) {
+    fn check_state(g: &Cc2pReduced, h: u64) {
         let full = g.full();
         assert!(h < g.size());
         let f = g.full_index(h);
@@ -482,8 +483,8 @@ mod tests {
         assert_eq!(g.parse_position(&g.format_position(h)).unwrap(), h);
     }
 
-    static GAMES: std::sync::LazyLock<Vec<Cc2pHalf>> = std::sync::LazyLock::new(|| {
-        let mut v: Vec<Cc2pHalf> = [(7, 1), (7, 2), (7, 3), (4, 6), (5, 6), (5, 4), (9, 6)]
+    static GAMES: std::sync::LazyLock<Vec<Cc2pReduced>> = std::sync::LazyLock::new(|| {
+        let mut v: Vec<Cc2pReduced> = [(7, 1), (7, 2), (7, 3), (4, 6), (5, 6), (5, 4), (9, 6)]
             .iter()
             .map(|&(m, k)| half(m, k, TipRule::Exact))
             .collect();
@@ -549,7 +550,7 @@ mod tests {
         reduced_solve_expands_to_full_solve(half(m, k, rule));
     }
 
-    fn reduced_solve_expands_to_full_solve(g: Cc2pHalf) {
+    fn reduced_solve_expands_to_full_solve(g: Cc2pReduced) {
         let (m, k) = (g.full().board(), g.full().pieces());
         let g = Arc::new(g);
         let full = Arc::new(g.full().clone());
@@ -634,8 +635,8 @@ mod tests {
         half_solve_expands_to_full_solve(4, 6, TipRule::SolverShortcut);
     }
 
-    fn quarter(m: u8, k: u8, rule: TipRule) -> Cc2pHalf {
-        let g = Cc2pHalf::quarter(Cc2p::new(m, k, rule).unwrap());
+    fn quarter(m: u8, k: u8, rule: TipRule) -> Cc2pReduced {
+        let g = Cc2pReduced::quarter(Cc2p::new(m, k, rule).unwrap());
         assert!(g.is_quarter(), "{m}x{m}/{k} has a reflection");
         g
     }
@@ -643,8 +644,8 @@ mod tests {
     /// The quarter's contract at every state: its nodes and successors are the half's, reduced;
     /// the successor count counts them; every index round-trips; and the edges listed by
     /// successors are exactly those listed by predecessors, with their multiplicities.
-    fn check_quarter(g: &Cc2pHalf) {
-        let half = Cc2pHalf::new(g.full().clone());
+    fn check_quarter(g: &Cc2pReduced) {
+        let half = Cc2pReduced::new(g.full().clone());
         let mut forward = Vec::new();
         let mut backward = Vec::new();
         for q in 0..g.size() {
@@ -690,7 +691,7 @@ mod tests {
 
     #[test]
     fn two_pieces_have_no_quarter() {
-        let g = Cc2pHalf::quarter(Cc2p::new(7, 2, TipRule::Exact).unwrap());
+        let g = Cc2pReduced::quarter(Cc2p::new(7, 2, TipRule::Exact).unwrap());
         assert!(!g.is_quarter());
         assert!(!g.full().has_reflection());
         assert_eq!(g.size(), g.full().size() / 2);
@@ -764,12 +765,12 @@ mod bench {
         t(u.ru_utime) + t(u.ru_stime)
     }
 
-    /// `cargo test --release -p kingmaker-games --lib cc2p::half::bench -- --ignored --nocapture`:
+    /// `cargo test --release -p kingmaker-games --lib cc2p::reduced::bench -- --ignored --nocapture`:
     /// CPU cost of expanding the 7×7/3 half table (a synthetic one) and of the half game's moves.
     #[test]
     #[ignore]
     fn expansion_and_moves() {
-        let g = Cc2pHalf::new(Cc2p::new(7, 3, TipRule::Exact).unwrap());
+        let g = Cc2pReduced::new(Cc2p::new(7, 3, TipRule::Exact).unwrap());
         let n = g.size() as usize;
         let hv: Vec<u8> = (0..n).map(|i| (i * 7 % 4) as u8).collect();
         let hd: Vec<u16> = (0..n).map(|i| (i % 97) as u16).collect();
