@@ -6,9 +6,9 @@
 //! game's view (twelve forcing answers, or W / L / D of a two-player game), so a game
 //! added to the registry is explorable before it gets a drawing of its own.
 
-use crate::games::{view_of, Labels};
 use crate::tables::Tables;
 use anyhow::Result;
+use kingmaker_games::view::Labels;
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
 use kingmaker_kernel::{Game, Node};
@@ -16,22 +16,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Why a position request failed.
-#[derive(Debug)]
-pub enum ApiError {
-    /// The client's fault (HTTP 400): the message says what is wrong with the position.
-    BadRequest(String),
-    /// Ours (HTTP 500): a damaged table, say.
-    Internal(String),
-}
-
-impl From<kingmaker_tablefmt::FormatError> for ApiError {
-    fn from(e: kingmaker_tablefmt::FormatError) -> ApiError {
-        ApiError::Internal(format!(
-            "reading the tables: {e}; run `kingmaker verify` on the release"
-        ))
-    }
-}
+pub use kingmaker_games::view::ApiError;
 
 /// A build opened for exploring.
 pub struct Explorer {
@@ -48,7 +33,7 @@ impl Explorer {
     pub fn open(dir: &Path) -> Result<Explorer> {
         let tables = Tables::open(dir)?;
         let game = tables.game().clone();
-        let view = view_of(&game);
+        let view = game.view();
         let labels = view.labels(&tables)?;
         let players: Vec<String> = (0..game.players()).map(|p| game.player_name(p)).collect();
         let order = view.layer_order(tables.layers());

@@ -8,12 +8,9 @@ mod expansion;
 mod explore;
 #[cfg(test)]
 mod fuzz_tests;
-mod games;
 mod lock;
 mod preflight;
-mod principal_line;
 mod progress;
-mod reach;
 mod remote;
 mod rundir;
 mod runner;
@@ -22,7 +19,8 @@ mod summary;
 mod table_progress;
 mod tables;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use kingmaker_games::view::GameCommand;
 
 /// Kingmaker builds exact endgame databases (who can force a win, who can only choose the winner,
 /// who can hold a draw) by retrograde analysis, on one machine or across gRPC workers.
@@ -49,8 +47,6 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Write a finished run's summary.json again (e.g. with --reachable counts).
     Summarize(cmd::summarize::SummarizeArgs),
-    /// TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain.
-    Census(games::census::CensusArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
     Line(cmd::line::LineArgs),
     /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
@@ -59,8 +55,6 @@ enum Command {
     Verify(cmd::verify::VerifyArgs),
     /// Download a release over HTTP(S), resuming partial files and checking every sha256.
     Fetch(cmd::fetch::FetchArgs),
-    /// Who wins a cc3p build when every player follows a preference rule.
-    Preferences(cmd::preferences::PreferencesArgs),
     /// Charts and tables of a run or a release, as one self-contained HTML page.
     Report(cmd::report::ReportArgs),
     /// Serve a release read-only over HTTP: a JSON API and a page to explore it in a browser.
@@ -76,9 +70,34 @@ fn main() {
     // do, instead of panicking on a broken pipe.
     // SAFETY: setting a signal disposition before any other thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = Cli::parse();
+    let game_commands = kingmaker_games::game_commands();
+    let matches = command_line(&game_commands).get_matches();
     kingmaker_rpc::logging::init_logging();
-    let result = match cli.command {
+    let result = match matches.subcommand() {
+        Some((name, sub)) if game_commands.iter().any(|c| c.1.name() == name) => {
+            let (family, command) = game_commands.iter().find(|c| c.1.name() == name).unwrap();
+            cmd::game_command::run(family, command, sub)
+        }
+        _ => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => run(cli),
+            Err(e) => e.exit(),
+        },
+    };
+    if let Err(err) = result {
+        eprintln!("kingmaker: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+/// `kingmaker`'s command line: its own commands and every game's ([`GameCommand`]).
+fn command_line(game_commands: &[(&str, GameCommand)]) -> clap::Command {
+    game_commands
+        .iter()
+        .fold(Cli::command(), |cli, (_, c)| cli.subcommand(c.command()))
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
         Command::Build(args) => cmd::build::run(args),
         Command::Count(args) => cmd::count::run(args),
         Command::Bfs(args) => cmd::bfs::run(args),
@@ -86,19 +105,17 @@ fn main() {
         Command::Resume(args) => cmd::resume::run(args),
         Command::Status(args) => cmd::status::run(args),
         Command::Summarize(args) => cmd::summarize::run(args),
-        Command::Census(args) => games::census::run(args),
         Command::Line(args) => cmd::line::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Verify(args) => cmd::verify::run(args),
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Report(args) => cmd::report::run(args),
-        Command::Preferences(args) => cmd::preferences::run(args),
         Command::Deck(args) => cmd::deck::run(args),
-        Command::Deploy(args) => deploy::run(args, |argv| Cli::try_parse_from(argv).map(|_| ())),
-    };
-    if let Err(err) = result {
-        eprintln!("kingmaker: error: {err:#}");
-        std::process::exit(1);
+        Command::Deploy(args) => deploy::run(args, |argv| {
+            command_line(&kingmaker_games::game_commands())
+                .try_get_matches_from(argv)
+                .map(|_| ())
+        }),
     }
 }

@@ -1,16 +1,19 @@
 //! `summary.json`: counts and digests of every layer, the start's value in two-player games, and
 //! whatever the game's view adds (control classes, say).
 
-use crate::games::view_of;
 use crate::rundir::{RunDir, RunInfo};
 use anyhow::Result;
+use kingmaker_games::reading::LayerInfo;
+use kingmaker_games::view::Solved;
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
 use kingmaker_kernel::{Value as Outcome, LOSS, WIN};
+use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::table::TableSummary;
 use serde_json::{json, Map, Value};
+use std::path::Path;
 use std::sync::Arc;
 
 fn layer_json(table: &TableSummary) -> Value {
@@ -71,12 +74,47 @@ pub fn summarize(
                 Some(t) => Some(run.table(&t.0.name)?.get(start)?),
                 None => None,
             };
-            let (v, d) = crate::games::two_player_value(solo, second);
+            let (v, d) = kingmaker_games::reading::two_player::combined_codes(solo, second);
             let value = Outcome::letter_of(v).to_string();
             s.insert("start".into(), json!({"value": value, "depth": d}));
         }
     }
-    let finished: Vec<Layer> = tables.iter().map(|t| t.0.clone()).collect();
-    view_of(game).summarize(run, &finished, reach, &mut s)?;
+    let finished = Finished {
+        run,
+        game,
+        layers: tables
+            .iter()
+            .map(|(l, _)| LayerInfo {
+                name: l.name.clone(),
+                coalition: l.coalition,
+                objective: l.objective,
+                present: true,
+                depths: true,
+            })
+            .collect(),
+    };
+    game.view().summarize(&finished, reach, &mut s)?;
     Ok(Value::Object(s))
+}
+
+/// The layers a build has finished, as the game's view reads them.
+struct Finished<'a> {
+    run: &'a RunDir,
+    game: &'a Arc<AnyGame>,
+    layers: Vec<LayerInfo>,
+}
+
+impl Solved for Finished<'_> {
+    fn dir(&self) -> &Path {
+        &self.run.path
+    }
+    fn game(&self) -> &Arc<AnyGame> {
+        self.game
+    }
+    fn layers(&self) -> &[LayerInfo] {
+        &self.layers
+    }
+    fn layer(&self, name: &str) -> Result<Arc<LayerFile>> {
+        Ok(Arc::new(self.run.table(name)?))
+    }
 }

@@ -6,12 +6,17 @@
 //! each and generates the rest: `GameSpec`, `AnyGame` and `GameChoice`.
 
 use crate::notation::Notation;
+use crate::reading::{LayersAt, Verdict};
+use crate::view::{GameCommand, GameView};
+use crate::AnyGame;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
+use kingmaker_tablefmt::FormatError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// A game family and its parameters (e.g. cc3p at level 2).
 pub trait GameFamily: Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned {
@@ -56,6 +61,28 @@ pub trait GameFamily: Clone + Debug + PartialEq + Eq + Serialize + DeserializeOw
     /// `summary.json`'s `params` are the serialised parameters; a family may rewrite them for
     /// readers (cc2p writes its board `MxM`).
     fn summary_params(&self, _params: &mut Map<String, Value>) {}
+
+    /// What the solved layers mean together at `index`, where the family has a reading of its
+    /// own; None for the generic one ([`crate::reading::verdict::generic`]).
+    fn verdict(
+        _game: &Self::Game,
+        _index: u64,
+        _at: &LayersAt,
+    ) -> Option<Result<Verdict, FormatError>> {
+        None
+    }
+
+    /// How the game is shown (`query`, the explorer, `summary.json`), where it has a view of its
+    /// own; None shares the two-player view ([`crate::view::two_player`]). `game` is of this
+    /// family.
+    fn view(_game: &Arc<AnyGame>) -> Option<Box<dyn GameView>> {
+        None
+    }
+
+    /// Commands of the family's own, added to `kingmaker`'s (TOPPEN's `census`).
+    fn commands() -> Vec<GameCommand> {
+        Vec::new()
+    }
 }
 
 /// The one layer of a two-player game without draws by the rules: "player 0 (the first colour)

@@ -104,6 +104,39 @@ macro_rules! games {
             }
         }
 
+        impl AnyGame {
+            /// What the solved layers mean together at `index` ([`GameFamily::verdict`], or the
+            /// generic reading).
+            pub fn verdict(
+                &self,
+                index: u64,
+                at: &$crate::reading::LayersAt,
+            ) -> Result<$crate::reading::Verdict, kingmaker_tablefmt::FormatError> {
+                let own = match self {
+                    $( AnyGame::$variant(g) => <$module::$pname as $crate::family::GameFamily>::verdict(g, index, at), )*
+                    $( AnyGame::$rvariant(g) => <$rmodule::$rpname as $crate::family::GameFamily>::verdict(g, index, at), )*
+                };
+                own.unwrap_or_else(|| Ok($crate::reading::verdict::generic(self, at)))
+            }
+
+            /// How the game is shown: its family's view ([`GameFamily::view`]), or the
+            /// two-player view.
+            pub fn view(self: &std::sync::Arc<Self>) -> Box<dyn $crate::view::GameView> {
+                let own = match &**self {
+                    $( AnyGame::$variant(_) => <$module::$pname as $crate::family::GameFamily>::view(self), )*
+                    $( AnyGame::$rvariant(_) => <$rmodule::$rpname as $crate::family::GameFamily>::view(self), )*
+                };
+                own.unwrap_or_else(|| Box::new($crate::view::two_player::TwoPlayerView::new(self.clone())))
+            }
+        }
+
+        /// Every family's own commands ([`GameFamily::commands`]), each with its family's name.
+        pub fn game_commands() -> Vec<(&'static str, $crate::view::GameCommand)> {
+            let mut out = Vec::new();
+            $( out.extend(<$module::$pname as $crate::family::GameFamily>::commands().into_iter().map(|c| ($name, c))); )*
+            out
+        }
+
         /// Forward a method to the game inside an [`AnyGame`].
         macro_rules! each_game {
             ($self_:expr, $g:ident => $body:expr) => {

@@ -1,5 +1,6 @@
 //! Kingmaker's games. Each folder is one game family: its rules, index space, moves and unmoves,
-//! its [`Notation`], and its parameters ([`GameFamily`]). A new game is its folder and one line
+//! its [`Notation`], its parameters ([`GameFamily`]), and how its tables are read ([`reading`])
+//! and shown ([`view`]). A new game is its folder and one line
 //! in the list below (docs/new-game.md).
 
 #![warn(missing_docs)]
@@ -10,7 +11,9 @@ pub mod combinatorics;
 pub mod conformance;
 pub mod family;
 pub mod notation;
+pub mod reading;
 pub mod reduction;
+pub mod view;
 
 pub use family::GameFamily;
 pub use notation::Notation;

@@ -44,6 +44,7 @@ pub mod local;
 pub mod memory;
 pub mod options;
 pub mod owners;
+pub mod reach;
 pub mod shard;
 pub mod update_buckets;
 pub mod wave_log;

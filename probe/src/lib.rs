@@ -5,7 +5,8 @@
 //! `kingmaker build cc3p --level 1` and `kingmaker pack` write (1,662 states, 10 KB).
 //!
 //! ```
-//! use kingmaker_probe::{cc3p::Class, Category, Tables, Verdict};
+//! use kingmaker_probe::games::cc3p::answers::Class;
+//! use kingmaker_probe::{Category, Tables, Verdict};
 //!
 //! # fn main() -> Result<(), kingmaker_probe::ProbeError> {
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cc3p-1");
@@ -44,20 +45,18 @@
 //! - [`Tables`]: opening tables, their layers, and bulk reads.
 //! - [`Probe`], [`Move`]: one position, and its moves best first.
 //! - [`Answer`], [`Value`]: one layer's answer; [`Verdict`]: what the answers mean in the game.
-//! - [`cc3p`], [`go`], [`two_player`]: the games' own readings of their layers.
+//! - [`games`]: the games, and each game's own reading of its layers (`games::cc3p::answers`,
+//!   `games::go::bounds`, `games::reading::two_player`).
 
 #![warn(missing_docs)]
 
-pub mod answer;
-pub mod cc3p;
 pub mod error;
-pub mod go;
 pub mod probe;
 pub mod tables;
-pub mod two_player;
 
-pub use answer::{Answer, Value};
 pub use error::ProbeError;
+pub use kingmaker_games as games;
+pub use kingmaker_games::reading::{Answer, Value};
 pub use kingmaker_games::{AnyGame, GameSpec, Notation};
 pub use kingmaker_kernel::Game;
 pub use probe::{Category, LayerAnswer, Move, Probe, Status, Verdict};

@@ -2,12 +2,13 @@
 //! run directory (`run.json` and `layers/NAME.kmt`), whole or in part.
 
 use crate::error::ProbeError;
+pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
 use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
-use kingmaker_tablefmt::run::{read_run_info, Layer, RunInfo, RUN_INFO};
+use kingmaker_tablefmt::run::{read_run_info, RunInfo, RUN_INFO};
 use kingmaker_tablefmt::table::table_path;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,28 +21,6 @@ pub enum Kind {
     Run,
     /// A packed release.
     Release,
-}
-
-/// One layer the tables describe: its question, and whether its file is here to be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LayerInfo {
-    /// The layer's name (`solo`, `enable_ab`, `second`, `score_ge_1`, ...).
-    pub name: String,
-    /// Bit `p` set: player `p` plays for the coalition.
-    pub coalition: u8,
-    /// Bit `o` set: outcome `o` counts as a win for the coalition.
-    pub objective: u64,
-    /// Whether a file of the layer is present (a partial release may lack some).
-    pub present: bool,
-    /// Whether the file present keeps depths (false for a release fetched values-only).
-    pub depths: bool,
-}
-
-impl LayerInfo {
-    /// The layer's question, as the kernel solves it and `run.json` records it.
-    pub fn layer(&self) -> Layer {
-        Layer::new(&self.name, self.coalition, self.objective)
-    }
 }
 
 /// Solved tables, opened for reading. Layer files are opened on first use and checked then
@@ -282,4 +261,19 @@ fn build(dir: &Path, spec: &GameSpec) -> Result<Arc<AnyGame>, ProbeError> {
         path: dir.to_path_buf(),
         reason: format!("its game cannot be built: {e:#}"),
     })
+}
+
+impl kingmaker_games::view::Solved for Tables {
+    fn dir(&self) -> &Path {
+        Tables::dir(self)
+    }
+    fn game(&self) -> &Arc<AnyGame> {
+        Tables::game(self)
+    }
+    fn layers(&self) -> &[LayerInfo] {
+        Tables::layers(self)
+    }
+    fn layer(&self, name: &str) -> anyhow::Result<Arc<LayerFile>> {
+        Ok(Tables::layer(self, name)?)
+    }
 }

@@ -6,7 +6,7 @@
 
 use fantoccini::{Client, Locator};
 use kingmaker_e2e::{kingmaker_ok, packed_release, path_str, start_serve, wait_for};
-use kingmaker_probe::cc3p::Class;
+use kingmaker_probe::games::cc3p::answers::Class;
 use kingmaker_probe::{Status, Tables, Verdict};
 
 async fn shown_moves(client: &Client) -> Vec<(String, String)> {

@@ -3,7 +3,7 @@
 //! and its moves come best first by what the tables themselves prove about the mover's children.
 
 use kingmaker_e2e::{kingmaker_ok, packed_release, path_str};
-use kingmaker_probe::cc3p::Class;
+use kingmaker_probe::games::cc3p::answers::Class;
 use kingmaker_probe::{Answer, Game, Kind, ProbeError, Status, Tables, Value, Verdict};
 use serde_json::Value as Json;
 use std::path::Path;

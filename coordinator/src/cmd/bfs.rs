@@ -1,9 +1,9 @@
 //! `kingmaker bfs GAME --depth D`: new states per depth from the start (terminal states are
 //! reached but not expanded), up to depth D or the last depth with a new state.
 
-use crate::games::GameChoice;
 use anyhow::Result;
 use clap::Args;
+use kingmaker_games::GameChoice;
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 

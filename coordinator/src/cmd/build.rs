@@ -1,12 +1,12 @@
 //! `kingmaker build GAME ...`: solve every layer of a game into a new run directory.
 
-use crate::games::GameChoice;
 use crate::remote::RemoteOptions;
 use crate::rundir::{Distributed, RunDir, RunInfo};
 use crate::runner::{check_options, select_layers, solve_run_with};
 use crate::solve::SolveOptions;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_games::GameChoice;
 use kingmaker_kernel::memory::{default_memory_budget, parse_size};
 use kingmaker_kernel::options;
 use kingmaker_kernel::Game;

@@ -1,8 +1,8 @@
 //! `kingmaker count GAME ...`: the size of a game's index space, without solving.
 
-use crate::games::GameChoice;
 use anyhow::Result;
 use clap::Args;
+use kingmaker_games::GameChoice;
 
 #[derive(Args, Debug)]
 pub struct CountArgs {

@@ -4,10 +4,10 @@
 //! its coalition against the other players: for a two-player game's `solo` that is the game
 //! itself; for cc3p it is one of the questions `solo`, `enable_ab`, `enable_ac`.
 
-use crate::principal_line::{principal_line, value_letter, Ending, Line};
 use crate::tables::Tables;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_games::view::principal_line::{principal_line, value_letter, Ending, Line};
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;

@@ -1,6 +1,5 @@
 //! `kingmaker query DIR POSITION`: look a position up in a built run or a packed release.
 
-use crate::games::view_of;
 use crate::tables::Tables;
 use anyhow::Result;
 use clap::Args;
@@ -22,5 +21,5 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let tables = Tables::open(&args.dir)?;
     let game = tables.game().clone();
     let index = game.parse_or_start(&args.position)?;
-    view_of(&game).query(&tables, index, args.json)
+    game.view().query(&tables, index, args.json)
 }

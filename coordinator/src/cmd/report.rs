@@ -1,13 +1,14 @@
 //! `kingmaker report DIR --out FILE`: one self-contained HTML page of charts and tables of a run
 //! or a release — each layer's counts, the states decided at each depth (the wave that decided
-//! them), where the time went (a run's `waves.jsonl`), and the game's own results: cc3p's control
-//! classes over all states and ply by ply, Go's thresholds at the start, TOPPEN's census.
+//! them), where the time went (a run's `waves.jsonl`), and the game's own sections
+//! ([`kingmaker_games::view::GameView::report`]).
 //! Charts are drawn with plotters as SVG, their numbers listed beside them.
 
 use crate::digits::thousands;
 use crate::tables::{kind_name, Tables};
 use anyhow::{Context, Result};
 use clap::Args;
+use kingmaker_games::view::report::{Part, Section};
 use kingmaker_probe::{Game, Kind, Value as Outcome};
 use kingmaker_tablefmt::run::{read_waves, WaveRecord};
 use plotters::prelude::*;
@@ -63,11 +64,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
             time_section(&mut page, &waves)?;
         }
     }
-    match summary["game"].as_str() {
-        Some("cc3p") => cc3p_section(&mut page, &summary)?,
-        Some("go") => go_section(&mut page, &summary),
-        Some("toppen") => toppen_section(&mut page, &tables)?,
-        _ => {}
+    for section in tables.game().view().report(&tables, &summary)? {
+        game_section(&mut page, &section)?;
     }
     std::fs::write(&args.out, page.html())
         .with_context(|| format!("writing {}", args.out.display()))?;
@@ -249,167 +247,70 @@ fn time_section(page: &mut Page, waves: &[WaveRecord]) -> Result<()> {
     Ok(())
 }
 
-const CLASSES: [(&str, &str); 4] = [
-    ("kingmaker", "kingmaker"),
-    ("solo_win", "solo win"),
-    ("spoiler_draw", "spoiler draw"),
-    ("terminal", "terminal"),
-];
-
-fn cc3p_section(page: &mut Page, summary: &Value) -> Result<()> {
-    let share = |c: &Value| -> String {
-        let total: u64 = CLASSES.iter().filter_map(|(k, _)| c[k].as_u64()).sum();
-        CLASSES
-            .iter()
-            .map(|(k, name)| {
-                let n = c[k].as_u64().unwrap_or(0);
-                format!(
-                    "<tr><th>{name}</th><td>{}</td><td>{:.1} %</td></tr>",
-                    thousands(n),
-                    100.0 * n as f64 / total.max(1) as f64
-                )
-            })
-            .collect()
-    };
+/// A game's own section ([`kingmaker_games::view::GameView::report`]), drawn.
+fn game_section(page: &mut Page, section: &Section) -> Result<()> {
     let mut body = String::new();
-    if summary["classes"].is_object() {
-        let _ = write!(
-            body,
-            "<h3>Over all legal states</h3><table><tbody>{}</tbody></table>",
-            share(&summary["classes"])
-        );
-    }
-    let reach = &summary["reachable"];
-    if reach["classes"].is_object() {
-        let _ = write!(
-            body,
-            "<h3>Over the states reachable from the start</h3><table><tbody>{}</tbody></table>",
-            share(&reach["classes"])
-        );
-    }
-    if let Some(per_ply) = reach["classes_per_depth"].as_array() {
-        let lines: Vec<(String, Vec<(f64, f64)>)> = CLASSES
-            .iter()
-            .map(|(k, name)| {
-                let points = per_ply
+    for part in &section.parts {
+        match part {
+            Part::Heading(text) => {
+                let _ = write!(body, "<h3>{}</h3>", esc(text));
+            }
+            Part::Text(text) => {
+                let _ = write!(body, "<p>{}</p>", esc(text));
+            }
+            Part::Table {
+                head,
+                rows,
+                row_heads,
+                folded,
+            } => {
+                let head: String = head
                     .iter()
-                    .enumerate()
-                    .map(|(ply, c)| {
-                        let total: u64 = CLASSES.iter().filter_map(|(k, _)| c[k].as_u64()).sum();
-                        let n = c[k].as_u64().unwrap_or(0);
-                        (ply as f64, 100.0 * n as f64 / total.max(1) as f64)
+                    .map(|h| format!("<th>{}</th>", esc(h)))
+                    .collect();
+                let rows: String = rows
+                    .iter()
+                    .map(|row| {
+                        let cells: String = row
+                            .iter()
+                            .enumerate()
+                            .map(|(k, c)| match k == 0 && *row_heads {
+                                true => format!("<th>{}</th>", esc(c)),
+                                false => format!("<td>{}</td>", esc(c)),
+                            })
+                            .collect();
+                        format!("<tr>{cells}</tr>")
                     })
                     .collect();
-                (name.to_string(), points)
-            })
-            .collect();
-        body += &line_chart(
-            "Control classes of the states first reached at each ply",
-            "ply from the start",
-            "share of the new states (%)",
-            &lines,
-        )?;
-        let mut rows = String::new();
-        for (ply, c) in per_ply.iter().enumerate() {
-            let cells: String = CLASSES
-                .iter()
-                .map(|(k, _)| format!("<td>{}</td>", thousands(c[k].as_u64().unwrap_or(0))))
-                .collect();
-            let _ = write!(rows, "<tr><td>{ply}</td>{cells}</tr>");
+                let head = match head.is_empty() {
+                    true => String::new(),
+                    false => format!("<thead><tr>{head}</tr></thead>"),
+                };
+                let table = format!("<table>{head}<tbody>{rows}</tbody></table>");
+                body += &match folded {
+                    true => format!("<details><summary>the numbers</summary>{table}</details>"),
+                    false => table,
+                };
+            }
+            Part::Bars {
+                title,
+                x,
+                y,
+                series,
+            } => {
+                let series: Vec<(&str, RGBColor, Vec<u64>)> = series
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (name, values))| {
+                        (name.as_str(), PALETTE[j % PALETTE.len()], values.clone())
+                    })
+                    .collect();
+                body += &bar_chart(title, x, y, &series)?;
+            }
+            Part::Lines { title, x, y, lines } => body += &line_chart(title, x, y, lines)?,
         }
-        let heads: String = CLASSES
-            .iter()
-            .map(|(_, n)| format!("<th>{n}</th>"))
-            .collect();
-        let _ = write!(
-            body,
-            "<details><summary>the numbers</summary><table><thead><tr><th>ply</th>{heads}</tr>\
-             </thead><tbody>{rows}</tbody></table></details>"
-        );
     }
-    page.section("Who controls the game (docs/rules.md §1)", body);
-    Ok(())
-}
-
-fn go_section(page: &mut Page, summary: &Value) {
-    let start = &summary["start"];
-    let mut ks: Vec<(i64, &Value)> = start["thresholds"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.parse().ok()?, v)))
-                .collect()
-        })
-        .unwrap_or_default();
-    ks.sort_by_key(|k| k.0);
-    let rows: String = ks
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "<tr><th>score ≥ {k:+}</th><td>{}</td><td>{}</td></tr>",
-                esc(v["value"].as_str().unwrap_or("?")),
-                v["depth"]
-            )
-        })
-        .collect();
-    let bound = |k: &str| {
-        start[k]
-            .as_i64()
-            .map_or("open".to_string(), |v| format!("{v:+}"))
-    };
-    page.section(
-        "The start at each threshold",
-        format!(
-            "<p>Black's final score with best play is proven ≥ {} and ≤ {}.</p><table><thead>\
-             <tr><th>threshold</th><th>value</th><th>depth</th></tr></thead><tbody>{rows}</tbody>\
-             </table>",
-            bound("score_min"),
-            bound("score_max")
-        ),
-    );
-}
-
-fn toppen_section(page: &mut Page, tables: &Tables) -> Result<()> {
-    let Some((first, rows)) = crate::games::census::all_rows(tables)? else {
-        return Ok(());
-    };
-    // Terrains by how many of their 252 colourings the first player wins, in bins of 21.
-    let mut bins = vec![0u64; 12];
-    for r in &rows {
-        bins[(r.first_second(first).0 as usize / 21).min(11)] += 1;
-    }
-    let svg = bar_chart(
-        "Terrains by the colourings the first player wins (of 252)",
-        "first-player wins, bins of 21",
-        "terrains (log scale)",
-        &[("terrains", PALETTE[0], bins.clone())],
-    )?;
-    let (a, b, d) = rows.iter().fold((0u64, 0u64, 0u64), |t, r| {
-        (
-            t.0 + u64::from(r.a),
-            t.1 + u64::from(r.b),
-            t.2 + u64::from(r.d),
-        )
-    });
-    let table: String = bins
-        .iter()
-        .enumerate()
-        .map(|(k, n)| format!("<tr><td>{}–{}</td><td>{n}</td></tr>", 21 * k, 21 * k + 20))
-        .collect();
-    page.section(
-        "The census of every starting layout",
-        format!(
-            "{svg}<p>{} terrains, {} starting layouts: A wins {}, B wins {}, {} drawn \
-             (`kingmaker census --all` gives every row).</p><details><summary>the numbers\
-             </summary><table><thead><tr><th>first-player wins</th><th>terrains</th></tr></thead>\
-             <tbody>{table}</tbody></table></details>",
-            thousands(rows.len() as u64),
-            thousands(a + b + d),
-            thousands(a),
-            thousands(b),
-            thousands(d)
-        ),
-    );
+    page.section(&section.title, body);
     Ok(())
 }
 

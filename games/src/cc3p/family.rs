@@ -40,4 +40,24 @@ impl GameFamily for Cc3pParams {
     fn count(&self) -> Option<anyhow::Result<Map<String, Value>>> {
         Some(super::count_fields(self.level).map_err(Into::into))
     }
+
+    fn verdict(
+        game: &Self::Game,
+        index: u64,
+        at: &crate::reading::LayersAt,
+    ) -> Option<Result<crate::reading::Verdict, kingmaker_tablefmt::FormatError>> {
+        Some(super::answers::verdict(game, index, at))
+    }
+
+    fn view(game: &std::sync::Arc<crate::AnyGame>) -> Option<Box<dyn crate::view::GameView>> {
+        super::view::Cc3pView::of(game)
+    }
+
+    fn commands() -> Vec<crate::view::GameCommand> {
+        vec![crate::view::GameCommand::new(
+            "preferences",
+            "Who wins a cc3p build when every player follows a preference rule",
+            super::view::command::run,
+        )]
+    }
 }

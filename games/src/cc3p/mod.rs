@@ -17,6 +17,7 @@
 //! `RankTables::lift` once per piece that moves, and a child's rank is then a few table lookups and
 //! one multiplication (`child_hex`, `child_point`), with no popcount, division or allocation.
 
+pub mod answers;
 mod family;
 pub use family::Cc3pParams;
 mod geometry;
@@ -24,6 +25,7 @@ mod jumps;
 mod moves;
 mod notation;
 mod rank;
+pub mod view;
 #[cfg(test)]
 mod tests;
 

@@ -104,4 +104,16 @@ impl GameFamily for GoParams {
         let k = search::next_threshold(game.geometry().n, &solved)?;
         game.threshold_layer(k).ok()
     }
+
+    fn verdict(
+        game: &Self::Game,
+        index: u64,
+        at: &crate::reading::LayersAt,
+    ) -> Option<Result<crate::reading::Verdict, kingmaker_tablefmt::FormatError>> {
+        Some(Ok(super::bounds::verdict(game, index, at)))
+    }
+
+    fn view(game: &std::sync::Arc<crate::AnyGame>) -> Option<Box<dyn crate::view::GameView>> {
+        super::view::GoView::of(game)
+    }
 }

@@ -25,6 +25,7 @@
 mod family;
 pub use family::{BoardSize, GoParams};
 pub mod board;
+pub mod bounds;
 pub mod index;
 pub mod legal;
 pub mod moves;
@@ -32,6 +33,7 @@ pub mod notation;
 pub mod score;
 pub mod search;
 pub mod surface;
+pub mod view;
 
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::Layer;

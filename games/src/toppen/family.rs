@@ -52,4 +52,16 @@ impl GameFamily for ToppenParams {
     fn layers(&self) -> Vec<Layer> {
         vec![first_player_wins()]
     }
+
+    fn view(game: &std::sync::Arc<crate::AnyGame>) -> Option<Box<dyn crate::view::GameView>> {
+        Some(Box::new(super::view::ToppenView::new(game)))
+    }
+
+    fn commands() -> Vec<crate::view::GameCommand> {
+        vec![crate::view::GameCommand::new(
+            "census",
+            "TOPPEN: A wins / B wins / draws over the 252 colourings of a terrain, or of every terrain",
+            super::command::run,
+        )]
+    }
 }

@@ -32,11 +32,13 @@
 mod family;
 pub use family::ToppenParams;
 pub mod catalogue;
+pub mod command;
 pub mod census;
 pub mod index;
 pub mod moves;
 pub mod notation;
 pub mod polyomino;
+pub mod view;
 
 use kingmaker_kernel::{Game, Node};
 

@@ -3,13 +3,13 @@
 //! drawn by the rules also solves `second` = "player 1 wins": then L is a state W there, and D
 //! one W in neither.
 
-use super::view::{GameView, Labels};
-use crate::explore::ApiError;
-use crate::principal_line::{principal_line, value_letter, Ending, LineError};
-use crate::tables::Tables;
+use crate::view::principal_line::{principal_line, value_letter, Ending, LineError};
+use crate::view::ApiError;
+use crate::view::Solved;
+use crate::view::{GameView, Labels};
+use crate::AnyGame;
+use crate::Notation;
 use anyhow::Result;
-use kingmaker_games::AnyGame;
-use kingmaker_games::Notation;
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{Value as Outcome, DRAW, LOSS, WIN};
 use kingmaker_tablefmt::{FormatError, Lookup};
@@ -20,11 +20,13 @@ use std::sync::Arc;
 /// a position repeats).
 const MAX_LINE: usize = 300;
 
+/// The view every two-player game shares: W/L/D with depths, and the principal line.
 pub struct TwoPlayerView {
     game: Arc<AnyGame>,
 }
 
 impl TwoPlayerView {
+    /// The view of `game`.
     pub fn new(game: Arc<AnyGame>) -> TwoPlayerView {
         TwoPlayerView { game }
     }
@@ -37,7 +39,7 @@ struct Outcomes {
 }
 
 impl Outcomes {
-    fn of(tables: &Tables) -> Result<Outcomes> {
+    fn of(tables: &dyn Solved) -> Result<Outcomes> {
         let second = tables
             .layers()
             .iter()
@@ -64,7 +66,7 @@ impl Outcomes {
     }
 }
 
-pub use kingmaker_probe::two_player::combined_codes as combined;
+pub use crate::reading::two_player::combined_codes as combined;
 
 impl Lookup for Outcomes {
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
@@ -76,7 +78,7 @@ impl Lookup for Outcomes {
 }
 
 impl GameView for TwoPlayerView {
-    fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
+    fn query(&self, tables: &dyn Solved, index: u64, json: bool) -> Result<()> {
         let game = &*self.game;
         let table = Outcomes::of(tables)?;
         let moves = game.moves(index);
@@ -149,7 +151,7 @@ impl GameView for TwoPlayerView {
         Ok(())
     }
 
-    fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
+    fn labels(&self, tables: &dyn Solved) -> Result<Box<dyn Labels>> {
         Ok(Box::new(TwoPlayerLabels {
             game: self.game.clone(),
             outcomes: Outcomes::of(tables)?,
@@ -221,7 +223,7 @@ impl Labels for TwoPlayerLabels {
 /// coalition), its plies labelled by `labels`, as the page shows it: `plies` (`move`, `position`, `value`, `depth`) and
 /// `ending` (`game_over` with `winner`, or null on a tie, and `outcome`; `cycle` with `from`;
 /// `cut`). Null for an illegal position.
-pub(super) fn line_json(
+pub(crate) fn line_json(
     game: &AnyGame,
     coalition: u8,
     layer: &dyn Lookup,

@@ -1,4 +1,4 @@
-//! Go as the coordinator shows it: a position's value at every solved threshold ("Black's final
+//! Go as it is shown: a position's value at every solved threshold ("Black's final
 //! score ≥ k") and the score bounds they prove, in `query` and on the explorer page (with a
 //! principal line at every threshold), and for the start in `summary.json`.
 //!
@@ -8,24 +8,23 @@
 //! thresholds that would pin the score may never have been solved); a finished game's score is
 //! its final score.
 
-use super::two_player::line_json;
-use super::view::{GameView, Labels};
-use crate::explore::ApiError;
-use crate::rundir::RunDir;
-use crate::tables::Tables;
+use crate::view::two_player::line_json;
+use crate::view::{GameView, Labels};
+use crate::view::ApiError;
+use crate::view::Solved;
 use anyhow::{bail, Result};
-use kingmaker_games::go::search::bounds;
-use kingmaker_games::go::Go;
-use kingmaker_games::AnyGame;
-use kingmaker_games::Notation;
-use kingmaker_kernel::Layer;
+use crate::go::search::bounds;
+use crate::go::Go;
+use crate::AnyGame;
+use crate::Notation;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_probe::go::ScoreBounds;
-use kingmaker_probe::LayerInfo;
+use crate::go::bounds::ScoreBounds;
+use crate::reading::LayerInfo;
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
+/// Go's view: the thresholds and the score bounds they prove.
 pub struct GoView {
     game: Arc<AnyGame>,
 }
@@ -59,13 +58,13 @@ fn proven(values: &[(i32, u8, u16)]) -> Proven {
     ScoreBounds::proven(values.iter().map(|v| {
         (
             v.0,
-            kingmaker_probe::Value::from_code(v.1).unwrap_or(kingmaker_probe::Value::Illegal),
+            crate::reading::Value::from_code(v.1).unwrap_or(crate::reading::Value::Illegal),
         )
     }))
 }
 
 impl Thresholds {
-    fn open(game: &Arc<AnyGame>, tables: &Tables) -> Result<Thresholds> {
+    fn open(game: &Arc<AnyGame>, tables: &dyn Solved) -> Result<Thresholds> {
         let mut layers = Vec::new();
         for layer in tables.layers() {
             if let Some(k) = Go::layer_threshold(&layer.name) {
@@ -161,7 +160,56 @@ fn query_json(values: &[(i32, u8, u16)], b: Proven) -> Value {
 }
 
 impl GameView for GoView {
-    fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
+    /// The start at each solved threshold, and the bounds they prove.
+    fn report(
+        &self,
+        _tables: &dyn Solved,
+        summary: &Value,
+    ) -> Result<Vec<crate::view::report::Section>> {
+        use crate::view::report::{Part, Section};
+        let start = &summary["start"];
+        let mut ks: Vec<(i64, &Value)> = start["thresholds"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.parse().ok()?, v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ks.sort_by_key(|k| k.0);
+        let bound = |k: &str| {
+            start[k]
+                .as_i64()
+                .map_or("open".to_string(), |v| format!("{v:+}"))
+        };
+        Ok(vec![Section {
+            title: "The start at each threshold".into(),
+            parts: vec![
+                Part::Text(format!(
+                    "Black's final score with best play is proven ≥ {} and ≤ {}.",
+                    bound("score_min"),
+                    bound("score_max")
+                )),
+                Part::Table {
+                    head: vec!["threshold".into(), "value".into(), "depth".into()],
+                    rows: ks
+                        .iter()
+                        .map(|(k, v)| {
+                            vec![
+                                format!("score ≥ {k:+}"),
+                                v["value"].as_str().unwrap_or("?").to_string(),
+                                v["depth"].to_string(),
+                            ]
+                        })
+                        .collect(),
+                    row_heads: true,
+                    folded: false,
+                },
+            ],
+        }])
+    }
+
+    fn query(&self, tables: &dyn Solved, index: u64, json: bool) -> Result<()> {
         let go = self.go();
         let t = Thresholds::open(&self.game, tables)?;
         let (here, b) = t.at(index)?;
@@ -214,7 +262,7 @@ impl GameView for GoView {
         Ok(())
     }
 
-    fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
+    fn labels(&self, tables: &dyn Solved) -> Result<Box<dyn Labels>> {
         Ok(Box::new(GoLabels(Thresholds::open(&self.game, tables)?)))
     }
 
@@ -233,8 +281,7 @@ impl GameView for GoView {
     /// and the start's value at every solved threshold.
     fn summarize(
         &self,
-        run: &RunDir,
-        finished: &[Layer],
+        tables: &dyn Solved,
         _reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
@@ -242,9 +289,9 @@ impl GameView for GoView {
         let start = go.start();
         let mut solved = Vec::new();
         let mut at = Map::new();
-        for layer in finished {
+        for layer in tables.layers() {
             if let Some(k) = Go::layer_threshold(&layer.name) {
-                let (v, d) = run.table(&layer.name)?.get(start)?;
+                let (v, d) = tables.layer(&layer.name)?.get(start)?;
                 solved.push((k, v));
                 at.insert(format!("{k}"), json!({"value": letter(v), "depth": d}));
             }

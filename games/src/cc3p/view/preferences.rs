@@ -8,11 +8,11 @@
 //! state back through the unmoves, a predecessor takes its child's outcome when the child is the
 //! one it chooses; the states never reached go round a cycle for ever.
 
-use kingmaker_games::cc3p::Cc3p;
-use kingmaker_games::Notation;
+use crate::cc3p::Cc3p;
+use crate::Notation;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_probe::cc3p::{answers, Answers, Cc3pTables, Class};
-use kingmaker_probe::Value;
+use crate::cc3p::answers::{answers, Answers, Cc3pTables, Class};
+use crate::reading::Value;
 use kingmaker_tablefmt::{FormatError, Lookup};
 
 /// How a player who cannot win alone chooses its move.
@@ -87,7 +87,7 @@ pub fn choose<T: Lookup>(
         .into_iter()
         .map(|(_, c)| Ok((c, answers(game, tables, c)?)))
         .collect::<Result<_, FormatError>>()?;
-    let depth = |a: kingmaker_probe::Answer| a.depth.unwrap_or(0);
+    let depth = |a: crate::reading::Answer| a.depth.unwrap_or(0);
     // The first child of least key among those `keep` selects (move order breaks ties).
     let least = |keep: &dyn Fn(&Answers) -> bool, key: &dyn Fn(&Answers) -> i64| {
         children
@@ -231,7 +231,7 @@ pub fn outcomes_json(rules: &[(Rule, Outcomes)], s: u64) -> serde_json::Value {
             let outcome = match o.outcome[s as usize] {
                 ENDLESS => "endless".to_string(),
                 ILLEGAL => "illegal".to_string(),
-                w => format!("{} wins", kingmaker_probe::cc3p::PLAYERS[usize::from(w)]),
+                w => format!("{} wins", crate::cc3p::answers::PLAYERS[usize::from(w)]),
             };
             serde_json::json!({"rule": rule.name(), "outcome": outcome, "plies": o.plies[s as usize]})
         })
@@ -267,7 +267,7 @@ pub fn line(game: &Cc3p, o: &Outcomes, s: u64) -> (Vec<(String, u64)>, Option<us
 mod tests {
     use super::*;
 
-    use crate::games::cc3p::level_one::{level_1, InMemory};
+    use super::super::level_one::{level_1, InMemory};
 
     /// The outcome of following the rule from `s` one move at a time, remembering the states
     /// passed: the plain simulation the retrograde pass must agree with.

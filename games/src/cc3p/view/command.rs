@@ -3,17 +3,18 @@
 //! the kingmaker states, how often the win goes to the player who moved last, and the start's
 //! outcome with its line.
 
-use crate::digits::thousands;
-use crate::games::cc3p::preferences::{line, outcomes, Rule, ENDLESS, ILLEGAL};
-use crate::tables::Tables;
+use kingmaker_tablefmt::release::manifest::thousands;
+use super::preferences::{line, outcomes, Rule, ENDLESS, ILLEGAL};
+use crate::view::Solved;
 use anyhow::{bail, Result};
 use clap::Args;
-use kingmaker_games::cc3p::Cc3p;
+use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_probe::cc3p::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
+use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
+/// `kingmaker preferences`'s arguments.
 #[derive(Args, Debug)]
 pub struct PreferencesArgs {
     /// A finished cc3p run or release (all three layers).
@@ -26,8 +27,8 @@ pub struct PreferencesArgs {
     pub json: bool,
 }
 
-pub fn run(args: PreferencesArgs) -> Result<()> {
-    let tables = Tables::open(&args.dir)?;
+/// `kingmaker preferences`: on the tables of a cc3p run or release.
+pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
     let game = tables.game().clone();
     let Some(game) = game.as_any().downcast_ref::<Cc3p>() else {
         bail!(

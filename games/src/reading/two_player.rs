@@ -1,7 +1,7 @@
 //! Two-player games: `solo` asks "does player 0 win?"; a game whose games can end drawn by the
 //! rules also solves `second`, "does player 1 win?". Together they give W, L or D.
 
-use crate::answer::{Answer, Value};
+use super::answer::{Answer, Value};
 
 /// Layers a two-player game's verdict reads: `solo`, and `second` where the game solves it.
 pub const SOLO: &str = "solo";

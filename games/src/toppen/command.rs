@@ -7,11 +7,11 @@
 //! `--report FILE` the `--all` census also writes a Markdown section that answers the questions
 //! of `docs/toppen.md` (scripts/toppen-report.sh assembles that page).
 
-use crate::digits::thousands;
-use crate::tables::Tables;
+use kingmaker_tablefmt::release::manifest::thousands;
+use crate::view::Solved;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use kingmaker_games::toppen::{census, Terrain, Toppen};
+use crate::toppen::{census, Terrain, Toppen};
 use kingmaker_kernel::Game;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use kingmaker_tablefmt::Lookup;
@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// `kingmaker census`'s arguments.
 #[derive(Args, Debug)]
 pub struct CensusArgs {
     /// A run directory written by `kingmaker build toppen`, or a release packed from one.
@@ -49,8 +50,8 @@ pub struct CensusArgs {
     pub json: bool,
 }
 
-pub fn run(args: CensusArgs) -> Result<()> {
-    let tables = Tables::open(&args.dir)?;
+/// `kingmaker census`: on the tables of a TOPPEN run or release.
+pub fn run(args: CensusArgs, tables: &dyn Solved) -> Result<()> {
     let game = tables.game().clone();
     let Some(game) = game.as_any().downcast_ref::<Toppen>() else {
         bail!(
@@ -138,7 +139,7 @@ pub fn run(args: CensusArgs) -> Result<()> {
 
 /// The census of every free decomino and who moves first, for `kingmaker report`; None unless
 /// `tables` hold TOPPEN.
-pub fn all_rows(tables: &Tables) -> Result<Option<(u8, Vec<Row>)>> {
+pub fn all_rows(tables: &dyn Solved) -> Result<Option<(u8, Vec<Row>)>> {
     let Some(game) = tables.game().as_any().downcast_ref::<Toppen>() else {
         return Ok(None);
     };
@@ -153,12 +154,17 @@ pub fn all_rows(tables: &Tables) -> Result<Option<(u8, Vec<Row>)>> {
 /// The census of one terrain.
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// The terrain.
     pub terrain: Terrain,
     /// Colourings won by A, won by B, drawn (out of 252).
     pub a: u32,
+    /// Won by B.
     pub b: u32,
+    /// Drawn.
     pub d: u32,
+    /// The terrain's graph class (terrains whose cell graphs are isomorphic).
     pub graph_class: usize,
+    /// The automorphisms of its cell graph.
     pub automorphisms: u64,
 }
 

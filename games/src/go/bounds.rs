@@ -2,7 +2,9 @@
 //! they prove. W at k proves Black forces a score ≥ k, L at k that White keeps it ≤ k − 1; a
 //! bound no solved threshold proves is left open. A finished game's bounds are its final score.
 
-use crate::answer::Value;
+use super::Go;
+use crate::reading::{Answer, LayersAt, Value, Verdict};
+use kingmaker_kernel::{Game, Node};
 use serde::Serialize;
 
 /// What the solved thresholds prove about a position's final score (Black's points minus
@@ -44,6 +46,21 @@ impl ScoreBounds {
             (None, None) => "?".to_string(),
         }
     }
+}
+
+/// The verdict at `index`: the answer at every solved threshold and the bounds they prove.
+pub fn verdict(game: &Go, index: u64, at: &LayersAt) -> Verdict {
+    let mut thresholds: Vec<(i32, Answer)> = at
+        .read
+        .iter()
+        .filter_map(|(name, _, answer)| Go::layer_threshold(name).map(|k| (k, *answer)))
+        .collect();
+    thresholds.sort_by_key(|t| t.0);
+    let bounds = match game.node(index) {
+        Node::Terminal { outcome } => ScoreBounds::exact(game.outcome_score(outcome)),
+        _ => ScoreBounds::proven(thresholds.iter().map(|t| (t.0, t.1.value))),
+    };
+    Verdict::Go { bounds, thresholds }
 }
 
 #[cfg(test)]

@@ -1,29 +1,31 @@
-//! 3-player Chinese Checkers as the coordinator shows it: the twelve questions of every state
-//! read from the three representative layers (`kingmaker_probe::cc3p`), printed by `query` ([`query`]),
-//! labelled on the explorer page ([`labels`]), and the control classes in `summary.json`
-//! ([`classes`]).
+//! 3-player Chinese Checkers as it is shown: the twelve questions of every state read from the
+//! three representative layers ([`crate::cc3p::answers`]), printed by `query` (`query.rs`),
+//! labelled on the explorer page (`labels.rs`), the control classes in `summary.json`
+//! (`classes.rs`) and `kingmaker report` (`report.rs`), and `kingmaker preferences`
+//! ([`command`], over `preferences.rs`).
 
 mod classes;
+pub mod command;
 mod labels;
 #[cfg(test)]
 mod level_one;
 pub mod preferences;
 mod query;
+mod report;
 
-use super::view::{GameView, Labels};
-use crate::rundir::RunDir;
-use crate::tables::Tables;
+use crate::view::{GameView, Labels};
+use crate::view::Solved;
 use anyhow::Result;
-use kingmaker_games::cc3p::Cc3p;
-use kingmaker_games::AnyGame;
-use kingmaker_kernel::Layer;
-use kingmaker_probe::cc3p::Cc3pTables;
+use crate::cc3p::Cc3p;
+use crate::AnyGame;
+use crate::cc3p::answers::Cc3pTables;
 use kingmaker_tablefmt::Lookup;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-pub use kingmaker_probe::cc3p::LAYERS;
+pub use crate::cc3p::answers::LAYERS;
 
+/// cc3p's view: the twelve questions, the control classes.
 pub struct Cc3pView {
     game: Arc<AnyGame>,
 }
@@ -44,7 +46,7 @@ impl Cc3pView {
 }
 
 /// The three layers of a cc3p build, from a run or a release.
-fn open_tables(tables: &Tables) -> Result<Cc3pTables<Box<dyn Lookup>>> {
+fn open_tables(tables: &dyn Solved) -> Result<Cc3pTables<Box<dyn Lookup>>> {
     Ok(Cc3pTables {
         solo: Box::new(tables.layer(LAYERS[0])?),
         enable_ab: Box::new(tables.layer(LAYERS[1])?),
@@ -54,11 +56,11 @@ fn open_tables(tables: &Tables) -> Result<Cc3pTables<Box<dyn Lookup>>> {
 }
 
 impl GameView for Cc3pView {
-    fn query(&self, tables: &Tables, index: u64, json: bool) -> Result<()> {
+    fn query(&self, tables: &dyn Solved, index: u64, json: bool) -> Result<()> {
         query::print(self.cc3p(), &open_tables(tables)?, index, json)
     }
 
-    fn labels(&self, tables: &Tables) -> Result<Box<dyn Labels>> {
+    fn labels(&self, tables: &dyn Solved) -> Result<Box<dyn Labels>> {
         Ok(Box::new(labels::Cc3pLabels::new(
             self.game.clone(),
             open_tables(tables)?,
@@ -71,16 +73,19 @@ impl GameView for Cc3pView {
          Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one.".into()
     }
 
+    fn report(&self, _tables: &dyn Solved, summary: &Value) -> Result<Vec<crate::view::report::Section>> {
+        Ok(report::sections(summary))
+    }
+
     /// The control classes, once all three layers are solved.
     fn summarize(
         &self,
-        run: &RunDir,
-        finished: &[Layer],
+        tables: &dyn Solved,
         reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
-        if LAYERS.iter().all(|l| finished.iter().any(|f| f.name == *l)) {
-            classes::summarize(run, self.cc3p(), reach, out)?;
+        if LAYERS.iter().all(|l| tables.layers().iter().any(|f| f.name == *l)) {
+            classes::summarize(tables, self.cc3p(), reach, out)?;
         }
         Ok(())
     }

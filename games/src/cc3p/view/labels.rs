@@ -3,14 +3,14 @@
 //! against the longest resistance; where one can hold a draw alone, the cycle that holds it.
 
 use super::preferences::{all_at_hand, outcomes_json, Outcomes, Rule};
-use crate::explore::ApiError;
-use crate::games::two_player::line_json;
-use crate::games::view::Labels;
-use kingmaker_games::cc3p::Cc3p;
-use kingmaker_games::AnyGame;
-use kingmaker_probe::cc3p::Class;
-use kingmaker_probe::cc3p::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
-use kingmaker_probe::{Answer, Value as Outcome};
+use crate::view::ApiError;
+use crate::view::two_player::line_json;
+use crate::view::Labels;
+use crate::cc3p::Cc3p;
+use crate::AnyGame;
+use crate::cc3p::answers::Class;
+use crate::cc3p::answers::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::reading::{Answer, Value as Outcome};
 use kingmaker_tablefmt::{FormatError, Lookup};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ impl Lookup for AsPlayer<'_> {
         self.solo.states()
     }
     fn lookup(&self, index: u64) -> Result<(u8, u16), FormatError> {
-        // P's questions at s are A's at R^(3-P)(s) (kingmaker_probe::cc3p::answers).
+        // P's questions at s are A's at R^(3-P)(s) (crate::cc3p::answers::answers).
         let mut i = index;
         for _ in 0..(3 - self.player) % 3 {
             i = self.game.rotate(i);

@@ -4,10 +4,10 @@
 
 use super::preferences::{all_at_hand, outcomes_json};
 use anyhow::Result;
-use kingmaker_games::cc3p::Cc3p;
+use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_probe::cc3p::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
-use kingmaker_probe::Value;
+use crate::cc3p::answers::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::reading::Value;
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 

@@ -16,7 +16,7 @@
 //! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
 //! the game's move order, so the line is deterministic.
 
-use kingmaker_games::AnyGame;
+use crate::AnyGame;
 use kingmaker_kernel::Node;
 use kingmaker_kernel::{Value, DRAW, LOSS, WIN};
 use kingmaker_tablefmt::FormatError;
@@ -35,17 +35,20 @@ impl LineGame for AnyGame {
         kingmaker_kernel::Game::node(self, index)
     }
     fn moves(&self, index: u64) -> Vec<(String, u64)> {
-        kingmaker_games::Notation::moves(self, index)
+        crate::Notation::moves(self, index)
     }
 }
 
 /// One ply of a line: the move that led here (`None` at the start) and the state reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ply {
+    /// The move's text in the game's notation.
     pub mv: Option<String>,
+    /// The state reached.
     pub index: u64,
     /// W, L or D (see `kingmaker_kernel`), read from the coalition's side.
     pub value: u8,
+    /// Its depth: plies to the end with best play.
     pub depth: u16,
 }
 
@@ -53,9 +56,15 @@ pub struct Ply {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
     /// The last ply is a terminal state won by `winner`.
-    GameOver { winner: u8 },
+    GameOver {
+        /// The winning player (or outcome).
+        winner: u8,
+    },
     /// The last ply's state is the state of ply `from`: the plies `from..last` repeat forever.
-    Cycle { from: usize },
+    Cycle {
+        /// The ply the line returns to.
+        from: usize,
+    },
     /// The line was cut after the given number of plies (only a drawn line can be this long).
     Cut,
 }
@@ -63,7 +72,9 @@ pub enum Ending {
 /// A principal line: `plies[0]` is the start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
+    /// The plies, the start first.
     pub plies: Vec<Ply>,
+    /// How it ends.
     pub ending: Ending,
 }
 
@@ -73,15 +84,31 @@ pub enum LineError {
     /// The table could not be read (a damaged block, an I/O error): the reader's own error.
     #[error(transparent)]
     Read(#[from] FormatError),
+    /// The position cannot arise in play.
     #[error("position {index} is illegal: it cannot arise in play")]
-    Illegal { index: u64 },
+    Illegal {
+        /// The position.
+        index: u64,
+    },
     #[error("position {index} has no W, L or D value in the table (value byte {value})")]
-    Unsolved { index: u64, value: u8 },
+    /// The position has no W, L or D value.
+    Unsolved {
+        /// The position.
+        index: u64,
+        /// The byte found.
+        value: u8,
+    },
     #[error(
         "the table disagrees with the rules at position {index}: no move keeps its value {value} \
          (the table is damaged or belongs to another game; rebuild it)"
     )]
-    Inconsistent { index: u64, value: char },
+    /// No move keeps the position's value: a damaged table, or another game's.
+    Inconsistent {
+        /// The position.
+        index: u64,
+        /// Its value's letter.
+        value: char,
+    },
 }
 
 /// The letter of a value: `W`, `L`, `D`, or `-` for anything else.

@@ -3,13 +3,13 @@
 //! each player's solo W/L/D, the classes of the states first reached at each ply and a witness of
 //! every class at depth 9.
 
-use crate::reach::Bitmap;
-use crate::rundir::RunDir;
+use crate::view::Solved;
+use kingmaker_kernel::reach::Bitmap;
 use anyhow::Result;
-use kingmaker_games::cc3p::Cc3p;
+use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{DRAW, WIN};
-use kingmaker_probe::cc3p::Class;
+use crate::cc3p::answers::Class;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -156,7 +156,7 @@ struct Reached {
 fn reached_from_start(game: &Cc3p, solo: &ValuesPlane) -> Reached {
     let mut witness: [Option<u64>; 4] = [None; 4];
     let mut classes_per_depth = Vec::new();
-    let (reached, per_depth) = crate::reach::reachable(game, game.start_index(), |depth, level| {
+    let (reached, per_depth) = kingmaker_kernel::reach::reachable(game, game.start_index(), |depth, level| {
         classes_per_depth.push(level.par_fold(
             <[u64; 4]>::default,
             |acc, i| acc[class_slot(class_of(game, solo, i).0)] += 1,
@@ -180,9 +180,9 @@ fn reached_from_start(game: &Cc3p, solo: &ValuesPlane) -> Reached {
 }
 
 /// Add `classes`, `spoiler_draw_by_player` and with `reach` the `reachable` block to `s`.
-pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
+pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
     let started = std::time::Instant::now();
-    let solo = run.table("solo")?.values_plane()?;
+    let solo = tables.layer("solo")?.values_plane()?;
     let all = class_counts(game, &solo);
     tracing::info!(
         "control classes of {} states counted in {:.1}s",
@@ -204,8 +204,8 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
         witness,
     } = reached_from_start(game, &solo);
     let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
-    let ab = run.table("enable_ab")?.values_plane()?;
-    let ac = run.table("enable_ac")?.values_plane()?;
+    let ab = tables.layer("enable_ab")?.values_plane()?;
+    let ac = tables.layer("enable_ac")?.values_plane()?;
     // By placement, as `class_counts`: a placement's three states share its rotations, so each
     // reached placement is unranked and rotated once (the state-by-state pass took three times
     // as long at level 2).
@@ -310,10 +310,10 @@ pub fn summarize(run: &RunDir, game: &Cc3p, reach: bool, s: &mut Map<String, Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kingmaker_probe::cc3p::{answers as try_answers, Cc3pTables};
+    use crate::cc3p::answers::{answers as try_answers, Cc3pTables};
     use std::sync::Arc;
 
-    use crate::games::cc3p::level_one::{self, InMemory};
+    use super::super::level_one::{self, InMemory};
 
     /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
     fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
@@ -337,7 +337,7 @@ mod tests {
             let a = try_answers(&game, &t, i).unwrap();
             if a.class == Class::SpoilerDraw {
                 for (n, answer) in spoilers.iter_mut().zip(a.solo) {
-                    *n += (answer.value == kingmaker_probe::Value::Draw) as u64;
+                    *n += (answer.value == crate::reading::Value::Draw) as u64;
                 }
             }
         }
@@ -397,13 +397,13 @@ mod tests {
             }
         }
         let mut levels = 0;
-        let (bits, per_depth) = crate::reach::reachable(&game, start, |_, _| levels += 1);
+        let (bits, per_depth) = kingmaker_kernel::reach::reachable(&game, start, |_, _| levels += 1);
         assert_eq!(bits.count(), seen.len() as u64);
         assert!(seen.iter().all(|&s| bits.contains(s)));
         assert_eq!(per_depth.iter().sum::<u64>(), seen.len() as u64);
         assert_eq!(levels, per_depth.len());
         // The per-depth counts of the published BFS (docs/rules.md §1) come from the same rules.
-        let published = kingmaker_games::cc3p::bfs_new_per_depth(&game, 8);
+        let published = crate::cc3p::bfs_new_per_depth(&game, 8);
         assert_eq!(&per_depth[1..9], &published[..]);
         let sum = bits.par_fold(|| 0u64, |n, _| *n += 1, |a, b| a + b);
         assert_eq!(sum, seen.len() as u64);

@@ -1,8 +1,8 @@
 //! 3-player Chinese Checkers: the twelve questions of a state, read from the three
 //! representative layers by rotation, and its control class (docs/rules.md §1).
 
-use crate::answer::{Answer, Value};
-use kingmaker_games::cc3p::Cc3p;
+use super::Cc3p;
+use crate::reading::{Answer, LayersAt, Value, Verdict};
 use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::{FormatError, Lookup};
 use serde::Serialize;
@@ -113,5 +113,22 @@ pub fn answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answ
         solo,
         enable,
         class,
+    })
+}
+
+/// The verdict at `index`: the twelve answers and the class, or the layers missing.
+pub fn verdict(game: &Cc3p, index: u64, at: &LayersAt) -> Result<Verdict, FormatError> {
+    if let Some(v) = at.missing(&LAYERS) {
+        return Ok(v);
+    }
+    let file = |name| at.file(name).expect("checked above").clone();
+    let tables = Cc3pTables {
+        solo: file(LAYERS[0]),
+        enable_ab: file(LAYERS[1]),
+        enable_ac: file(LAYERS[2]),
+        depths: at.depths(),
+    };
+    Ok(Verdict::Cc3p {
+        answers: answers(game, &tables, index)?,
     })
 }

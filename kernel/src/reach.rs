@@ -4,7 +4,7 @@
 //! for 14.8 billion states, where a hash set of indices would need
 //! hundreds of gigabytes.
 
-use kingmaker_kernel::Game;
+use crate::Game;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -18,6 +18,7 @@ pub struct Bitmap {
 }
 
 impl Bitmap {
+    /// The empty set of `0..len`.
     pub fn new(len: u64) -> Bitmap {
         Bitmap {
             words: (0..len.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
@@ -32,10 +33,12 @@ impl Bitmap {
     }
 
     #[inline]
+    /// Whether `i` is in the set.
     pub fn contains(&self, i: u64) -> bool {
         self.words[(i / 64) as usize].load(Ordering::Relaxed) >> (i % 64) & 1 == 1
     }
 
+    /// How many states are in the set.
     pub fn count(&self) -> u64 {
         self.words
             .par_iter()
