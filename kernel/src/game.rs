@@ -78,7 +78,7 @@ pub trait Game: Send + Sync {
 
     /// True for a two-player game whose every move (a pass too) hands the turn to the other
     /// player and whose indices are seen from the side to move, as in a symmetry-reduced game that
-    /// keeps one of each pair of colour-swapped states (`kingmaker_games::cc2p::half`): `mover` is
+    /// keeps one of each pair of colour-swapped states (the 2-player reductions of the games crate): `mover` is
     /// then always 0, a terminal `outcome` of 0 means the side to move has won, and a value W means
     /// "the side to move wins". A child's value is flipped as it reaches its parent.
     fn alternates_sides(&self) -> bool {
