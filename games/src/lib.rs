@@ -26,6 +26,7 @@ games! {
         "cc2p" => Cc2p(cc2p::Cc2pParams),
         "go" => Go(go::GoParams),
         "connect4" => Connect4(connect4::Connect4Params),
+        "cc3p_race" => Cc3pRace(cc3p_race::Cc3pRaceParams),
     }
     // Solved in place of a family's game (`GameFamily::reduced`), never chosen on the command
     // line; their games implement `Reduction`.

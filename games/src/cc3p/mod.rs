@@ -209,6 +209,21 @@ impl Cc3p {
         })
     }
 
+    /// Player `p`'s lane (the cells its pieces may stand on) as a cell mask.
+    pub(crate) fn lane_mask(&self, p: usize) -> u64 {
+        self.lane[p]
+    }
+
+    /// Player `p`'s goal point as a cell mask.
+    pub(crate) fn goal_mask(&self, p: usize) -> u64 {
+        self.goal[p]
+    }
+
+    /// Pieces per player.
+    pub(crate) fn pieces(&self) -> usize {
+        self.geo.k
+    }
+
     /// The placement (A's, B's, C's cell masks) and the mover of an index.
     #[inline]
     pub(crate) fn decode(&self, index: u64) -> ([u64; 3], usize) {

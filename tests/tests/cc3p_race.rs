@@ -1,0 +1,66 @@
+//! The race for second place (docs/rules.md §1.5) through the binary at level 1: the numbers of
+//! docs/results.md ("The race for second place"), its `solo` layer equal to cc3p's, and the
+//! start's answers in `query`.
+
+use kingmaker_e2e::{kingmaker_ok, path_str, read_json};
+use serde_json::Value;
+
+#[test]
+fn level_1_second_place_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let race = tmp.path().join("race");
+    let cc3p = tmp.path().join("cc3p");
+    kingmaker_ok(&[
+        "build",
+        "cc3p_race",
+        "--level",
+        "1",
+        "--out",
+        path_str(&race),
+    ]);
+    kingmaker_ok(&["build", "cc3p", "--level", "1", "--out", path_str(&cc3p)]);
+    kingmaker_ok(&["summarize", path_str(&race), "--reachable"]);
+    let s = read_json(&race.join("summary.json"));
+    let c = read_json(&cc3p.join("summary.json"));
+    assert_eq!(
+        s["layers"]["solo"]["digest"], c["layers"]["solo"]["digest"],
+        "first place is cc3p's own solo"
+    );
+    let wl = |l: &str| {
+        let l = &s["layers"][l];
+        [&l["win"], &l["loss"], &l["draw"]].map(|v| v.as_u64().unwrap())
+    };
+    assert_eq!(wl("top2"), [997, 590, 0]);
+    assert_eq!(wl("deal_ab"), [273, 1314, 0]);
+    assert_eq!(wl("deal_ac"), [483, 1104, 0]);
+    let second = &s["second_place"];
+    assert_eq!(second["race"]["live"], 114);
+    assert_eq!(second["race"]["b_second"], 57);
+    assert_eq!(second["race"]["c_second"], 57);
+    assert_eq!(second["race"]["nobody"], 0);
+    for block in ["all", "reachable"] {
+        let b = &second[block];
+        assert_eq!(b["classes"]["kingmaker"], 240, "{block}");
+        assert_eq!(b["live"], 1074, "{block}");
+        assert_eq!(b["mover_secures_second"], 843, "{block}");
+        assert_eq!(b["kingmaker_secure_second"], 231, "{block}");
+        assert_eq!(b["kingmaker_all_to_third"], 9, "{block}");
+        assert_eq!(b["kingmaker_deal"], 228, "{block}");
+    }
+    let q: Value = serde_json::from_str(&kingmaker_ok(&[
+        "query",
+        path_str(&race),
+        "start",
+        "--json",
+    ]))
+    .unwrap();
+    let a = &q["answers"];
+    for p in ["A", "B", "C"] {
+        assert!(a[p]["top2"].as_str().unwrap().starts_with('L'), "{p}: {a}");
+    }
+    // Each player can sell the win only to the player who moves just before it.
+    assert_eq!(a["A"]["deal_C"], "W12");
+    assert_eq!(a["B"]["deal_A"], "W13");
+    assert_eq!(a["C"]["deal_B"], "W11");
+    assert!(a["A"]["deal_B"].as_str().unwrap().starts_with('L'));
+}
