@@ -2,7 +2,7 @@
 //! docs/results.md ("The race for second place"), its `solo` layer equal to cc3p's, and the
 //! start's answers in `query`.
 
-use kingmaker_e2e::{kingmaker_ok, path_str, read_json};
+use kingmaker_e2e::{http_get, kingmaker_ok, path_str, read_json, start_serve};
 use serde_json::Value;
 
 #[test]
@@ -63,4 +63,15 @@ fn level_1_second_place_numbers() {
     assert_eq!(a["B"]["deal_A"], "W13");
     assert_eq!(a["C"]["deal_B"], "W11");
     assert!(a["A"]["deal_B"].as_str().unwrap().starts_with('L'));
+
+    // The explorer labels the start with A's top2 and everyone's answers in words.
+    let (_server, base) = start_serve(&race);
+    let (status, body) = http_get(&base, "/api/position?p=start");
+    assert!(status.contains("200"), "{status}: {body}");
+    let labels = &serde_json::from_str::<Value>(&body).unwrap()["labels"];
+    assert_eq!(labels["kind"], "race", "{labels}");
+    assert_eq!(labels["value"], "L", "{labels}");
+    let says = labels["says"].as_str().unwrap();
+    assert!(says.contains("A to move can not force at least second place"), "{says}");
+    assert!(says.contains("A: first L9, top 2 L11, deal with B L15, with C W12"), "{says}");
 }

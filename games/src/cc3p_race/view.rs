@@ -1,11 +1,11 @@
-//! cc3p_race as it is shown: the shared view of the layers, and in `summary.json` what second
+//! cc3p_race as it is shown: every player's four answers in `query` and on the explorer page
+//! (the mover's `top2` as its value), and in `summary.json` what second
 //! place changes — over all legal states and over those reachable from the start, the control
 //! classes of first place (from `solo`, as in cc3p) and, among the kingmaker states, whether some
 //! player can still secure second place, or make a deal (hand the win to one opponent and keep
 //! second place).
 
 use super::Cc3pRace;
-use crate::view::two_player::TwoPlayerView;
 use crate::view::{GameView, Labels, Solved};
 use crate::AnyGame;
 use anyhow::Result;
@@ -14,6 +14,7 @@ use kingmaker_kernel::{Game, Node, DRAW, LOSS, WIN};
 use crate::reading::Answer;
 use crate::Notation;
 use kingmaker_tablefmt::layer::{LayerFile, ValuesPlane};
+use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -23,17 +24,13 @@ const LAYERS: [&str; 4] = ["solo", "top2", "deal_ab", "deal_ac"];
 
 /// cc3p_race's view.
 pub struct RaceView {
-    shared: TwoPlayerView,
     game: Arc<AnyGame>,
 }
 
 impl RaceView {
     /// The view of a cc3p_race game.
     pub fn new(game: &Arc<AnyGame>) -> RaceView {
-        RaceView {
-            shared: TwoPlayerView::new(game.clone()),
-            game: game.clone(),
-        }
+        RaceView { game: game.clone() }
     }
 }
 
@@ -130,6 +127,57 @@ fn answers(game: &Cc3pRace, files: &[Arc<LayerFile>], s: u64) -> Result<Vec<[Str
         .collect()
 }
 
+/// The explorer's labels: the mover's `top2` (can it force at least second place?) as the value,
+/// and every player's four answers in words.
+struct RaceLabels {
+    game: Arc<AnyGame>,
+    files: Vec<Arc<LayerFile>>,
+}
+
+impl Labels for RaceLabels {
+    fn of(&self, index: u64) -> Result<Value, FormatError> {
+        let game: &Cc3pRace = self.game.as_any().downcast_ref().expect("a cc3p_race game");
+        let Node::Live { mover } = game.node(index) else {
+            let says = match game.node(index) {
+                Node::Terminal { outcome } => game.outcome_text(outcome),
+                _ => "illegal".to_string(),
+            };
+            return Ok(json!({"kind": "race", "value": "-", "depth": 0, "says": says}));
+        };
+        let a = answers(game, &self.files, index).map_err(|e| FormatError::Corrupt(format!("{e:#}")))?;
+        let g = game.cc3p();
+        let as_a = [index, g.rotate(g.rotate(index)), g.rotate(index)];
+        let top2 = &self.files[1];
+        let mine = Answer::read(&**top2, as_a[usize::from(mover)], top2.has_depths())?;
+        let says = (0..3u8)
+            .map(|p| {
+                let [first, top2, next, prev] = &a[usize::from(p)];
+                let name = |x: u8| game.player_name(x);
+                format!(
+                    "{}: first {first}, top 2 {top2}, deal with {} {next}, with {} {prev}",
+                    name(p),
+                    name((p + 1) % 3),
+                    name((p + 2) % 3)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Ok(json!({
+            "kind": "race",
+            "value": mine.value.as_str(),
+            "depth": mine.depth,
+            "says": format!("{} to move can {}force at least second place. {says}", game.player_name(mover), if mine.value == crate::reading::Value::Win { "" } else { "not " }),
+        }))
+    }
+
+    fn changes(&self, before: &Value, after: &Value) -> Vec<String> {
+        if before["says"] == after["says"] {
+            return Vec::new();
+        }
+        vec![after["says"].as_str().unwrap_or("").to_string()]
+    }
+}
+
 impl RaceView {
     fn race(&self) -> &Cc3pRace {
         self.game
@@ -220,7 +268,13 @@ impl GameView for RaceView {
     }
 
     fn labels(&self, tables: &dyn Solved) -> Result<Box<dyn Labels>> {
-        self.shared.labels(tables)
+        Ok(Box::new(RaceLabels {
+            game: self.game.clone(),
+            files: LAYERS
+                .iter()
+                .map(|l| tables.layer(l))
+                .collect::<Result<_>>()?,
+        }))
     }
 
     fn legend(&self) -> String {
