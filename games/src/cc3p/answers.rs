@@ -118,7 +118,7 @@ pub fn answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answ
 
 /// The verdict at `index`: the twelve answers and the class, or the layers missing.
 pub fn verdict(game: &Cc3p, index: u64, at: &LayersAt) -> Result<Verdict, FormatError> {
-    if let Some(v) = at.missing(&LAYERS) {
+    if let Some(v) = Verdict::incomplete(at, &LAYERS) {
         return Ok(v);
     }
     let file = |name| at.file(name).expect("checked above").clone();

@@ -1,7 +1,6 @@
 //! The layers a set of tables describes, and those read at one position.
 
 use super::answer::Answer;
-use super::verdict::Verdict;
 use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::layer::LayerFile;
 use std::sync::Arc;
@@ -56,15 +55,5 @@ impl LayersAt<'_> {
     /// Whether the tables describe the layer `name` (present or not).
     pub fn describes(&self, name: &str) -> bool {
         self.described.iter().any(|l| l.name == name)
-    }
-
-    /// [`Verdict::Incomplete`] if any of `names` was not read.
-    pub fn missing(&self, names: &[&str]) -> Option<Verdict> {
-        let missing: Vec<String> = names
-            .iter()
-            .filter(|n| self.answer(n).is_none())
-            .map(|n| n.to_string())
-            .collect();
-        (!missing.is_empty()).then_some(Verdict::Incomplete { missing })
     }
 }

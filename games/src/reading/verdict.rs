@@ -74,7 +74,7 @@ pub fn generic(game: &AnyGame, at: &LayersAt) -> Verdict {
     } else {
         &[two_player::SOLO]
     };
-    if let Some(v) = at.missing(need) {
+    if let Some(v) = Verdict::incomplete(at, need) {
         return v;
     }
     let value = two_player::combined(
@@ -90,6 +90,16 @@ pub fn generic(game: &AnyGame, at: &LayersAt) -> Verdict {
 }
 
 impl Verdict {
+    /// [`Verdict::Incomplete`] if any of `names` was not read at the position.
+    pub fn incomplete(at: &LayersAt, names: &[&str]) -> Option<Verdict> {
+        let missing: Vec<String> = names
+            .iter()
+            .filter(|n| at.answer(n).is_none())
+            .map(|n| n.to_string())
+            .collect();
+        (!missing.is_empty()).then_some(Verdict::Incomplete { missing })
+    }
+
     /// What a child with this verdict is for `mover`, with the depth that decides it.
     pub fn category(&self, mover: u8) -> (Category, Option<u16>) {
         match self {
