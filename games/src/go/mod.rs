@@ -1,4 +1,4 @@
-//! Go on five surfaces (docs/go.md, issue 15 "TopoGo"): plane, cylinder, torus, Klein bottle
+//! Go on five surfaces (docs/go.md): plane, cylinder, torus, Klein bottle
 //! and projective plane, on small R×C boards, with exact area scores.
 //!
 //! Module map:
