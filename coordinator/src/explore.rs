@@ -10,6 +10,7 @@ use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_games::view::Labels;
 use kingmaker_games::AnyGame;
+use kingmaker_games::Drawing;
 use kingmaker_games::Notation;
 use kingmaker_kernel::{Game, Node};
 use serde_json::{json, Value};

@@ -5,6 +5,7 @@
 //! struct implements this trait. The registry (`registry.rs`) lists every family in one line
 //! each and generates the rest: `GameSpec`, `AnyGame` and `GameChoice`.
 
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use crate::reading::{LayersAt, Verdict};
 use crate::view::{GameCommand, GameView};
@@ -21,7 +22,7 @@ use std::sync::Arc;
 /// A game family and its parameters (e.g. cc3p at level 2).
 pub trait GameFamily: Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned {
     /// The game these parameters build.
-    type Game: Game + Notation + 'static;
+    type Game: Game + Notation + Drawing + 'static;
 
     /// One line for `kingmaker <command> --help`.
     const ABOUT: &'static str;

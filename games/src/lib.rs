@@ -9,12 +9,14 @@
 mod generate;
 pub mod combinatorics;
 pub mod conformance;
+pub mod drawing;
 pub mod family;
 pub mod notation;
 pub mod reading;
 pub mod reduction;
 pub mod view;
 
+pub use drawing::Drawing;
 pub use family::GameFamily;
 pub use notation::Notation;
 pub use reduction::Reduction;

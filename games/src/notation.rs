@@ -1,11 +1,10 @@
 //! What the coordinator needs from a game besides the kernel's [`Game`](kingmaker_kernel::Game):
 //! reading and writing positions, listing moves with their texts, pictures, the start, player
-//! names, and the drawing data of the explorer page. Each game implements it in its own
-//! `notation.rs`; generic commands (`query`, `line`, `serve`, the summary) use nothing else.
+//! names. Each game implements it in its own `notation.rs`; generic commands (`query`, `line`,
+//! `serve`, the summary) use nothing else. The explorer page's drawings are
+//! [`crate::Drawing`]'s.
 
-use serde_json::{Map, Value};
-
-/// A game's positions and moves as text, its pictures and its drawings (see the module docs).
+/// A game's positions and moves as text, and its pictures (see the module docs).
 pub trait Notation {
     /// Parse a position in the game's notation (docs/*-notation.md).
     fn parse_position(&self, text: &str) -> anyhow::Result<u64>;
@@ -44,22 +43,5 @@ pub trait Notation {
     /// instructive example.
     fn example_index(&self) -> Option<u64> {
         self.start_index()
-    }
-    /// The board as the explorer page draws it (`{"kind": ...}`), if the page knows how;
-    /// `Value::Null` leaves it to the ASCII picture.
-    fn board_drawing(&self) -> Value {
-        Value::Null
-    }
-    /// What the page draws on the board for one position (e.g. `pieces`, `grid`); merged into
-    /// the position's JSON.
-    fn position_drawing(&self, _index: u64) -> Map<String, Value> {
-        Map::new()
-    }
-    /// The moves of a line of play (`line[k + 1]` a child of `line[k]`) named on the drawing of
-    /// `line[0]`, for games whose drawing depends on the position (TOPPEN draws each position on
-    /// its graph class's drawing), so that a line shown beside a board names that board's cells.
-    /// None where the moves' own texts already do (every game with one fixed board).
-    fn line_moves(&self, _line: &[u64]) -> Option<Vec<String>> {
-        None
     }
 }

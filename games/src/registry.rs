@@ -3,6 +3,7 @@
 //! [`Notation`]) to each game's own code (static dispatch).
 
 use super::{AnyGame, GameSpec};
+use crate::drawing::Drawing;
 use crate::family::GameFamily;
 use crate::notation::Notation;
 use kingmaker_kernel::Layer;
@@ -179,12 +180,17 @@ impl Notation for AnyGame {
     fn example_index(&self) -> Option<u64> {
         each_game!(self, g => g.example_index())
     }
+}
+
+impl Drawing for AnyGame {
     fn board_drawing(&self) -> Value {
         each_game!(self, g => g.board_drawing())
     }
+
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         each_game!(self, g => g.position_drawing(index))
     }
+
     fn line_moves(&self, line: &[u64]) -> Option<Vec<String>> {
         each_game!(self, g => g.line_moves(line))
     }

@@ -72,6 +72,12 @@ fn level_1_second_place_numbers() {
     assert_eq!(labels["kind"], "race", "{labels}");
     assert_eq!(labels["value"], "L", "{labels}");
     let says = labels["says"].as_str().unwrap();
-    assert!(says.contains("A to move can not force at least second place"), "{says}");
-    assert!(says.contains("A: first L9, top 2 L11, deal with B L15, with C W12"), "{says}");
+    assert!(
+        says.contains("A to move can not force at least second place"),
+        "{says}"
+    );
+    assert!(
+        says.contains("A: first L9, top 2 L11, deal with B L15, with C W12"),
+        "{says}"
+    );
 }

@@ -1,6 +1,7 @@
 //! The position notation `0:<cells>;1:<cells>;<mover>` (docs/cc2p-notation.md), move texts and
 //! ASCII pictures of the diamond.
 
+use crate::drawing::Drawing;
 use super::{bit, bits, Cc2p, Cc2pError, Pos};
 use crate::notation::Notation;
 use serde_json::{json, Map, Value};
@@ -184,9 +185,13 @@ impl Notation for Cc2p {
     fn start_index(&self) -> Option<u64> {
         Some(Cc2p::start_index(self))
     }
+}
+
+impl Drawing for Cc2p {
     fn board_drawing(&self) -> Value {
         Cc2p::board_drawing(self)
     }
+
     /// Each player's pieces by cell number (`{"player 0": ["0", "1"], ...}`).
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         let p = self.unrank(index);

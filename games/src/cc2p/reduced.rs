@@ -55,6 +55,7 @@
 //!   too (parents whose reflected child is `q`).
 
 use super::mirror::{Kind, Mirror};
+use crate::drawing::Drawing;
 use super::{Cc2p, Cc2pError, Expanded, Pos};
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{LOSS, WIN};
@@ -229,6 +230,9 @@ impl Cc2pReduced {
             .each_predecessor(s, |placement| out.push(placement - shift));
     }
 }
+
+/// Never drawn: the explorer shows the full game's tables, expanded from these.
+impl Drawing for Cc2pReduced {}
 
 impl Notation for Cc2pReduced {
     fn parse_position(&self, text: &str) -> anyhow::Result<u64> {

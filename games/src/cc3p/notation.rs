@@ -4,6 +4,7 @@
 //! (increasing x). A position is `A:<cells>;B:<cells>;C:<cells>;<mover>`, e.g.
 //! `A:c6,c7,d6;B:c1,c2,d1;C:h1,h2,i1;A` (the start of level 2, also written `start`).
 
+use crate::drawing::Drawing;
 use super::{cell_name_picture, Cc3p, Cc3pError, PLAYERS};
 use kingmaker_kernel::{Game, Node};
 use crate::notation::Notation;
@@ -268,9 +269,13 @@ impl Notation for Cc3p {
     fn start_index(&self) -> Option<u64> {
         Some(Cc3p::start_index(self))
     }
+}
+
+impl Drawing for Cc3p {
     fn board_drawing(&self) -> Value {
         star_drawing(self.level())
     }
+
     /// Each player's pieces, read off the canonical notation (`A:c6,c7;B:...;C:...;A`).
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         let mut pieces = Map::new();

@@ -17,6 +17,7 @@ pub mod view;
 
 pub use family::Cc3pRaceParams;
 
+use crate::drawing::Drawing;
 use crate::cc3p::Cc3p;
 use crate::notation::Notation;
 use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, DRAW, LOSS, WIN};
@@ -194,7 +195,9 @@ impl Notation for Cc3pRace {
     fn example_index(&self) -> Option<u64> {
         self.cc3p.example_index()
     }
+}
 
+impl Drawing for Cc3pRace {
     fn board_drawing(&self) -> Value {
         self.cc3p.board_drawing()
     }

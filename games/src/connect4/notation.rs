@@ -1,6 +1,7 @@
 //! Positions as rows of discs, top row first (`..../..../.O../.XX.`: `X`, `O`, `.` for empty),
 //! moves as the column's number (1 the leftmost), and pictures (docs/connect4.md).
 
+use crate::drawing::Drawing;
 use super::index::Discs;
 use super::{Connect4, Connect4Error, DRAW_OUTCOME};
 use kingmaker_kernel::{Game, Node};
@@ -146,7 +147,9 @@ impl Notation for Connect4 {
     fn start_index(&self) -> Option<u64> {
         Some(0)
     }
+}
 
+impl Drawing for Connect4 {
     /// Drawn as a grid of points with stones, as Go's plane is.
     fn board_drawing(&self) -> Value {
         json!({"kind": "stones", "rows": self.cols.height, "cols": self.cols.width})

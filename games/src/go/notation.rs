@@ -11,6 +11,7 @@
 //! A point is named by its column letter (`a` leftmost) and row number (`1` the top row): `b3`. A
 //! move is a point or `pass`. Letters are case-insensitive.
 
+use crate::drawing::Drawing;
 use super::board::Board;
 use super::index::{Flag, State};
 use super::{moves, Go, GoError};
@@ -226,6 +227,9 @@ impl Notation for Go {
     fn start_index(&self) -> Option<u64> {
         Some(self.start())
     }
+}
+
+impl Drawing for Go {
     fn board_drawing(&self) -> Value {
         let [left_right, top_bottom] = self.geom.surface.gluings();
         json!({
@@ -237,6 +241,7 @@ impl Notation for Go {
             "top_bottom": top_bottom,
         })
     }
+
     /// The stones row by row (`X` Black, `O` White, `.` empty) and the ko-banned point.
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         let text = Go::format_position(self, index);

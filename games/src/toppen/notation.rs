@@ -11,6 +11,7 @@
 //! parsing that text gives the same index back. A move is `from-to` with cells named by column
 //! letter (`a` leftmost) and row number (`1` the top row) of that drawing, or `pass`.
 
+use crate::drawing::Drawing;
 use super::catalogue::MAX_V;
 use super::index::State;
 use super::polyomino::{adjacency, connected, parse_cells, spec_of, Cell, TILES};
@@ -417,6 +418,9 @@ impl Notation for Toppen {
     fn example_index(&self) -> Option<u64> {
         Toppen::parse_position(self, "####/#..#/####:AABBABABAB:A").ok()
     }
+}
+
+impl Drawing for Toppen {
     fn position_drawing(&self, index: u64) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert(
@@ -425,6 +429,7 @@ impl Notation for Toppen {
         );
         out
     }
+
     fn line_moves(&self, line: &[u64]) -> Option<Vec<String>> {
         self.line_moves_on_first_drawing(line)
     }

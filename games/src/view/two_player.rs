@@ -8,6 +8,7 @@ use crate::view::ApiError;
 use crate::view::Solved;
 use crate::view::{GameView, Labels};
 use crate::AnyGame;
+use crate::Drawing;
 use crate::Notation;
 use anyhow::Result;
 use kingmaker_kernel::{Game, Node};
