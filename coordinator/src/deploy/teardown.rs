@@ -4,14 +4,36 @@
 use super::host::{self, prelude};
 use super::inventory::Role;
 use super::ssh::quote;
-use super::{report, Deployment};
+use super::{report, status, Deployment};
 use anyhow::Result;
 
 pub fn run(d: &Deployment, delete_data: bool, stop_timeout: u64) -> Result<()> {
     let coord = d.inv.coordinator();
     let stop = format!("km_stop {stop_timeout}");
     let first = d.each(&[coord], |h| host::service(&d.ssh, &d.inv, h, &stop));
+    let killed = first
+        .iter()
+        .any(|(_, r)| r.as_ref().is_ok_and(|msg| msg.contains("killed after")));
     report(first, |h, msg| println!("[{}] coordinator {msg}", h.name))?;
+    if killed {
+        // It was still in a wave: what it did since its last checkpoint will be done again.
+        let since = match status::run_status(d) {
+            Ok(s) => match s["checkpoint"].as_object() {
+                Some(c) => format!(
+                    "its last checkpoint, layer {} after wave {}",
+                    c["layer"].as_str().unwrap_or("?"),
+                    c["last"]["wave"]
+                ),
+                None => "the start of its layer (it has no checkpoint yet)".to_string(),
+            },
+            Err(e) => format!("its last checkpoint (which one could not be read: {e:#})"),
+        };
+        println!(
+            "the coordinator did not finish its wave within {stop_timeout} s and was killed: the \
+             run resumes from {since}. To keep the wave, give --stop-timeout more than a wave \
+             takes (`deploy status` shows the rate)."
+        );
+    }
     let workers = d.inv.workers();
     let rest = d.each(&workers, |h| host::service(&d.ssh, &d.inv, h, &stop));
     report(rest, |h, msg| println!("[{}] worker {msg}", h.name))?;
