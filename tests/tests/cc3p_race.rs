@@ -47,6 +47,9 @@ fn level_1_second_place_numbers() {
         assert_eq!(b["kingmaker_all_to_third"], 9, "{block}");
         assert_eq!(b["kingmaker_deal"], 228, "{block}");
     }
+    // The same states as cc3p, counted by its formula (level 2 without classifying 14.8 billion).
+    let count = kingmaker_ok(&["count", "cc3p_race", "--level", "2"]);
+    assert!(count.contains("states: 14,841,300,390"), "{count}");
     let q: Value = serde_json::from_str(&kingmaker_ok(&[
         "query",
         path_str(&race),

@@ -46,6 +46,11 @@ impl GameFamily for Cc3pRaceParams {
         ]
     }
 
+    /// cc3p's counts: the same states, and the same illegal ones (two goals filled).
+    fn count(&self) -> Option<anyhow::Result<serde_json::Map<String, serde_json::Value>>> {
+        Some(crate::cc3p::count_fields(self.level).map_err(Into::into))
+    }
+
     fn view(game: &std::sync::Arc<crate::AnyGame>) -> Option<Box<dyn crate::view::GameView>> {
         Some(Box::new(super::view::RaceView::new(game)))
     }
