@@ -20,7 +20,7 @@ pub use family::Cc3pRaceParams;
 use crate::drawing::Drawing;
 use crate::cc3p::Cc3p;
 use crate::notation::Notation;
-use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, DRAW, LOSS, WIN};
+use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, LOSS, WIN};
 use second::Second;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -206,6 +206,3 @@ impl Drawing for Cc3pRace {
         self.cc3p.position_drawing(index)
     }
 }
-
-/// The race's value names, for the tests and the summary: W (B second), L (C second), D.
-pub const RACE_VALUES: [(u8, &str); 3] = [(WIN, "B second"), (LOSS, "C second"), (DRAW, "nobody")];

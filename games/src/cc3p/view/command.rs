@@ -6,7 +6,7 @@
 use kingmaker_tablefmt::release::manifest::thousands;
 use super::preferences::{line, outcomes, Rule, ENDLESS, ILLEGAL};
 use crate::view::Solved;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
@@ -30,13 +30,11 @@ pub struct PreferencesArgs {
 /// `kingmaker preferences`: on the tables of a cc3p run or release.
 pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
     let game = tables.game().clone();
-    let Some(game) = game.as_any().downcast_ref::<Cc3p>() else {
-        bail!(
-            "`preferences` is for 3-player Chinese Checkers; {} holds {}",
-            args.dir.display(),
-            game.name()
-        );
-    };
+    // `kingmaker` checked the family before handing the tables over.
+    let game: &Cc3p = game
+        .as_any()
+        .downcast_ref()
+        .expect("`preferences` runs on the tables of its own family");
     let t = Cc3pTables {
         solo: tables.layer(LAYERS[0])?,
         enable_ab: tables.layer(LAYERS[1])?,
