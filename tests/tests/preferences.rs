@@ -1,6 +1,7 @@
 //! `kingmaker preferences` on level 1 through the binary: the outcomes of docs/results.md ("Who
 //! wins when the losers choose") for every rule, and that each census covers the 1,587 legal
-//! states and the 240 kingmaker states.
+//! states and the 240 kingmaker states; and the sampled census that level 2 gets, which must
+//! agree with the exact one within its error.
 
 use kingmaker_e2e::{kingmaker_ok, path_str};
 use serde_json::Value;
@@ -46,6 +47,36 @@ fn level_1_outcomes_under_every_rule() {
         assert_eq!(r["start"]["outcome"], start, "{rule}");
         assert_eq!(r["start"]["plies"], plies, "{rule}");
         assert_eq!(r["start"]["line"].as_array().unwrap().len(), plies as usize);
+    }
+    // The census of a uniform sample (what level 2 gets): every share within four standard
+    // errors of the exact one, the start's line the same.
+    let n = 40_000u64;
+    let sampled: Vec<Value> = serde_json::from_str(&kingmaker_ok(&[
+        "preferences",
+        path_str(&run),
+        "--sample",
+        &n.to_string(),
+        "--seed",
+        "7",
+        "--json",
+    ]))
+    .unwrap();
+    for (exact, sample) in out.iter().zip(&sampled) {
+        assert_eq!(sample["sample"]["drawn"], n);
+        // Level 1 has 75 illegal states of 1,662.
+        let legal = sample["sample"]["legal"].as_u64().unwrap() as f64;
+        assert!((legal / n as f64 - 1587.0 / 1662.0).abs() < 0.01, "{legal}");
+        for k in ["A", "B", "C", "endless"] {
+            let p = exact["all"][k].as_u64().unwrap() as f64 / 1587.0;
+            let got = sample["all"][k].as_u64().unwrap() as f64 / legal;
+            let se = (p * (1.0 - p) / legal).sqrt();
+            assert!(
+                (got - p).abs() <= 4.0 * se + 1e-12,
+                "{} {k}: {got} against {p}",
+                exact["rule"]
+            );
+        }
+        assert_eq!(sample["start"], exact["start"], "{}", exact["rule"]);
     }
     // One rule asked for by name; a game that is not cc3p is refused.
     let one: Vec<Value> = serde_json::from_str(&kingmaker_ok(&[

@@ -116,6 +116,41 @@ pub fn answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answ
     })
 }
 
+/// One of the twelve questions at a state: P alone, or P handing the win to Q.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// solo(P): can P force a win alone?
+    Solo(usize),
+    /// enable(P→Q): can P and Q together make Q win?
+    Enable(usize, usize),
+}
+
+/// The answer to one question at `s`, one lookup (where [`answers`] reads all twelve): P's
+/// questions are A's at the state rotated so that P plays A's role.
+pub fn answer<T: Lookup>(
+    game: &Cc3p,
+    t: &Cc3pTables<T>,
+    s: u64,
+    question: Question,
+) -> Result<Answer, FormatError> {
+    let p = match question {
+        Question::Solo(p) | Question::Enable(p, _) => p,
+    };
+    let mut i = s;
+    for _ in 0..(3 - p) % 3 {
+        i = game.rotate(i);
+    }
+    let table = match question {
+        Question::Solo(_) => &t.solo,
+        Question::Enable(p, q) if q == (p + 1) % 3 => &t.enable_ab,
+        Question::Enable(p, q) => {
+            assert!(q == (p + 2) % 3, "enable(P→Q) asks of two players");
+            &t.enable_ac
+        }
+    };
+    Answer::read(table, i, t.depths)
+}
+
 /// The verdict at `index`: the twelve answers and the class, or the layers missing.
 pub fn verdict(game: &Cc3p, index: u64, at: &LayersAt) -> Result<Verdict, FormatError> {
     if let Some(v) = Verdict::incomplete(at, &LAYERS) {

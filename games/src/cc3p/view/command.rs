@@ -1,17 +1,23 @@
-//! `kingmaker preferences DIR [--rule RULE]... [--json]`: who wins a cc3p build when every player
-//! follows a preference rule (docs/rules.md §1.4): the outcome census over all states and over
-//! the kingmaker states, how often the win goes to the player who moved last, and the start's
-//! outcome with its line.
+//! `kingmaker preferences DIR [--rule RULE]... [--sample N] [--json]`: who wins a cc3p build when
+//! every player follows a preference rule (docs/rules.md §1.4): the outcome census over all states
+//! and over the kingmaker states, how often the win goes to the player who moved last, and the
+//! start's outcome with its line. A game too large to hold every state's outcome (level 2) gets
+//! the start's outcome exactly and the census over a uniform sample of states, each followed to
+//! its end.
 
-use kingmaker_tablefmt::release::manifest::thousands;
-use super::preferences::{line, outcomes, Rule, ENDLESS, ILLEGAL};
+use super::preferences::{
+    follow, follow_until, line, move_texts, outcomes, Outcome, Rule, AT_HAND_STATES, ENDLESS, ILLEGAL,
+};
+use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
+use crate::cc3p::Cc3p;
 use crate::view::Solved;
 use anyhow::Result;
 use clap::Args;
-use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
-use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
+use kingmaker_tablefmt::release::manifest::thousands;
+use kingmaker_tablefmt::Lookup;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// `kingmaker preferences`'s arguments.
@@ -22,10 +28,24 @@ pub struct PreferencesArgs {
     /// The rules to follow (default: every rule).
     #[arg(long, value_enum)]
     pub rule: Vec<Rule>,
+    /// Count over this many states drawn uniformly at random (illegal ones left out), each
+    /// followed to its end, instead of over every state: the default for games of more than
+    /// 2^24 states, with 100,000.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<u64>,
+    /// The sample's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
+
+/// The sample size when none is given and the game is too large for the exact census.
+const DEFAULT_SAMPLE: u64 = 100_000;
+
+/// How many walked states' outcomes a thread of the sampled census remembers.
+const MEMO_STATES: usize = 1 << 24;
 
 /// `kingmaker preferences`: on the tables of a cc3p run or release.
 pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
@@ -46,50 +66,14 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
     } else {
         args.rule.clone()
     };
-    // The class and mover of every state, once for all rules.
-    let classes: Vec<(Class, Option<u8>)> = (0..game.size())
-        .map(|s| {
-            let mover = match game.node(s) {
-                Node::Live { mover } => Some(mover),
-                _ => None,
-            };
-            Ok((answers(game, &t, s)?.class, mover))
-        })
-        .collect::<Result<_>>()?;
-    let start = game.start_index();
-    let mut out = Vec::new();
-    for rule in rules {
-        let o = outcomes(game, &t, rule)?;
-        let mut all = [0u64; 4];
-        let mut kingmaker = [0u64; 4];
-        let mut to_last_mover = 0u64;
-        for (s, &w) in o.outcome.iter().enumerate() {
-            if w == ILLEGAL {
-                continue;
-            }
-            all[usize::from(w)] += 1;
-            if let (Class::Kingmaker, Some(mover)) = classes[s] {
-                kingmaker[usize::from(w)] += 1;
-                to_last_mover += u64::from(w == (mover + 2) % 3);
-            }
-        }
-        let (plies, cycle) = line(game, &o, start);
-        let km_total: u64 = kingmaker.iter().sum();
-        out.push(json!({
-            "rule": rule.name(),
-            "all": census_json(&all),
-            "kingmaker": census_json(&kingmaker),
-            "kingmaker_to_last_mover": to_last_mover,
-            "kingmaker_to_last_mover_share": to_last_mover as f64 / km_total.max(1) as f64,
-            "start": {
-                "outcome": outcome_name(o.outcome[start as usize]),
-                "plies": o.plies[start as usize],
-                "line": plies.iter().map(|(m, _)| m).collect::<Vec<_>>(),
-                "cycle_from": cycle,
-                "end": plies.last().map(|(_, c)| game.format_position(*c)),
-            },
-        }));
-    }
+    let sample = match args.sample {
+        None if game.size() > AT_HAND_STATES => Some(DEFAULT_SAMPLE),
+        n => n,
+    };
+    let out = match sample {
+        None => exact(game, &t, &rules)?,
+        Some(n) => sampled(game, &t, &rules, n, args.seed)?,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -98,22 +82,54 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         "{}: outcomes when every player follows the rule (A, B, C wins; endless: play cycles)",
         game.name()
     );
+    if let Some(sample) = out.first().map(|r| &r["sample"]).filter(|s| !s.is_null()) {
+        println!(
+            "counted over a sample of {} states (seed {}), each followed to its end; shares with \
+             95 % intervals",
+            thousands(sample["drawn"].as_u64().unwrap_or(0)),
+            sample["seed"]
+        );
+    }
     for r in &out {
+        let sampled = !r["sample"].is_null();
         let row = |c: &Value| {
+            let total: u64 = ["A", "B", "C", "endless"]
+                .iter()
+                .map(|k| c[k].as_u64().unwrap_or(0))
+                .sum();
             ["A", "B", "C", "endless"]
                 .iter()
-                .map(|k| format!("{k} {}", thousands(c[k].as_u64().unwrap_or(0))))
+                .map(|k| {
+                    let n = c[k].as_u64().unwrap_or(0);
+                    if sampled {
+                        format!("{k} {}", share(n, total))
+                    } else {
+                        format!("{k} {}", thousands(n))
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         println!("\n{}", r["rule"].as_str().unwrap_or(""));
         println!("  all legal states  {}", row(&r["all"]));
         println!("  kingmaker states  {}", row(&r["kingmaker"]));
-        println!(
-            "  kingmaker states won by the player who moved last: {} ({:.1} %)",
-            thousands(r["kingmaker_to_last_mover"].as_u64().unwrap_or(0)),
-            100.0 * r["kingmaker_to_last_mover_share"].as_f64().unwrap_or(0.0)
-        );
+        let to_last = r["kingmaker_to_last_mover"].as_u64().unwrap_or(0);
+        if sampled {
+            let kingmaker = ["A", "B", "C", "endless"]
+                .iter()
+                .map(|k| r["kingmaker"][k].as_u64().unwrap_or(0))
+                .sum();
+            println!(
+                "  kingmaker states won by the player who moved last: {}",
+                share(to_last, kingmaker)
+            );
+        } else {
+            println!(
+                "  kingmaker states won by the player who moved last: {} ({:.1} %)",
+                thousands(to_last),
+                100.0 * r["kingmaker_to_last_mover_share"].as_f64().unwrap_or(0.0)
+            );
+        }
         let s = &r["start"];
         let moves: Vec<&str> = s["line"]
             .as_array()
@@ -130,6 +146,139 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `n` of `total` sampled states as a percentage with its 95 % interval (normal approximation).
+fn share(n: u64, total: u64) -> String {
+    let p = n as f64 / total.max(1) as f64;
+    let half = 1.96 * (p * (1.0 - p) / total.max(1) as f64).sqrt();
+    format!("{:.2} ± {:.2} %", 100.0 * p, 100.0 * half)
+}
+
+/// Every rule's census over every state, from one retrograde pass per rule.
+fn exact<T: Lookup + Sync>(game: &Cc3p, t: &Cc3pTables<T>, rules: &[Rule]) -> Result<Vec<Value>> {
+    // The class and mover of every state, once for all rules.
+    let classes: Vec<(Class, Option<u8>)> = (0..game.size())
+        .map(|s| {
+            let mover = match game.node(s) {
+                Node::Live { mover } => Some(mover),
+                _ => None,
+            };
+            Ok((answers(game, t, s)?.class, mover))
+        })
+        .collect::<Result<_>>()?;
+    let start = game.start_index();
+    let mut out = Vec::new();
+    for &rule in rules {
+        let o = outcomes(game, t, rule)?;
+        let mut all = [0u64; 4];
+        let mut kingmaker = [0u64; 4];
+        let mut to_last_mover = 0u64;
+        for (s, &w) in o.outcome.iter().enumerate() {
+            if w == ILLEGAL {
+                continue;
+            }
+            all[usize::from(w)] += 1;
+            if let (Class::Kingmaker, Some(mover)) = classes[s] {
+                kingmaker[usize::from(w)] += 1;
+                to_last_mover += u64::from(w == (mover + 2) % 3);
+            }
+        }
+        let (plies, cycle) = line(game, &o, start);
+        let start = start_json(game, o.outcome[start as usize], &plies, cycle);
+        out.push(rule_json(rule, &all, &kingmaker, to_last_mover, start));
+    }
+    Ok(out)
+}
+
+/// Every rule's census over `n` states drawn uniformly at random with `seed` (the illegal ones
+/// left out), each followed to its end; the start followed exactly.
+fn sampled<T: Lookup + Sync>(
+    game: &Cc3p,
+    t: &Cc3pTables<T>,
+    rules: &[Rule],
+    n: u64,
+    seed: u64,
+) -> Result<Vec<Value>> {
+    use rayon::prelude::*;
+    let start = game.start_index();
+    let mut out = Vec::new();
+    for &rule in rules {
+        // The outcome, class and mover of each sampled legal state.
+        // Each thread remembers the outcome of every state its walks passed (`MEMO_STATES`
+        // at most): later walks stop where they meet one.
+        let drawn: Vec<Option<(Outcome, Class, Option<u8>)>> = (0..n)
+            .into_par_iter()
+            .map_init(HashMap::new, |memo: &mut HashMap<u64, Outcome>, i| {
+                let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i;
+                let s = crate::splitmix::splitmix64(&mut state) % game.size();
+                let mover = match game.node(s) {
+                    Node::Illegal => return Ok(None),
+                    Node::Live { mover } => Some(mover),
+                    Node::Terminal { .. } => None,
+                };
+                let (outcome, states, _) =
+                    follow_until(game, t, rule, s, |c| memo.get(&c).copied())?;
+                if memo.len() > MEMO_STATES {
+                    memo.clear();
+                }
+                memo.extend(states.into_iter().chain([s]).map(|c| (c, outcome)));
+                Ok(Some((outcome, answers(game, t, s)?.class, mover)))
+            })
+            .collect::<Result<_>>()?;
+        let mut all = [0u64; 4];
+        let mut kingmaker = [0u64; 4];
+        let mut to_last_mover = 0u64;
+        for &(w, class, mover) in drawn.iter().flatten() {
+            all[usize::from(w)] += 1;
+            if let (Class::Kingmaker, Some(mover)) = (class, mover) {
+                kingmaker[usize::from(w)] += 1;
+                to_last_mover += u64::from(w == (mover + 2) % 3);
+            }
+        }
+        let (outcome, states, cycle) = follow(game, t, rule, start)?;
+        let plies = move_texts(game, start, &states);
+        let start = start_json(game, outcome, &plies, cycle);
+        let mut r = rule_json(rule, &all, &kingmaker, to_last_mover, start);
+        r["sample"] = json!({"drawn": n, "legal": all.iter().sum::<u64>(), "seed": seed});
+        out.push(r);
+    }
+    Ok(out)
+}
+
+fn rule_json(
+    rule: Rule,
+    all: &[u64; 4],
+    kingmaker: &[u64; 4],
+    to_last_mover: u64,
+    start: Value,
+) -> Value {
+    let km_total: u64 = kingmaker.iter().sum();
+    json!({
+        "rule": rule.name(),
+        "all": census_json(all),
+        "kingmaker": census_json(kingmaker),
+        "kingmaker_to_last_mover": to_last_mover,
+        "kingmaker_to_last_mover_share": to_last_mover as f64 / km_total.max(1) as f64,
+        "start": start,
+    })
+}
+
+/// The start's outcome and its line: `plies` are the moves, `cycle` where their repeating part
+/// starts.
+fn start_json(
+    game: &Cc3p,
+    outcome: Outcome,
+    plies: &[(String, u64)],
+    cycle: Option<usize>,
+) -> Value {
+    json!({
+        "outcome": outcome_name(outcome),
+        "plies": if cycle.is_some() { 0 } else { plies.len() },
+        "line": plies.iter().map(|(m, _)| m).collect::<Vec<_>>(),
+        "cycle_from": cycle,
+        "end": plies.last().map(|(_, c)| game.format_position(*c)),
+    })
 }
 
 fn census_json(c: &[u64; 4]) -> Value {

@@ -11,8 +11,8 @@
 use crate::cc3p::Cc3p;
 use crate::Notation;
 use kingmaker_kernel::{Game, Node};
-use crate::cc3p::answers::{answers, Answers, Cc3pTables, Class};
-use crate::reading::Value;
+use crate::cc3p::answers::{answer, Cc3pTables, Question};
+use crate::reading::{Answer, Value};
 use kingmaker_tablefmt::{FormatError, Lookup};
 
 /// How a player who cannot win alone chooses its move.
@@ -71,7 +71,10 @@ pub const ILLEGAL: Outcome = 4;
 /// Not yet known (inside the pass only).
 const UNKNOWN: Outcome = 5;
 
-/// The child that `rule` plays at the live state `s` (None if `s` has no move).
+/// The child that `rule` plays at the live state `s` (None if `s` has no move). It reads only
+/// the answers the rule needs, one lookup each: the mover's own `solo` at `s` says whether some
+/// child wins (W) or holds a draw (D) for it, so a mover who has lost reads no child's `solo`
+/// before its rule's own step.
 pub fn choose<T: Lookup>(
     game: &Cc3p,
     tables: &Cc3pTables<T>,
@@ -83,41 +86,62 @@ pub fn choose<T: Lookup>(
     };
     let p = usize::from(mover);
     let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
-    let children: Vec<(u64, Answers)> = Notation::moves(game, s)
-        .into_iter()
-        .map(|(_, c)| Ok((c, answers(game, tables, c)?)))
-        .collect::<Result<_, FormatError>>()?;
-    let depth = |a: crate::reading::Answer| a.depth.unwrap_or(0);
-    // The first child of least key among those `keep` selects (move order breaks ties).
-    let least = |keep: &dyn Fn(&Answers) -> bool, key: &dyn Fn(&Answers) -> i64| {
-        children
-            .iter()
-            .filter(|c| keep(&c.1))
-            .min_by_key(|c| key(&c.1))
-            .map(|c| c.0)
+    let children: Vec<u64> = Notation::moves(game, s).into_iter().map(|m| m.1).collect();
+    let ask = |c: u64, q: Question| answer(game, tables, c, q);
+    let depth = |a: Answer| i64::from(a.depth.unwrap_or(0));
+    // The first child of least key among those `key` gives one (move order breaks ties).
+    let least = |key: &dyn Fn(u64) -> Result<Option<i64>, FormatError>| {
+        let mut best: Option<(i64, u64)> = None;
+        for &c in &children {
+            if let Some(k) = key(c)? {
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, c));
+                }
+            }
+        }
+        Ok::<_, FormatError>(best.map(|b| b.1))
     };
-    if let Some(c) = least(&|a| a.solo[p].value == Value::Win, &|a| {
-        i64::from(depth(a.solo[p]))
-    }) {
-        return Ok(Some(c));
+    let with = |c: u64, q: Question, v: Value, key: &dyn Fn(Answer) -> i64| {
+        let a = ask(c, q)?;
+        Ok((a.value == v).then(|| key(a)))
+    };
+    let own = ask(s, Question::Solo(p))?.value;
+    if own == Value::Win {
+        // Win alone, fastest.
+        return least(&|c| with(c, Question::Solo(p), Value::Win, &depth));
     }
-    if let Some(c) = least(&|a| a.solo[p].value == Value::Draw, &|_| 0) {
-        return Ok(Some(c));
+    if own == Value::Draw {
+        // Hold the draw alone: the first child that keeps it.
+        return least(&|c| with(c, Question::Solo(p), Value::Draw, &|_| 0));
     }
-    let slowest = |keep: &dyn Fn(&Answers) -> bool| least(keep, &|a| -i64::from(depth(a.solo[p])));
+    let slowest_loss = |c: u64| Ok(Some(-depth(ask(c, Question::Solo(p))?)));
     if rule == Rule::Spoiler {
-        return Ok(slowest(&|a| a.class != Class::SoloWin).or_else(|| slowest(&|_| true)));
+        // A child where nobody can win alone, the own loss slowest; else the slowest loss.
+        let open = |c: u64| {
+            if matches!(game.node(c), Node::Live { .. }) {
+                for r in 0..3 {
+                    if ask(c, Question::Solo(r))?.value == Value::Win {
+                        return Ok(None);
+                    }
+                }
+            }
+            slowest_loss(c)
+        };
+        return Ok(least(&open)?.or(least(&slowest_loss)?));
     }
     let q = match rule {
         Rule::Cyclic => next,
         Rule::Reverse => prev,
         Rule::SelfInterest => {
-            let here = answers(game, tables, s)?;
-            let soon = |q: usize| match here.enable[p][q] {
-                a if a.value == Value::Win => depth(a),
-                _ => u16::MAX,
+            let soon = |q: usize| {
+                let a = ask(s, Question::Enable(p, q))?;
+                Ok::<_, FormatError>(if a.value == Value::Win {
+                    depth(a)
+                } else {
+                    i64::MAX
+                })
             };
-            if soon(prev) < soon(next) {
+            if soon(prev)? < soon(next)? {
                 prev
             } else {
                 next
@@ -134,14 +158,16 @@ pub fn choose<T: Lookup>(
         }
         Rule::Spoiler => unreachable!("handled above"),
     };
-    let hand = |q: usize| {
-        least(&|a| a.enable[p][q].value == Value::Win, &|a| {
-            i64::from(depth(a.enable[p][q]))
-        })
-    };
-    Ok(hand(q)
-        .or_else(|| hand(if q == next { prev } else { next }))
-        .or_else(|| slowest(&|_| true)))
+    // Hand the win to q (fastest), else to the other opponent, else lose slowest.
+    let hand = |q: usize| least(&|c| with(c, Question::Enable(p, q), Value::Win, &depth));
+    let other = if q == next { prev } else { next };
+    if let Some(c) = hand(q)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = hand(other)? {
+        return Ok(Some(c));
+    }
+    least(&slowest_loss)
 }
 
 /// Every state's outcome under a rule, and the plies to the end where it ends.
@@ -238,6 +264,67 @@ pub fn outcomes_json(rules: &[(Rule, Outcomes)], s: u64) -> serde_json::Value {
         .collect()
 }
 
+/// Following `rule` from the state `s` one move at a time: its outcome, the states the chosen
+/// moves lead to in turn, and, when the walk went round a cycle, the index in those states where
+/// the cycle starts (the repeated state is the last one). What a game too large for [`outcomes`]
+/// uses for one state, and the check of the retrograde pass in the tests.
+pub fn follow<T: Lookup>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    rule: Rule,
+    s: u64,
+) -> Result<(Outcome, Vec<u64>, Option<usize>), FormatError> {
+    follow_until(game, tables, rule, s, |_| None)
+}
+
+/// [`follow`], stopping early at a state whose outcome `known` gives (every state on a walk has
+/// the walk's outcome, so walks from many states can share what earlier ones found).
+pub fn follow_until<T: Lookup>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    rule: Rule,
+    s: u64,
+    known: impl Fn(u64) -> Option<Outcome>,
+) -> Result<(Outcome, Vec<u64>, Option<usize>), FormatError> {
+    let mut seen = std::collections::HashMap::from([(s, 0usize)]);
+    let mut states = Vec::new();
+    let mut here = s;
+    loop {
+        if let Some(o) = known(here) {
+            return Ok((o, states, None));
+        }
+        match game.node(here) {
+            Node::Illegal => return Ok((ILLEGAL, states, None)),
+            Node::Terminal { outcome } => return Ok((outcome, states, None)),
+            Node::Live { .. } => {}
+        }
+        let c = choose(game, tables, rule, here)?.expect("a live state has a move");
+        states.push(c);
+        if let Some(&k) = seen.get(&c) {
+            return Ok((ENDLESS, states, Some(k)));
+        }
+        seen.insert(c, states.len());
+        here = c;
+    }
+}
+
+/// The moves from `s` through `states` (each a child of the one before), in notation.
+pub fn move_texts(game: &Cc3p, s: u64, states: &[u64]) -> Vec<(String, u64)> {
+    let mut here = s;
+    states
+        .iter()
+        .map(|&c| {
+            let text = Notation::moves(game, here)
+                .into_iter()
+                .find(|m| m.1 == c)
+                .map(|m| m.0)
+                .expect("each state is a child of the one before");
+            here = c;
+            (text, c)
+        })
+        .collect()
+}
+
 /// The moves the rule plays from `s` until a won state, or until a position repeats (the cycle
 /// starting at the returned index).
 pub fn line(game: &Cc3p, o: &Outcomes, s: u64) -> (Vec<(String, u64)>, Option<usize>) {
@@ -266,28 +353,95 @@ pub fn line(game: &Cc3p, o: &Outcomes, s: u64) -> (Vec<(String, u64)>, Option<us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc3p::answers::{answers, Answers, Class};
 
-    use super::super::level_one::{level_1, InMemory};
+    use super::super::level_one::level_1;
 
-    /// The outcome of following the rule from `s` one move at a time, remembering the states
-    /// passed: the plain simulation the retrograde pass must agree with.
-    fn simulate(game: &Cc3p, t: &Cc3pTables<InMemory>, rule: Rule, s: u64) -> (Outcome, u32) {
-        let mut seen = std::collections::HashSet::new();
-        let mut here = s;
-        let mut plies = 0;
-        loop {
-            match game.node(here) {
-                Node::Illegal => return (ILLEGAL, 0),
-                Node::Terminal { outcome } => return (outcome, plies),
-                Node::Live { .. } => {}
+    /// The rule as first written: every child's twelve answers read, then the steps in turn.
+    fn choose_from_all_answers<T: Lookup>(
+        game: &Cc3p,
+        tables: &Cc3pTables<T>,
+        rule: Rule,
+        s: u64,
+    ) -> Result<Option<u64>, FormatError> {
+        let Node::Live { mover } = game.node(s) else {
+            return Ok(None);
+        };
+        let p = usize::from(mover);
+        let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
+        let children: Vec<(u64, Answers)> = Notation::moves(game, s)
+            .into_iter()
+            .map(|(_, c)| Ok((c, answers(game, tables, c)?)))
+            .collect::<Result<_, FormatError>>()?;
+        let depth = |a: crate::reading::Answer| a.depth.unwrap_or(0);
+        // The first child of least key among those `keep` selects (move order breaks ties).
+        let least = |keep: &dyn Fn(&Answers) -> bool, key: &dyn Fn(&Answers) -> i64| {
+            children
+                .iter()
+                .filter(|c| keep(&c.1))
+                .min_by_key(|c| key(&c.1))
+                .map(|c| c.0)
+        };
+        if let Some(c) = least(&|a| a.solo[p].value == Value::Win, &|a| {
+            i64::from(depth(a.solo[p]))
+        }) {
+            return Ok(Some(c));
+        }
+        if let Some(c) = least(&|a| a.solo[p].value == Value::Draw, &|_| 0) {
+            return Ok(Some(c));
+        }
+        let slowest = |keep: &dyn Fn(&Answers) -> bool| least(keep, &|a| -i64::from(depth(a.solo[p])));
+        if rule == Rule::Spoiler {
+            return Ok(slowest(&|a| a.class != Class::SoloWin).or_else(|| slowest(&|_| true)));
+        }
+        let q = match rule {
+            Rule::Cyclic => next,
+            Rule::Reverse => prev,
+            Rule::SelfInterest => {
+                let here = answers(game, tables, s)?;
+                let soon = |q: usize| match here.enable[p][q] {
+                    a if a.value == Value::Win => depth(a),
+                    _ => u16::MAX,
+                };
+                if soon(prev) < soon(next) {
+                    prev
+                } else {
+                    next
+                }
             }
-            if !seen.insert(here) {
-                return (ENDLESS, 0);
+            Rule::Leader | Rule::Trailer => {
+                let to_go = game.rows_to_go(s);
+                let nearer_prev = to_go[prev] < to_go[next];
+                let farther_prev = to_go[prev] > to_go[next];
+                match (rule, nearer_prev, farther_prev) {
+                    (Rule::Leader, true, _) | (Rule::Trailer, _, true) => prev,
+                    _ => next,
+                }
             }
-            here = choose(game, t, rule, here)
-                .unwrap()
-                .expect("a live state has a move");
-            plies += 1;
+            Rule::Spoiler => unreachable!("handled above"),
+        };
+        let hand = |q: usize| {
+            least(&|a| a.enable[p][q].value == Value::Win, &|a| {
+                i64::from(depth(a.enable[p][q]))
+            })
+        };
+        Ok(hand(q)
+            .or_else(|| hand(if q == next { prev } else { next }))
+            .or_else(|| slowest(&|_| true)))
+    }
+
+    #[test]
+    fn choosing_from_single_answers_agrees_with_reading_all_twelve() {
+        let (game, t) = level_1();
+        for rule in Rule::ALL {
+            for s in 0..game.size() {
+                assert_eq!(
+                    choose(&game, &t, rule, s).unwrap(),
+                    choose_from_all_answers(&game, &t, rule, s).unwrap(),
+                    "{} at {s}",
+                    rule.name()
+                );
+            }
         }
     }
 
@@ -297,8 +451,9 @@ mod tests {
         for rule in Rule::ALL {
             let o = outcomes(&game, &t, rule).unwrap();
             for s in 0..game.size() {
-                let (want, plies) = simulate(&game, &t, rule, s);
+                let (want, states, cycle) = follow(&game, &t, rule, s).unwrap();
                 assert_eq!(o.outcome[s as usize], want, "{} at {s}", rule.name());
+                let plies = if cycle.is_some() { 0 } else { states.len() as u32 };
                 assert_eq!(o.plies[s as usize], plies, "{} at {s}", rule.name());
             }
         }
