@@ -254,12 +254,11 @@ pub fn outcomes_json(rules: &[(Rule, Outcomes)], s: u64) -> serde_json::Value {
     rules
         .iter()
         .map(|(rule, o)| {
-            let outcome = match o.outcome[s as usize] {
-                ENDLESS => "endless".to_string(),
-                ILLEGAL => "illegal".to_string(),
-                w => format!("{} wins", crate::cc3p::answers::PLAYERS[usize::from(w)]),
-            };
-            serde_json::json!({"rule": rule.name(), "outcome": outcome, "plies": o.plies[s as usize]})
+            serde_json::json!({
+                "rule": rule.name(),
+                "outcome": outcome_text(o.outcome[s as usize]),
+                "plies": o.plies[s as usize],
+            })
         })
         .collect()
 }
@@ -323,6 +322,34 @@ pub fn move_texts(game: &Cc3p, s: u64, states: &[u64]) -> Vec<(String, u64)> {
             (text, c)
         })
         .collect()
+}
+
+/// A state's outcome under each rule, found by following the rule from it ([`follow`]): what a
+/// game too large for [`all_at_hand`] shows for one position, in the shape of [`outcomes_json`].
+pub fn followed_json<T: Lookup>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    s: u64,
+) -> Result<serde_json::Value, FormatError> {
+    let mut out = Vec::new();
+    for rule in Rule::ALL {
+        let (o, states, cycle) = follow(game, tables, rule, s)?;
+        let plies = if cycle.is_some() { 0 } else { states.len() };
+        out.push(serde_json::json!({
+            "rule": rule.name(),
+            "outcome": outcome_text(o),
+            "plies": plies,
+        }));
+    }
+    Ok(serde_json::Value::Array(out))
+}
+
+fn outcome_text(o: Outcome) -> String {
+    match o {
+        ENDLESS => "endless".to_string(),
+        ILLEGAL => "illegal".to_string(),
+        w => format!("{} wins", crate::cc3p::answers::PLAYERS[usize::from(w)]),
+    }
 }
 
 /// The moves the rule plays from `s` until a won state, or until a position repeats (the cycle
@@ -456,6 +483,19 @@ mod tests {
                 let plies = if cycle.is_some() { 0 } else { states.len() as u32 };
                 assert_eq!(o.plies[s as usize], plies, "{} at {s}", rule.name());
             }
+        }
+    }
+
+    #[test]
+    fn following_each_rule_from_a_position_shows_what_the_pass_found() {
+        let (game, t) = level_1();
+        let all = all_at_hand(&game, &t).unwrap().expect("level 1 is at hand");
+        for s in 0..game.size() {
+            assert_eq!(
+                followed_json(&game, &t, s).unwrap(),
+                outcomes_json(&all, s),
+                "at {s}"
+            );
         }
     }
 

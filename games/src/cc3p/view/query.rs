@@ -1,8 +1,9 @@
 //! `kingmaker query` on a cc3p build: the class, the three solo answers, the pairouts, the six
-//! enables and the kingmakers of a position and of every move; on a small enough game (level 1)
-//! also the position's outcome under each preference rule (docs/rules.md §1.4).
+//! enables and the kingmakers of a position and of every move, and the position's outcome under
+//! each preference rule (docs/rules.md §1.4): from every state's outcomes on a small enough game
+//! (level 1), else by following each rule from the position.
 
-use super::preferences::{all_at_hand, outcomes_json};
+use super::preferences::{all_at_hand, followed_json, outcomes_json};
 use anyhow::Result;
 use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
@@ -18,7 +19,11 @@ pub fn print<T: Lookup + Sync>(
     json: bool,
 ) -> Result<()> {
     let here = try_answers(g, tables, index)?;
-    let rules = all_at_hand(g, tables)?;
+    let rules = match all_at_hand(g, tables)? {
+        Some(rules) => Some(outcomes_json(&rules, index)),
+        None if tables.depths => Some(followed_json(g, tables, index)?),
+        None => None,
+    };
     let moves: Vec<(String, u64, Answers)> = g
         .moves(index)
         .into_iter()
@@ -34,8 +39,8 @@ pub fn print<T: Lookup + Sync>(
                 "move": text, "position": g.format_position(*child), "index": child, "answers": a
             })).collect::<Vec<_>>(),
         });
-        if let Some(rules) = &rules {
-            out["rules"] = outcomes_json(rules, index);
+        if let Some(rules) = rules {
+            out["rules"] = rules;
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -45,17 +50,21 @@ pub fn print<T: Lookup + Sync>(
     println!("{}", node_text(g.node(index)));
     print_answers(&here, "");
     if let Some(rules) = &rules {
-        let words: Vec<String> = outcomes_json(rules, index)
+        let words: Vec<String> = rules
             .as_array()
             .into_iter()
             .flatten()
             .map(|r| {
-                format!(
-                    "{} {} ({} plies)",
-                    r["rule"].as_str().unwrap_or(""),
-                    r["outcome"].as_str().unwrap_or(""),
-                    r["plies"]
-                )
+                let (rule, outcome) = (r["rule"].as_str(), r["outcome"].as_str());
+                match outcome {
+                    Some("endless") => format!("{} endless", rule.unwrap_or("")),
+                    _ => format!(
+                        "{} {} ({} plies)",
+                        rule.unwrap_or(""),
+                        outcome.unwrap_or(""),
+                        r["plies"]
+                    ),
+                }
             })
             .collect();
         println!("rules   {}", words.join(", "));
