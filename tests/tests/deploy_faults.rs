@@ -3,8 +3,9 @@
 //! of `deploy status`, a worker killed with kill -9 mid-wave, a worker stopped (SIGSTOP) for longer
 //! than `--worker-timeout`, the coordinator killed with kill -9, and a worker host lost for good
 //! (its data directory gone, a new empty one in the inventory). The run must end with the tables
-//! (values and depths) of an embedded build. Then the release is published over plain HTTP from
-//! the coordinator's host, fetched on a worker's host through a connection that is cut
+//! (values and depths) of an embedded build. Then `deploy fetch` is killed mid-pack (the operator's
+//! session dropped again) and run again, which must follow the pack it left running rather than
+//! start another. The release is published over plain HTTP from the coordinator's host, fetched on a worker's host through a connection that is cut
 //! mid-download, verified, served and queried.
 //!
 //! The game is TOPPEN (one layer, ~50 waves) with waves slowed to 2 s on the workers, so every
@@ -99,7 +100,8 @@ fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
         &format!(
             "game = \"toppen\"\ncheckpoint_every_waves = 1\ncheckpoint_every_secs = 0\n\
              build_args = [\"--worker-timeout\", \"{TIMEOUT}\"]\n\
-             worker_args = [\"--wave-delay-ms\", \"2000\"]"
+             worker_args = [\"--wave-delay-ms\", \"2000\"]\n\
+             pack_args = [\"--zstd-level\", \"19\"]"
         ),
         &["h1", "h2"],
     );
@@ -221,7 +223,7 @@ fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
         &lab.dir().join(format!("h0/data/{RUN}/run")),
         &reference_run,
     );
-    deploy_ok(&inv, &["fetch"]);
+    fetch_through_a_dropped_session(&lab, &inv);
     assert_eq!(
         release_digests(&lab.dir().join("releases").join(RUN)),
         reference_digests
@@ -229,6 +231,55 @@ fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
 
     publish_and_fetch(&lab);
     deploy_ok(&inv, &["teardown"]);
+}
+
+/// `deploy fetch` killed with its ssh children once the pack has started on the coordinator: the
+/// pack goes on (detached), and the next `deploy fetch` follows it or finds it finished, never
+/// packing again.
+fn fetch_through_a_dropped_session(lab: &Lab, inv: &Path) {
+    use std::os::unix::process::CommandExt;
+    let base = lab.dir().join(format!("h0/data/{RUN}"));
+    let mut fetch = Command::new(bin("kingmaker"))
+        .args(["deploy", "fetch", "--inventory"])
+        .arg(inv)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(base.join("pack.pid")).map_or(true, |p| p.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the pack did not start on h0");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: a plain system call; the group is the one the child leads.
+    assert_eq!(
+        unsafe { libc::kill(-(fetch.id() as i32), libc::SIGKILL) },
+        0
+    );
+    let _ = fetch.wait();
+    let again = deploy_ok(inv, &["fetch"]);
+    assert!(
+        again.contains("still running: following it") || again.contains("already packed"),
+        "the second fetch follows the first one's pack:\n{again}"
+    );
+    assert!(!again.contains("(detached"), "packed again:\n{again}");
+    let log = std::fs::read_to_string(base.join("pack.log")).unwrap();
+    assert_eq!(log.matches("release of toppen written").count(), 1, "{log}");
+    assert_eq!(
+        std::fs::read_to_string(base.join("pack.exit"))
+            .unwrap()
+            .trim(),
+        "0"
+    );
+    eprintln!(
+        "fetch killed mid-pack: the next fetch {}",
+        if again.contains("following") {
+            "followed the running pack"
+        } else {
+            "found it finished"
+        }
+    );
 }
 
 /// The release packed on the coordinator's host, served there over plain HTTP (Python's static

@@ -1,12 +1,20 @@
 //! `deploy fetch`: pack the finished run on the coordinator, download the release with scp and
 //! verify it here before it takes its final name.
+//!
+//! The pack runs detached on the coordinator (its own session, its log and exit status in
+//! files beside the run), and fetch follows its log: at level 2 it takes an hour or more, and an
+//! operator's dropped SSH connection must not kill it. A fetch started while a pack runs follows
+//! that pack instead of starting another.
 
-use super::host;
 use super::ssh::quote;
 use super::{sha256_file, Deployment};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
+
+/// How often fetch looks at a running pack.
+const PACK_POLL: Duration = Duration::from_secs(10);
 
 pub fn run(d: &Deployment, out: Option<PathBuf>) -> Result<()> {
     let coord = d.inv.coordinator();
@@ -19,36 +27,22 @@ pub fn run(d: &Deployment, out: Option<PathBuf>) -> Result<()> {
         );
     }
     let out = out.unwrap_or_else(|| d.inv.release_dir());
-    let (run_dir, rel) = (quote(&coord.run_dir(name)), quote(&coord.release_dir(name)));
-    let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
-    // Pack once; a release left by an earlier fetch is kept if it still verifies.
-    let script = format!(
-        "set -e\n\
-         if [ -e {rel}/manifest.json ] && {bin} verify {rel} >/dev/null 2>&1; then echo reused=yes; else\n\
-           rm -rf {rel}\n\
-           {bin} pack {run_dir} --out {rel} >&2\n\
-         fi\n\
-         echo \"manifest_sha256=$(sha256sum {rel}/manifest.json | cut -c1-64)\"\n\
-         echo \"bytes=$(du -sk {rel} | cut -f1)\"\n"
-    );
-    println!("[{}] packing {} ...", coord.name, coord.release_dir(name));
-    let r = d.ssh.run(coord, &script, None)?;
-    if !r.ok() {
-        bail!(
-            "host {}: packing the release failed: {}",
-            coord.name,
-            host::failure(&r)
-        );
-    }
+    let reused = pack_on_coordinator(d)?;
+    let rel = quote(&coord.release_dir(name));
+    let r = d.ssh.run_ok(
+        coord,
+        "reading the packed release",
+        &format!(
+            "echo \"manifest_sha256=$(sha256sum {rel}/manifest.json | cut -c1-64)\"\n\
+             echo \"bytes=$(du -sk {rel} | cut -f1)\"\n"
+        ),
+        None,
+    )?;
     let remote_manifest = r.field("manifest_sha256").unwrap_or("").to_string();
     println!(
         "[{}] release {} ({} KiB)",
         coord.name,
-        if r.field("reused").is_some() {
-            "already packed"
-        } else {
-            "packed"
-        },
+        if reused { "already packed" } else { "packed" },
         r.field("bytes").unwrap_or("?")
     );
     if out.join("manifest.json").exists() {
@@ -110,6 +104,96 @@ pub fn run(d: &Deployment, out: Option<PathBuf>) -> Result<()> {
         out.display()
     );
     Ok(())
+}
+
+/// Pack the run on the coordinator unless a release there still verifies; true if one did. A
+/// pack already running (started by an earlier fetch) is followed, not started again.
+fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
+    let coord = d.inv.coordinator();
+    let name = &d.inv.run.name;
+    let (run_dir, rel) = (coord.run_dir(name), coord.release_dir(name));
+    let base = format!("{}/{name}", coord.data_dir);
+    let (log, pid, exit) = (
+        quote(&format!("{base}/pack.log")),
+        quote(&format!("{base}/pack.pid")),
+        quote(&format!("{base}/pack.exit")),
+    );
+    let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
+    let args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
+    // The detached shell names itself in the pid file, then leaves the pack's status beside it.
+    let pack = format!(
+        "echo $$ > {pid}; {bin} pack {} --out {} {}; echo $? > {exit}",
+        quote(&run_dir),
+        quote(&rel),
+        args.join(" ")
+    );
+    let rel = quote(&rel);
+    // Whether the pack's shell still runs (its pid file names a live process that is a pack,
+    // not a pid reused after a reboot).
+    let alive = format!(
+        "alive() {{ p=$(cat {pid} 2>/dev/null) && kill -0 \"$p\" 2>/dev/null && grep -q pack /proc/$p/cmdline 2>/dev/null; }}"
+    );
+    let start = format!(
+        "set -e\n\
+         {alive}\n\
+         if alive && [ ! -e {exit} ]; then echo state=running; exit 0; fi\n\
+         if [ -e {rel}/manifest.json ] && {bin} verify {rel} >/dev/null 2>&1; then echo state=reused; exit 0; fi\n\
+         rm -rf {rel} {exit} {pid}\n\
+         setsid nohup sh -c {} > {log} 2>&1 < /dev/null &\n\
+         for i in 1 2 3 4 5 6 7 8 9 10; do [ -s {pid} ] && break; sleep 0.5; done\n\
+         echo state=started\n",
+        quote(&pack)
+    );
+    let r = d.ssh.run_ok(coord, "starting the pack", &start, None)?;
+    match r.field("state") {
+        Some("reused") => return Ok(true),
+        Some("running") => println!(
+            "[{}] a pack started earlier is still running: following it",
+            coord.name
+        ),
+        _ => println!(
+            "[{}] packing {} (detached: it goes on if this connection drops; `deploy fetch` \
+             again follows it) ...",
+            coord.name,
+            coord.release_dir(name)
+        ),
+    }
+    let poll = format!(
+        "{alive}\n\
+         if [ -e {exit} ]; then echo exit=$(cat {exit}); elif ! alive; then echo exit=gone; fi\n\
+         echo lines=$(wc -l < {log})\n\
+         tail -n +$((${{SHOWN:-0}} + 1)) {log} | sed 's/^/log: /'\n"
+    );
+    let mut shown = 0usize;
+    loop {
+        let r = d.ssh.run_ok(
+            coord,
+            "looking at the pack",
+            &format!("SHOWN={shown}\n{poll}"),
+            None,
+        )?;
+        for line in r.stdout.lines().filter_map(|l| l.strip_prefix("log: ")) {
+            println!("[{}] {line}", coord.name);
+        }
+        shown = r
+            .field("lines")
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(shown);
+        match r.field("exit") {
+            Some("0") => return Ok(false),
+            Some("gone") => bail!(
+                "host {}: the pack stopped without finishing (killed, or the host rebooted); \
+                 `kingmaker deploy fetch` starts it again",
+                coord.name
+            ),
+            Some(code) => bail!(
+                "host {}: packing the release failed (exit {code}); its log: {}",
+                coord.name,
+                format!("{base}/pack.log")
+            ),
+            None => std::thread::sleep(PACK_POLL),
+        }
+    }
 }
 
 /// `kingmaker verify DIR` with the running binary.

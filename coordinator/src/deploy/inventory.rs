@@ -49,6 +49,10 @@ pub struct RunSpec {
     /// More arguments for `kingmaker-worker`.
     #[serde(default)]
     pub worker_args: Vec<String>,
+    /// More arguments for the `kingmaker pack` that `fetch` runs on the coordinator, e.g.
+    /// `["--zstd-level", "9"]`.
+    #[serde(default)]
+    pub pack_args: Vec<String>,
     /// Where `fetch` puts the release on the operator's machine (default `releases/NAME`).
     pub release_dir: Option<PathBuf>,
     /// The directory holding `kingmaker` and `kingmaker-worker` to copy (default: beside the
@@ -335,6 +339,7 @@ impl Inventory {
             ("run.build_args", &r.build_args[..]),
             ("run.resume_args", &r.resume_args[..]),
             ("run.worker_args", &r.worker_args[..]),
+            ("run.pack_args", &r.pack_args[..]),
         ] {
             for w in words {
                 check_word(w).with_context(|| format!("{what}: {w:?}"))?;
@@ -361,6 +366,12 @@ impl Inventory {
                 .any(|f| a == f || a.starts_with(&format!("{f}=")))
         }) {
             bail!("run.worker_args must not give --listen, --data-dir or --token: deploy sets them from the host entries");
+        }
+        if r.pack_args
+            .iter()
+            .any(|a| a == "--out" || a.starts_with("--out="))
+        {
+            bail!("run.pack_args must not give --out: deploy packs into the coordinator's release directory");
         }
         parse_bytes(&r.min_free_disk).context("run.min_free_disk")?;
         let coordinators = self
