@@ -253,10 +253,8 @@ fn fetch_through_a_dropped_session(lab: &Lab, inv: &Path) {
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY: a plain system call; the group is the one the child leads.
-    assert_eq!(
-        unsafe { libc::kill(-(fetch.id() as i32), libc::SIGKILL) },
-        0
-    );
+    let killed = unsafe { libc::kill(-(fetch.id() as i32), libc::SIGKILL) };
+    assert_eq!(killed, 0);
     let _ = fetch.wait();
     let again = deploy_ok(inv, &["fetch"]);
     assert!(

@@ -187,9 +187,8 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
                 coord.name
             ),
             Some(code) => bail!(
-                "host {}: packing the release failed (exit {code}); its log: {}",
-                coord.name,
-                format!("{base}/pack.log")
+                "host {}: packing the release failed (exit {code}); its log: {base}/pack.log",
+                coord.name
             ),
             None => std::thread::sleep(PACK_POLL),
         }
