@@ -197,7 +197,7 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
 
 /// `kingmaker verify DIR` with the running binary.
 fn verify_local(dir: &std::path::Path) -> Result<()> {
-    let exe = std::env::current_exe().context("locating the running kingmaker")?;
+    let exe = running_kingmaker()?;
     let out = Command::new(&exe)
         .arg("verify")
         .arg(dir)
@@ -213,4 +213,21 @@ fn verify_local(dir: &std::path::Path) -> Result<()> {
     }
     print!("{}", String::from_utf8_lossy(&out.stdout));
     Ok(())
+}
+
+/// The path of the running `kingmaker`. A binary replaced while fetch ran (an upgrade during an
+/// hour's pack) reads as `PATH (deleted)` on Linux: the new binary at the same path verifies.
+fn running_kingmaker() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the running kingmaker")?;
+    if exe.exists() {
+        return Ok(exe);
+    }
+    let text = exe.to_string_lossy();
+    match text.strip_suffix(" (deleted)").map(PathBuf::from) {
+        Some(now) if now.exists() => Ok(now),
+        _ => bail!(
+            "the running kingmaker ({}) is gone: run `kingmaker verify` on the release yourself",
+            exe.display()
+        ),
+    }
 }
