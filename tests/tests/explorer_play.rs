@@ -152,14 +152,31 @@ fn play_against_the_tables_with_undo_redo_and_the_value_trail() {
         for r in &all {
             let rule = r["rule"].as_str().unwrap();
             let row = wait_for(&client, &format!("table.rules tr[data-rule=\"{rule}\"] td")).await;
-            let want = format!(
-                "{} in {} plies",
-                r["start"]["outcome"].as_str().unwrap(),
-                r["start"]["plies"]
-            );
+            let outcome = r["start"]["outcome"].as_str().unwrap();
+            let want = match outcome {
+                "endless" => outcome.to_string(),
+                _ => format!("{outcome} in {} plies", r["start"]["plies"]),
+            };
             assert_eq!(row.text().await.unwrap(), want, "{rule}");
         }
         wait_for(&client, "table.rules tr.chosen[data-rule=\"cyclic\"]").await;
+
+        // Another rule chosen: the computer plays that rule's game, to its end.
+        let reverse = all.iter().find(|r| r["rule"] == "reverse").unwrap();
+        let rule = client.find(Locator::Id("rule")).await.unwrap();
+        rule.select_by_value("reverse").await.unwrap();
+        wait_for(&client, "table.rules tr.chosen[data-rule=\"reverse\"]").await;
+        for seat in ["A", "B", "C"] {
+            click(&client, &format!("#seat-{seat}")).await;
+        }
+        wait_for(&client, &at(reverse["start"]["end"].as_str().unwrap())).await;
+        let plies = reverse["start"]["plies"].as_u64().unwrap() as usize;
+        assert_eq!(trail(&client).await.len(), plies + 1);
+        for seat in ["A", "B", "C"] {
+            click(&client, &format!("#seat-{seat}")).await;
+        }
+        click(&client, "#trail button.trail[data-ply=\"0\"]").await;
+        wait_for(&client, &at(&start)).await;
 
         // The question filter: only the moves after which B can be forced out.
         let select = client.find(Locator::Id("filter-q")).await.unwrap();

@@ -13,40 +13,88 @@ fn level_1_outcomes_under_every_rule() {
     kingmaker_ok(&["build", "cc3p", "--level", "1", "--out", path_str(&run)]);
     let out: Vec<Value> =
         serde_json::from_str(&kingmaker_ok(&["preferences", path_str(&run), "--json"])).unwrap();
-    // (rule, all A/B/C, kingmaker A/B/C, won by the last mover, the start's winner and plies)
+    // Every rule treats the seats alike, so a state and its two rotations have rotated outcomes
+    // and each player wins exactly a third of the rest. What differs is who wins seen from the
+    // mover: (rule, endless among all / kingmaker states, live states won by the mover / the
+    // next / the last mover / endless, the same for the kingmaker states, the start's outcome
+    // and plies — 0 where it cycles).
     let want = [
         (
             "self-interest",
-            [526, 532, 529],
-            [77, 83, 80],
-            82,
-            "C wins",
-            9,
+            0,
+            0,
+            [528, 378, 168, 0],
+            [33, 138, 69, 0],
+            "B wins",
+            8,
         ),
-        ("spoiler", [510, 522, 555], [61, 73, 106], 96, "B wins", 17),
-        ("cyclic", [525, 533, 529], [76, 84, 80], 65, "C wins", 9),
-        ("reverse", [520, 516, 551], [71, 67, 102], 126, "A wins", 7),
-        ("leader", [524, 517, 546], [75, 68, 97], 109, "B wins", 8),
-        ("trailer", [522, 536, 529], [73, 87, 80], 64, "A wins", 7),
+        (
+            "spoiler",
+            27,
+            27,
+            [573, 291, 183, 27],
+            [78, 51, 84, 27],
+            "endless",
+            0,
+        ),
+        (
+            "cyclic",
+            0,
+            0,
+            [534, 390, 150, 0],
+            [39, 150, 51, 0],
+            "B wins",
+            8,
+        ),
+        (
+            "reverse",
+            0,
+            0,
+            [546, 306, 222, 0],
+            [51, 66, 123, 0],
+            "A wins",
+            7,
+        ),
+        (
+            "leader",
+            0,
+            0,
+            [525, 339, 210, 0],
+            [30, 99, 111, 0],
+            "B wins",
+            8,
+        ),
+        (
+            "trailer",
+            0,
+            0,
+            [528, 387, 159, 0],
+            [33, 147, 60, 0],
+            "B wins",
+            8,
+        ),
     ];
     assert_eq!(out.len(), want.len());
-    for (r, (rule, all, km, last, start, plies)) in out.iter().zip(want) {
+    for (r, (rule, endless, km_endless, seats, km_seats, start, plies)) in out.iter().zip(want) {
         assert_eq!(r["rule"], rule);
         let three = |c: &Value| ["A", "B", "C"].map(|k| c[k].as_u64().unwrap());
-        assert_eq!(three(&r["all"]), all, "{rule}");
-        assert_eq!(three(&r["kingmaker"]), km, "{rule}");
-        assert_eq!(
-            all.iter().sum::<u64>() + r["all"]["endless"].as_u64().unwrap(),
-            1587
-        );
-        assert_eq!(
-            km.iter().sum::<u64>() + r["kingmaker"]["endless"].as_u64().unwrap(),
-            240
-        );
-        assert_eq!(r["kingmaker_to_last_mover"], last, "{rule}");
+        let thirds = |legal: u64, endless: u64| [(legal - endless) / 3; 3];
+        assert_eq!(three(&r["all"]), thirds(1587, endless), "{rule}");
+        assert_eq!(r["all"]["endless"], endless, "{rule}");
+        assert_eq!(three(&r["kingmaker"]), thirds(240, km_endless), "{rule}");
+        assert_eq!(r["kingmaker"]["endless"], km_endless, "{rule}");
+        let by_seat =
+            |c: &Value| ["mover", "next", "last_mover", "endless"].map(|k| c[k].as_u64().unwrap());
+        assert_eq!(by_seat(&r["by_seat"]), seats, "{rule}");
+        // 1,074 live states, of which the 240 kingmaker states.
+        assert_eq!(seats.iter().sum::<u64>(), 1074, "{rule}");
+        assert_eq!(by_seat(&r["kingmaker_by_seat"]), km_seats, "{rule}");
+        assert_eq!(r["kingmaker_to_last_mover"], km_seats[2], "{rule}");
         assert_eq!(r["start"]["outcome"], start, "{rule}");
         assert_eq!(r["start"]["plies"], plies, "{rule}");
-        assert_eq!(r["start"]["line"].as_array().unwrap().len(), plies as usize);
+        if plies > 0 {
+            assert_eq!(r["start"]["line"].as_array().unwrap().len(), plies as usize);
+        }
     }
     // The census of a uniform sample (what level 2 gets): every share within four standard
     // errors of the exact one, the start's line the same.

@@ -1,8 +1,8 @@
 // Kingmaker explorer: asks /api/info what game this is, then shows positions from
 // /api/position?p=... — the board, who can force what, and every move with the labels after it —
 // with the moves ordered best first by /api/v1/probe. Seats can be given to the computer, which
-// plays the first (best) move, or, in 3-player Chinese Checkers when it cannot win or draw alone,
-// hands the win by the rule chosen.
+// plays the first (best) move, or, in 3-player Chinese Checkers, the move of the preference rule
+// chosen.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -116,11 +116,9 @@ async function go(position, remember = true) {
   }
   // The page's moves in the API's order, best first for the side to move.
   const rank = new Map(best.moves.map((m, i) => [m.move, { i, category: m.category, depth: m.depth }]));
-  data.moves.forEach((m, i) => {
+  data.moves.forEach((m) => {
     m.best = rank.get(m.move);
-    m.order = i; // the game's move order, which breaks the rules' ties
   });
-  state.order = new Map(data.moves.map((m) => [m.move, m.order]));
   data.moves.sort((a, b) => (a.best ? a.best.i : 1e9) - (b.best ? b.best.i : 1e9));
   state.data = data;
   state.best = best;
@@ -270,36 +268,16 @@ function computerTurn() {
   }, 350);
 }
 
-// The computer's move: the first (best) move; in 3-player Chinese Checkers the move of the
-// preference rule chosen (docs/rules.md §1.4, kingmaker preferences): win alone if it can,
-// fastest; else hold a draw alone; else hand the win to the player the rule names (the next one:
-// cyclic; the previous one: reverse; the one it can make win sooner: self-interest), fastest, or
-// to the other if it cannot, or lose slowest. Ties go to the game's move order.
+// The computer's move: the first (best) move; in 3-player Chinese Checkers the move the chosen
+// preference rule plays (docs/rules.md §1.4), as the server chose it with `kingmaker preferences`'s
+// own code (the labels' `choices`).
 function chooseMove(best) {
   const moves = best.moves;
   if (!moves.length) return null;
-  if (best.verdict.kind !== "cc3p") return moves[0];
-  const seat = best.status.seat;
-  const order = (m) => state.order.get(m.move);
-  const solo = (m) => m.child.verdict.answers.solo[seat];
-  // The first move, in the game's order, of least key among those `keep` selects.
-  const least = (keep, key) =>
-    moves.filter(keep).sort((a, b) => key(a) - key(b) || order(a) - order(b))[0] || null;
-  const win = least((m) => solo(m).value === "W", (m) => solo(m).depth || 0);
-  if (win) return win;
-  const draw = least((m) => solo(m).value === "D", () => 0);
-  if (draw) return draw;
-  const enable = best.verdict.answers.enable[seat];
-  const next = (seat + 1) % 3;
-  const prev = (seat + 2) % 3;
-  const soon = (q) => (enable[q].value === "W" ? enable[q].depth || 0 : Infinity);
-  const rule = $("rule").value;
-  const target = rule === "next" ? next : rule === "previous" ? prev : soon(prev) < soon(next) ? prev : next;
-  const hand = (q) => {
-    const to = (m) => m.child.verdict.answers.enable[seat][q];
-    return least((m) => to(m).value === "W", (m) => to(m).depth || 0);
-  };
-  return hand(target) || hand(target === next ? prev : next) || least(() => true, (m) => -(solo(m).depth || 0));
+  const choices = state.data.labels && state.data.labels.choices;
+  if (best.verdict.kind !== "cc3p" || !choices) return moves[0];
+  const chosen = choices.find((c) => c.rule === $("rule").value);
+  return (chosen && moves.find((m) => m.move === chosen.move)) || null;
 }
 
 // ---- board ----
@@ -569,13 +547,10 @@ function renderLabels() {
   renderLine(box, state.data.line);
 }
 
-// The computer's rule choices, by the preference rule they follow.
-const RULE_OF_CHOICE = { next: "cyclic", previous: "reverse", sooner: "self-interest" };
-
 // Who wins from here when every player follows each preference rule (games small enough).
 function renderRules(box, rules) {
   if (!rules) return;
-  const chosen = RULE_OF_CHOICE[$("rule").value];
+  const chosen = $("rule").value;
   const body = el("tbody");
   for (const r of rules) {
     const plies = r.outcome.endsWith("wins") ? ` in ${r.plies} plies` : "";

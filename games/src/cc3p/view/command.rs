@@ -110,26 +110,31 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // Who wins, seen from the mover: a share of the live (or kingmaker) states.
+        let seats = |c: &Value| {
+            let total: u64 = SEATS.iter().map(|(k, _)| c[k].as_u64().unwrap_or(0)).sum();
+            SEATS
+                .iter()
+                .map(|(k, words)| {
+                    let n = c[k].as_u64().unwrap_or(0);
+                    if sampled {
+                        format!("{words} {}", share(n, total))
+                    } else {
+                        let percent = 100.0 * n as f64 / total.max(1) as f64;
+                        format!("{words} {} ({percent:.1} %)", thousands(n))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         println!("\n{}", r["rule"].as_str().unwrap_or(""));
         println!("  all legal states  {}", row(&r["all"]));
         println!("  kingmaker states  {}", row(&r["kingmaker"]));
-        let to_last = r["kingmaker_to_last_mover"].as_u64().unwrap_or(0);
-        if sampled {
-            let kingmaker = ["A", "B", "C", "endless"]
-                .iter()
-                .map(|k| r["kingmaker"][k].as_u64().unwrap_or(0))
-                .sum();
-            println!(
-                "  kingmaker states won by the player who moved last: {}",
-                share(to_last, kingmaker)
-            );
-        } else {
-            println!(
-                "  kingmaker states won by the player who moved last: {} ({:.1} %)",
-                thousands(to_last),
-                100.0 * r["kingmaker_to_last_mover_share"].as_f64().unwrap_or(0.0)
-            );
-        }
+        println!("  live states, who wins: {}", seats(&r["by_seat"]));
+        println!(
+            "  kingmaker states, who wins: {}",
+            seats(&r["kingmaker_by_seat"])
+        );
         let s = &r["start"];
         let moves: Vec<&str> = s["line"]
             .as_array()
@@ -171,22 +176,15 @@ fn exact<T: Lookup + Sync>(game: &Cc3p, t: &Cc3pTables<T>, rules: &[Rule]) -> Re
     let mut out = Vec::new();
     for &rule in rules {
         let o = outcomes(game, t, rule)?;
-        let mut all = [0u64; 4];
-        let mut kingmaker = [0u64; 4];
-        let mut to_last_mover = 0u64;
+        let mut census = Census::default();
         for (s, &w) in o.outcome.iter().enumerate() {
-            if w == ILLEGAL {
-                continue;
-            }
-            all[usize::from(w)] += 1;
-            if let (Class::Kingmaker, Some(mover)) = classes[s] {
-                kingmaker[usize::from(w)] += 1;
-                to_last_mover += u64::from(w == (mover + 2) % 3);
+            if w != ILLEGAL {
+                census.add(w, classes[s].0, classes[s].1);
             }
         }
         let (plies, cycle) = line(game, &o, start);
         let start = start_json(game, o.outcome[start as usize], &plies, cycle);
-        out.push(rule_json(rule, &all, &kingmaker, to_last_mover, start));
+        out.push(census.json(rule, start));
     }
     Ok(out)
 }
@@ -226,42 +224,58 @@ fn sampled<T: Lookup + Sync>(
                 Ok(Some((outcome, answers(game, t, s)?.class, mover)))
             })
             .collect::<Result<_>>()?;
-        let mut all = [0u64; 4];
-        let mut kingmaker = [0u64; 4];
-        let mut to_last_mover = 0u64;
+        let mut census = Census::default();
         for &(w, class, mover) in drawn.iter().flatten() {
-            all[usize::from(w)] += 1;
-            if let (Class::Kingmaker, Some(mover)) = (class, mover) {
-                kingmaker[usize::from(w)] += 1;
-                to_last_mover += u64::from(w == (mover + 2) % 3);
-            }
+            census.add(w, class, mover);
         }
         let (outcome, states, cycle) = follow(game, t, rule, start)?;
         let plies = move_texts(game, start, &states);
         let start = start_json(game, outcome, &plies, cycle);
-        let mut r = rule_json(rule, &all, &kingmaker, to_last_mover, start);
-        r["sample"] = json!({"drawn": n, "legal": all.iter().sum::<u64>(), "seed": seed});
+        let mut r = census.json(rule, start);
+        r["sample"] = json!({"drawn": n, "legal": census.all.iter().sum::<u64>(), "seed": seed});
         out.push(r);
     }
     Ok(out)
 }
 
-fn rule_json(
-    rule: Rule,
-    all: &[u64; 4],
-    kingmaker: &[u64; 4],
-    to_last_mover: u64,
-    start: Value,
-) -> Value {
-    let km_total: u64 = kingmaker.iter().sum();
-    json!({
-        "rule": rule.name(),
-        "all": census_json(all),
-        "kingmaker": census_json(kingmaker),
-        "kingmaker_to_last_mover": to_last_mover,
-        "kingmaker_to_last_mover_share": to_last_mover as f64 / km_total.max(1) as f64,
-        "start": start,
-    })
+/// A rule's outcome counts: by winner over the legal states and over the kingmaker states, and
+/// over the live ones by the winner's seat seen from the mover (the mover, the next player, the
+/// player who moved last, or endless), which is what a rule that treats the seats alike changes.
+#[derive(Default)]
+struct Census {
+    all: [u64; 4],
+    kingmaker: [u64; 4],
+    by_seat: [u64; 4],
+    kingmaker_by_seat: [u64; 4],
+}
+
+impl Census {
+    /// One legal state: its outcome, class and mover (None for a terminal state).
+    fn add(&mut self, w: Outcome, class: Class, mover: Option<u8>) {
+        self.all[usize::from(w)] += 1;
+        let Some(mover) = mover else { return };
+        let seat = if w == ENDLESS { 3 } else { usize::from((w + 3 - mover) % 3) };
+        self.by_seat[seat] += 1;
+        if class == Class::Kingmaker {
+            self.kingmaker[usize::from(w)] += 1;
+            self.kingmaker_by_seat[seat] += 1;
+        }
+    }
+
+    fn json(&self, rule: Rule, start: Value) -> Value {
+        let km_total: u64 = self.kingmaker.iter().sum();
+        let to_last_mover = self.kingmaker_by_seat[2];
+        json!({
+            "rule": rule.name(),
+            "all": census_json(&self.all),
+            "kingmaker": census_json(&self.kingmaker),
+            "by_seat": seats_json(&self.by_seat),
+            "kingmaker_by_seat": seats_json(&self.kingmaker_by_seat),
+            "kingmaker_to_last_mover": to_last_mover,
+            "kingmaker_to_last_mover_share": to_last_mover as f64 / km_total.max(1) as f64,
+            "start": start,
+        })
+    }
 }
 
 /// The start's outcome and its line: `plies` are the moves, `cycle` where their repeating part
@@ -283,6 +297,18 @@ fn start_json(
 
 fn census_json(c: &[u64; 4]) -> Value {
     json!({"A": c[0], "B": c[1], "C": c[2], "endless": c[3]})
+}
+
+/// The keys of a census by seat, as JSON and the text print them.
+const SEATS: [(&str, &str); 4] = [
+    ("mover", "the mover"),
+    ("next", "the next"),
+    ("last_mover", "the last mover"),
+    ("endless", "endless"),
+];
+
+fn seats_json(c: &[u64; 4]) -> Value {
+    SEATS.iter().zip(c).map(|((k, _), &n)| ((*k).to_string(), json!(n))).collect()
 }
 
 fn outcome_name(o: u8) -> String {

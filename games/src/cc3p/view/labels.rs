@@ -2,7 +2,7 @@
 //! move changes among them, and a line of play: where a player can win alone, its shortest win
 //! against the longest resistance; where one can hold a draw alone, the cycle that holds it.
 
-use super::preferences::{all_at_hand, outcomes_json, Outcomes, Rule};
+use super::preferences::{all_at_hand, choices_json, outcomes_json, Outcomes, Rule};
 use crate::view::ApiError;
 use crate::view::two_player::line_json;
 use crate::view::Labels;
@@ -69,6 +69,9 @@ impl Labels for Cc3pLabels {
         let mut labels = labels_json(&try_answers(self.cc3p(), &self.tables, index)?);
         if let Some(rules) = &self.rules {
             labels["rules"] = outcomes_json(rules, index);
+        }
+        if self.tables.depths {
+            labels["choices"] = choices_json(self.cc3p(), &self.tables, index)?;
         }
         Ok(labels)
     }

@@ -86,10 +86,10 @@ pub fn choose<T: Lookup>(
     };
     let p = usize::from(mover);
     let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
-    let children: Vec<u64> = Notation::moves(game, s).into_iter().map(|m| m.1).collect();
+    let children = children_in_seat_order(game, s, p);
     let ask = |c: u64, q: Question| answer(game, tables, c, q);
     let depth = |a: Answer| i64::from(a.depth.unwrap_or(0));
-    // The first child of least key among those `key` gives one (move order breaks ties).
+    // The first child of least key among those `key` gives one (seat order breaks ties).
     let least = |key: &dyn Fn(u64) -> Result<Option<i64>, FormatError>| {
         let mut best: Option<(i64, u64)> = None;
         for &c in &children {
@@ -168,6 +168,25 @@ pub fn choose<T: Lookup>(
         return Ok(Some(c));
     }
     least(&slowest_loss)
+}
+
+/// The children of the live state `s`, whose mover is `mover`, in the order that breaks the rules'
+/// ties: the game's move order at the state rotated so that the mover sits in A's seat. So a rule
+/// treats the seats alike: its choice at the rotated state is the rotated choice, and a state's
+/// outcome rotates with it (the game's own move order, an order of the board, favoured C).
+pub fn children_in_seat_order(game: &Cc3p, s: u64, mover: usize) -> Vec<u64> {
+    let turn = |mut i: u64, times: usize| {
+        for _ in 0..times {
+            i = game.rotate(i);
+        }
+        i
+    };
+    // Each rotation passes the move on by one seat; three are the identity.
+    let as_a = turn(s, (3 - mover) % 3);
+    Notation::moves(game, as_a)
+        .into_iter()
+        .map(|(_, c)| turn(c, mover))
+        .collect()
 }
 
 /// Every state's outcome under a rule, and the plies to the end where it ends.
@@ -261,6 +280,25 @@ pub fn outcomes_json(rules: &[(Rule, Outcomes)], s: u64) -> serde_json::Value {
             })
         })
         .collect()
+}
+
+/// The move each rule plays at `s`, as the explorer's computer plays it:
+/// `[{"rule", "move": "A c6-c5" | null}]` (null where the state has no move).
+pub fn choices_json<T: Lookup>(
+    game: &Cc3p,
+    tables: &Cc3pTables<T>,
+    s: u64,
+) -> Result<serde_json::Value, FormatError> {
+    let moves = Notation::moves(game, s);
+    Rule::ALL
+        .iter()
+        .map(|&rule| {
+            let child = choose(game, tables, rule, s)?;
+            let text = child.and_then(|c| moves.iter().find(|m| m.1 == c).map(|m| m.0.clone()));
+            Ok(serde_json::json!({"rule": rule.name(), "move": text}))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(serde_json::Value::from)
 }
 
 /// Following `rule` from the state `s` one move at a time: its outcome, the states the chosen
@@ -396,12 +434,12 @@ mod tests {
         };
         let p = usize::from(mover);
         let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
-        let children: Vec<(u64, Answers)> = Notation::moves(game, s)
+        let children: Vec<(u64, Answers)> = children_in_seat_order(game, s, p)
             .into_iter()
-            .map(|(_, c)| Ok((c, answers(game, tables, c)?)))
+            .map(|c| Ok((c, answers(game, tables, c)?)))
             .collect::<Result<_, FormatError>>()?;
         let depth = |a: crate::reading::Answer| a.depth.unwrap_or(0);
-        // The first child of least key among those `keep` selects (move order breaks ties).
+        // The first child of least key among those `keep` selects (seat order breaks ties).
         let least = |keep: &dyn Fn(&Answers) -> bool, key: &dyn Fn(&Answers) -> i64| {
             children
                 .iter()
@@ -496,6 +534,22 @@ mod tests {
                 outcomes_json(&all, s),
                 "at {s}"
             );
+        }
+    }
+
+    #[test]
+    fn every_rule_treats_the_three_seats_alike() {
+        let (game, t) = level_1();
+        let turned = |o: Outcome| if o < 3 { (o + 1) % 3 } else { o };
+        for rule in Rule::ALL {
+            let o = outcomes(&game, &t, rule).unwrap();
+            for s in (0..game.size()).filter(|&s| !matches!(game.node(s), Node::Illegal)) {
+                let (r, i) = (game.rotate(s) as usize, s as usize);
+                let choice = (o.choice[i] != u64::MAX).then(|| game.rotate(o.choice[i]));
+                assert_eq!((o.choice[r] != u64::MAX).then_some(o.choice[r]), choice, "{} at {s}", rule.name());
+                assert_eq!(o.outcome[r], turned(o.outcome[i]), "{} at {s}", rule.name());
+                assert_eq!(o.plies[r], o.plies[i], "{} at {s}", rule.name());
+            }
         }
     }
 
