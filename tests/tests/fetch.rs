@@ -1,6 +1,6 @@
 //! `kingmaker fetch` against misbehaving servers (ones that ignore Range requests, send truncated
 //! copies, stop sending mid-body or redirect out of HTTP), local damage to a partial download, a
-//! full disk, and two fetches into one directory.
+//! full disk, two fetches into one directory, and a copy of only some parts of a release.
 
 use kingmaker_e2e::{bin, kingmaker, packed_release};
 use std::collections::{HashMap, HashSet};
@@ -495,4 +495,115 @@ fn a_timeout_of_zero_or_past_a_day_is_refused() {
         assert!(!err.contains("panicked"), "{t}: {err}");
         assert!(!dest.exists(), "{t}: the directory was created");
     }
+}
+
+/// The names of the files in `dir`, sorted (the directory lock left out).
+fn names(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "kingmaker.lock")
+        .collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn fetch_takes_parts_of_a_release_and_verify_checks_what_it_took() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let url = static_server(rel.clone(), quirks(Quirks::default()));
+    let dest = tmp.path().join("part");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["fetch", url.as_str(), s(&dest)];
+        args.extend_from_slice(extra);
+        kingmaker(&args)
+    };
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", s(&dest)];
+        args.extend_from_slice(extra);
+        let out = kingmaker(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+
+    // One layer's values alone: that file, the manifest and the parts list, nothing else.
+    let out = run(&["--layers", "solo", "--values-only"]);
+    assert!(out.status.success(), "{out:?}");
+    let listed = [
+        "manifest.json",
+        "manifest.sha256",
+        "parts.json",
+        "solo.values.kmt",
+    ];
+    assert_eq!(names(&dest), listed);
+    let (ok, text) = verify(&[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("a partial copy: 1 of the release's 6 files"),
+        "{text}"
+    );
+    let (ok, text) = verify(&["--deep"]);
+    assert!(!ok && text.contains("holds no layer's depths"), "{text}");
+
+    // A second layer, with its depths: the parts grow, and --deep checks that layer.
+    let out = run(&["--layers", "enable_ab"]);
+    assert!(out.status.success(), "{out:?}");
+    let parts: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dest.join("parts.json")).unwrap()).unwrap();
+    assert_eq!(
+        parts["files"],
+        serde_json::json!(["solo.values.kmt", "enable_ab.kmt"])
+    );
+    let (ok, text) = verify(&["--deep", "--json"]);
+    assert!(ok, "{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&text[..text.rfind('}').unwrap() + 1]).unwrap();
+    assert_eq!(report["deep_states_checked"], 1662, "{text}");
+
+    // What the parts list names is checked like any file: missing, damaged, or not the release's.
+    let held = dest.join("enable_ab.kmt");
+    let bytes = std::fs::read(&held).unwrap();
+    std::fs::remove_file(&held).unwrap();
+    let (ok, text) = verify(&[]);
+    assert!(!ok && text.contains("enable_ab.kmt: missing"), "{text}");
+    let mut damaged = bytes.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    std::fs::write(&held, &damaged).unwrap();
+    let (ok, text) = verify(&[]);
+    assert!(
+        !ok && text.contains("enable_ab.kmt: sha256 mismatch"),
+        "{text}"
+    );
+    std::fs::write(&held, &bytes).unwrap();
+    let good = std::fs::read(dest.join("parts.json")).unwrap();
+    let forged = String::from_utf8(good.clone())
+        .unwrap()
+        .replace("enable_ab.kmt", "other.kmt");
+    std::fs::write(dest.join("parts.json"), forged).unwrap();
+    let (ok, text) = verify(&[]);
+    assert!(
+        !ok && text.contains("parts.json: lists other.kmt"),
+        "{text}"
+    );
+    std::fs::write(dest.join("parts.json"), good).unwrap();
+
+    // A layer the release does not have is named with those it has.
+    let out = run(&["--layers", "nope"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains("has no layer nope (its layers: solo, enable_ab, enable_ac)"),
+        "{said}"
+    );
+
+    // The whole release: the rest is fetched, the parts list goes.
+    let out = run(&[]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!dest.join("parts.json").exists());
+    same_release(&rel, &dest);
+    let (ok, text) = verify(&[]);
+    assert!(ok && !text.contains("partial"), "{text}");
 }

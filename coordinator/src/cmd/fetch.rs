@@ -14,6 +14,11 @@
 //! s). A slow server that keeps sending is never cut off. Redirects are followed to http:// and
 //! https:// URLs only; any other is an error that names where it pointed.
 //!
+//! `--layers L,…` and `--values-only` take part of a release: the chosen layers' files, with
+//! depths (`L.kmt`) or values alone (`L.values.kmt`). The copy then holds `parts.json`, the list
+//! of the files it has (unioned with an earlier partial fetch of the same release), which
+//! `verify` checks instead of every listed file; a whole fetch removes it.
+//!
 //! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
 //! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
 //! one at work. A write that fails names the file, and says when the disk is full.
@@ -22,7 +27,11 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::file_sha256;
 use kingmaker_tablefmt::release::manifest::{
-    manifest_sha256_line, write_file_atomically, Manifest, ManifestFile, MANIFEST, MANIFEST_SHA256,
+    manifest_sha256_line, read_manifest, write_file_atomically, Manifest, ManifestFile, MANIFEST,
+    MANIFEST_SHA256,
+};
+use kingmaker_tablefmt::release::parts::{
+    order_as_listed, read_parts, write_parts, PartChoice, Parts, PARTS,
 };
 use kingmaker_tablefmt::FormatError;
 use std::fs::{File, OpenOptions};
@@ -51,6 +60,13 @@ pub struct FetchArgs {
     #[arg(long, default_value_t = 30, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub timeout: u64,
+    /// Fetch only these layers (comma-separated; default every layer).
+    #[arg(long, value_delimiter = ',', value_name = "LAYERS")]
+    pub layers: Vec<String>,
+    /// Fetch each layer's values alone (W/L/D, 2 bits per state before compression), without
+    /// depths: enough for `query`'s values, not for lines or preference rules.
+    #[arg(long)]
+    pub values_only: bool,
 }
 
 pub fn run(args: FetchArgs) -> Result<()> {
@@ -72,15 +88,37 @@ pub fn run(args: FetchArgs) -> Result<()> {
             bail!("{base}{MANIFEST} has sha256 {got}, not the {pin} you asked for: refusing this release");
         }
     }
-    let total: u64 = manifest.files.iter().map(|f| f.size).sum();
+    let choice = PartChoice {
+        layers: args.layers.clone(),
+        values_only: args.values_only,
+    };
+    let take = choice.files(&manifest)?;
+    let parts = parts_after(&args.dir, &manifest, &choice, &take)?;
+    let files: Vec<&ManifestFile> = manifest
+        .files
+        .iter()
+        .filter(|f| take.contains(&f.path))
+        .collect();
+    let total: u64 = files.iter().map(|f| f.size).sum();
     eprintln!(
-        "fetching {} from {base}: {} files, {total} bytes",
+        "fetching {} from {base}: {} of its {} files, {total} bytes",
         manifest.name,
+        files.len(),
         manifest.files.len()
     );
     let mut downloaded = 0u64;
-    for f in &manifest.files {
+    for f in &files {
         downloaded += fetch_file(&http, &base, f, &args.dir, args.retries)?;
+    }
+    // The parts list before the manifest, which marks the copy complete.
+    match &parts {
+        Some(p) => write_parts(&args.dir, p)?,
+        None => match std::fs::remove_file(args.dir.join(PARTS)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(local("removing", &args.dir.join(PARTS), e))
+            }
+            _ => {}
+        },
     }
     for (name, bytes) in [(MANIFEST, &manifest_bytes), (MANIFEST_SHA256, &sha_line)] {
         write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
@@ -92,10 +130,42 @@ pub fn run(args: FetchArgs) -> Result<()> {
         "fetched {} into {} ({} files, {downloaded} bytes downloaded in {:.1}s); every sha256 matches the manifest",
         manifest.name,
         args.dir.display(),
-        manifest.files.len() + 2,
+        files.len() + 2,
         started.elapsed().as_secs_f64()
     );
+    if let Some(p) = &parts {
+        println!(
+            "a partial copy: {} of the release's {} files, listed in {PARTS}",
+            p.files.len(),
+            manifest.files.len()
+        );
+    }
     Ok(())
+}
+
+/// The parts list the copy in `dir` will have once the files of `take` are in: None for a whole
+/// copy (every file taken, or taken already: the same release there whole), else `take` and
+/// the parts of an earlier partial fetch of the same release.
+fn parts_after(
+    dir: &Path,
+    manifest: &Manifest,
+    choice: &PartChoice,
+    take: &[String],
+) -> Result<Option<Parts>> {
+    if choice.is_whole() {
+        return Ok(None);
+    }
+    if !read_manifest(dir).is_ok_and(|m| &m == manifest) {
+        return Ok(Some(Parts::new(take.to_vec())));
+    }
+    Ok(read_parts(dir, manifest)?.map(|earlier| {
+        let all = earlier
+            .files
+            .into_iter()
+            .chain(take.iter().cloned())
+            .collect();
+        Parts::new(order_as_listed(manifest, all))
+    }))
 }
 
 /// Redirects followed for one request, at most (ureq's default).

@@ -15,6 +15,7 @@ use kingmaker_games::Notation;
 use kingmaker_kernel::check::expected;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
+use kingmaker_tablefmt::release::parts::{read_parts, PARTS};
 use kingmaker_tablefmt::release::verify::verify_release;
 use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
 use kingmaker_tablefmt::Value;
@@ -110,6 +111,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 "seconds": secs, "deep": deep.is_some(),
                 "deep_states_checked": deep.as_ref().map(|d| d.states),
                 "deep_sample_per_layer": deep.as_ref().and_then(|d| d.sampled.then_some(d.per_layer)),
+                "parts": report.parts.as_ref().map(|p| &p.files),
                 "warnings": report.warnings,
             }))?
         );
@@ -120,13 +122,22 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             args.dir.display(),
             report.files,
             thousands(report.bytes),
-            manifest.layers.len(),
+            report.layers,
             thousands(manifest.states),
             thousands(report.states),
             secs,
             mb / secs.max(1e-9),
             report.states as f64 / secs.max(1e-9) / 1e6
         );
+        if let Some(p) = &report.parts {
+            println!(
+                "a partial copy: {} of the release's {} files, as {PARTS} lists them ({}); the \
+                 others were not fetched",
+                p.files.len(),
+                manifest.files.len(),
+                p.files.join(", ")
+            );
+        }
         if let Some(d) = deep {
             if d.sampled {
                 println!(
@@ -264,7 +275,17 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let mut failures = Vec::new();
     let mut states = 0;
     let mut per_layer = 0;
-    for ml in &manifest.layers {
+    // A partial copy: the layers whose values and depths it holds.
+    let parts = read_parts(dir, &manifest)?;
+    let held = |f: &str| {
+        parts
+            .as_ref()
+            .is_none_or(|p| p.files.iter().any(|g| g == f))
+    };
+    if !manifest.layers.iter().any(|l| held(&l.file)) {
+        bail!("--deep re-derives values and depths: this copy holds no layer's depths (fetched with --values-only)");
+    }
+    for ml in manifest.layers.iter().filter(|l| held(&l.file)) {
         let layer_started = Instant::now();
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
         let file = open_listed_file(dir, &manifest, &ml.name, &ml.file)?;

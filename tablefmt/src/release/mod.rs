@@ -11,9 +11,11 @@
 //! DTZ); `query`, `line` and `serve` read the `.kmt` files, which hold the depths too.
 //!
 //! - [`manifest`]: the manifest, its checksum file and file-name rules.
+//! - [`parts`]: the parts list of a partial copy (some layers, or values without depths).
 //! - [`verify`]: the byte-level check of a whole release (`kingmaker verify`).
 
 pub mod manifest;
+pub mod parts;
 pub mod verify;
 
 use crate::layer::depth::{DepthCode, DepthCodeFinder};

@@ -253,3 +253,68 @@ fn counts_read_as_words() {
         "W 0 L 0 D 0 illegal 0"
     );
 }
+
+#[test]
+fn a_partial_copy_is_checked_on_the_files_its_parts_list_names() {
+    use super::parts::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = make_release(tmp.path());
+    let values_only = PartChoice {
+        layers: vec!["enable_ab".into()],
+        values_only: true,
+    };
+    let take = values_only.files(&manifest).unwrap();
+    assert_eq!(take, ["enable_ab.values.kmt"]);
+    let whole = PartChoice::default();
+    assert_eq!(whole.files(&manifest).unwrap().len(), manifest.files.len());
+    let unknown = PartChoice {
+        layers: vec!["nope".into()],
+        values_only: false,
+    };
+    let e = unknown.files(&manifest).unwrap_err().to_string();
+    assert!(
+        e.contains("no layer nope (its layers: solo, enable_ab)"),
+        "{e}"
+    );
+
+    // Keep only what the parts list names: the copy verifies, on those files alone.
+    for f in manifest.files.iter().filter(|f| !take.contains(&f.path)) {
+        std::fs::remove_file(tmp.path().join(&f.path)).unwrap();
+    }
+    let report = verify_release(tmp.path());
+    assert!(report
+        .problems
+        .iter()
+        .any(|p| p.contains("solo.kmt: missing")));
+    write_parts(tmp.path(), &Parts::new(take.clone())).unwrap();
+    let report = verify_release(tmp.path());
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.layers, report.states), (1, 700));
+    assert_eq!(report.parts.unwrap().files, take);
+
+    // A parts list that is not one, or that names a file the release does not have.
+    for bad in [
+        &b"not json"[..],
+        br#"{"format": "kingmaker-release-parts", "format_version": 9, "files": []}"#,
+        br#"{"format": "kingmaker-release-parts", "format_version": 1, "files": ["x.kmt"]}"#,
+    ] {
+        std::fs::write(tmp.path().join(PARTS), bad).unwrap();
+        let report = verify_release(tmp.path());
+        assert!(
+            !report.ok() && report.problems[0].contains("parts.json"),
+            "{:?}",
+            report.problems
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Whatever bytes `parts.json` holds, reading it answers (a list or an error), never panics.
+    #[test]
+    fn any_parts_file_is_read_or_refused(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+        let tmp = tempfile::tempdir().unwrap();
+        let manifest = make_release(tmp.path());
+        std::fs::write(tmp.path().join(super::parts::PARTS), &bytes).unwrap();
+        let _ = super::parts::read_parts(tmp.path(), &manifest);
+    }
+}

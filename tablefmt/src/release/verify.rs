@@ -6,6 +6,7 @@
 use super::manifest::{
     counts_in_words, read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256,
 };
+use super::parts::{read_parts, Parts, PARTS};
 use super::{file_sha256, LayerFile, LayerIdentity};
 use crate::layer::{ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALUES};
 use crate::table::ValueCounts;
@@ -24,6 +25,8 @@ pub const DIR_LOCK_FILE: &str = "kingmaker.lock";
 pub struct VerifyReport {
     /// The manifest, when it could be read and matched its checksum.
     pub manifest: Option<Manifest>,
+    /// The parts list of a partial copy (`parts.json`): only its files were checked.
+    pub parts: Option<Parts>,
     /// Everything wrong, one message per problem, each naming the file.
     pub problems: Vec<String>,
     /// Things worth knowing that do not make the release wrong (unlisted files).
@@ -34,6 +37,8 @@ pub struct VerifyReport {
     pub bytes: u64,
     /// States decoded from layer files.
     pub states: u64,
+    /// Layers with a file checked (every layer, but in a partial copy).
+    pub layers: usize,
 }
 
 impl VerifyReport {
@@ -56,16 +61,30 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
             return report;
         }
     };
+    // A partial copy holds the files of its parts list; a whole release every listed file.
+    let parts = match read_parts(dir, &manifest) {
+        Ok(p) => p,
+        Err(e) => {
+            report.problems.push(e.to_string());
+            return report;
+        }
+    };
+    let held = |name: &str| {
+        parts
+            .as_ref()
+            .is_none_or(|p| p.files.iter().any(|f| f == name))
+    };
     for name in [MANIFEST, MANIFEST_SHA256] {
         report.files += 1;
         report.bytes += std::fs::metadata(dir.join(name))
             .map(|m| m.len())
             .unwrap_or(0);
     }
-    // Every listed file: present, the right size, the right sha256.
+    // Every file held: present, the right size, the right sha256.
     let file_results: Vec<Result<u64, String>> = manifest
         .files
         .par_iter()
+        .filter(|f| held(&f.path))
         .map(|f| {
             let path = dir.join(&f.path);
             let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
@@ -102,7 +121,9 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     // Every layer file: structure and contents (independently of the sha256 above, so a damaged
     // file is also located: header, index or which block).
     for layer in &manifest.layers {
-        match check_layer(dir, &manifest.game, layer) {
+        let files = [Some(&layer.file), layer.values_file.as_ref()];
+        report.layers += usize::from(files.into_iter().flatten().any(|f| held(f)));
+        match check_layer_files(dir, &manifest.game, layer, &held) {
             Ok(n) => report.states += n,
             Err(problems) => report.problems.extend(problems),
         }
@@ -116,6 +137,7 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
                 n != MANIFEST
                     && n != MANIFEST_SHA256
                     && n != DIR_LOCK_FILE
+                    && (n != PARTS || parts.is_none())
                     && manifest.file(n).is_none()
             })
             .collect();
@@ -127,6 +149,7 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
         }
     }
     report.manifest = Some(manifest);
+    report.parts = parts;
     report
 }
 
@@ -139,13 +162,34 @@ pub fn check_layer(
     game: &serde_json::Value,
     layer: &ManifestLayer,
 ) -> Result<u64, Vec<String>> {
+    check_layer_files(dir, game, layer, &|_| true)
+}
+
+/// [`check_layer`] on the files of the layer that `held` says the copy holds (a partial copy:
+/// `parts.json`); the states decoded from the first of them.
+pub fn check_layer_files(
+    dir: &Path,
+    game: &serde_json::Value,
+    layer: &ManifestLayer,
+    held: &dyn Fn(&str) -> bool,
+) -> Result<u64, Vec<String>> {
     let identity = LayerIdentity::new(game.clone(), &layer.name);
-    let states = check_layer_file(dir, &identity, layer, &layer.file, &[ENCODING_PACKED])?;
-    if let Some(values) = &layer.values_file {
-        let grouped = [ENCODING_VALUES, ENCODING_GROUPED];
-        check_layer_file(dir, &identity, layer, values, &grouped)?;
+    let mut states = None;
+    if held(&layer.file) {
+        states = Some(check_layer_file(
+            dir,
+            &identity,
+            layer,
+            &layer.file,
+            &[ENCODING_PACKED],
+        )?);
     }
-    Ok(states)
+    if let Some(values) = layer.values_file.as_ref().filter(|v| held(v)) {
+        let grouped = [ENCODING_VALUES, ENCODING_GROUPED];
+        let n = check_layer_file(dir, &identity, layer, values, &grouped)?;
+        states.get_or_insert(n);
+    }
+    Ok(states.unwrap_or(0))
 }
 
 /// Check one layer file of `layer` against the manifest; its encoding must be one of `encodings`.

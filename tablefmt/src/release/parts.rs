@@ -1,0 +1,142 @@
+//! `parts.json`: which of a release's files a partial copy holds (`kingmaker fetch --layers …
+//! --values-only`), so that `verify` checks those and does not call the others missing.
+//!
+//! ```json
+//! {"format": "kingmaker-release-parts", "format_version": 1, "files": ["solo.values.kmt"]}
+//! ```
+//! The file is the consumer's, not the release's: it is not listed in the manifest. A copy
+//! without it is a whole release, every listed file expected.
+
+use super::manifest::{Manifest, ManifestLayer};
+use crate::FormatError;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// File name of the parts list.
+pub const PARTS: &str = "parts.json";
+/// The `format` field of a parts list.
+pub const PARTS_FORMAT: &str = "kingmaker-release-parts";
+/// Version of the parts list.
+pub const PARTS_VERSION: u32 = 1;
+
+/// The contents of `parts.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parts {
+    /// Always [`PARTS_FORMAT`].
+    pub format: String,
+    /// [`PARTS_VERSION`].
+    pub format_version: u32,
+    /// The files of the manifest this copy holds, in the manifest's order.
+    pub files: Vec<String>,
+}
+
+/// Which parts of a release to take: some layers (all when empty), with or without depths.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartChoice {
+    /// The layers wanted, by name; empty: every layer.
+    pub layers: Vec<String>,
+    /// The values-only file of each layer instead of its values-and-depths file.
+    pub values_only: bool,
+}
+
+impl PartChoice {
+    /// Whether this takes the whole release.
+    pub fn is_whole(&self) -> bool {
+        self.layers.is_empty() && !self.values_only
+    }
+
+    /// The files of `manifest` this choice takes: per chosen layer, its values-and-depths file,
+    /// or with `values_only` its values-only file. An unknown layer, or values alone from a
+    /// release without values-only files (format 1), is an error naming what there is.
+    pub fn files(&self, manifest: &Manifest) -> Result<Vec<String>, FormatError> {
+        if self.is_whole() {
+            return Ok(manifest.files.iter().map(|f| f.path.clone()).collect());
+        }
+        for name in &self.layers {
+            if manifest.layer(name).is_none() {
+                let there: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
+                return Err(FormatError::Corrupt(format!(
+                    "the release {} has no layer {name} (its layers: {})",
+                    manifest.name,
+                    there.join(", ")
+                )));
+            }
+        }
+        let wanted = |l: &ManifestLayer| self.layers.is_empty() || self.layers.contains(&l.name);
+        let mut files = Vec::new();
+        for l in manifest.layers.iter().filter(|l| wanted(l)) {
+            match (&l.values_file, self.values_only) {
+                (_, false) => files.push(l.file.clone()),
+                (Some(v), true) => files.push(v.clone()),
+                (None, true) => {
+                    return Err(FormatError::Corrupt(format!(
+                        "the release {} (format {}) has no values-only files: fetch without \
+                         --values-only",
+                        manifest.name, manifest.format_version
+                    )))
+                }
+            }
+        }
+        Ok(order_as_listed(manifest, files))
+    }
+}
+
+/// `files`, without repeats, in the order the manifest lists them.
+pub fn order_as_listed(manifest: &Manifest, files: Vec<String>) -> Vec<String> {
+    manifest
+        .files
+        .iter()
+        .map(|f| &f.path)
+        .filter(|p| files.contains(p))
+        .cloned()
+        .collect()
+}
+
+impl Parts {
+    /// A parts list of `files`.
+    pub fn new(files: Vec<String>) -> Parts {
+        Parts {
+            format: PARTS_FORMAT.into(),
+            format_version: PARTS_VERSION,
+            files,
+        }
+    }
+
+    /// Check the list against its release: the right format, every file one the manifest lists.
+    pub fn check(&self, manifest: &Manifest) -> Result<(), FormatError> {
+        if self.format != PARTS_FORMAT || self.format_version != PARTS_VERSION {
+            return Err(FormatError::Corrupt(format!(
+                "{PARTS}: format {:?} version {}, not {PARTS_FORMAT} version {PARTS_VERSION}",
+                self.format, self.format_version
+            )));
+        }
+        if let Some(f) = self.files.iter().find(|f| manifest.file(f).is_none()) {
+            return Err(FormatError::Corrupt(format!(
+                "{PARTS}: lists {f}, which the release {} does not have",
+                manifest.name
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The parts list of the copy in `dir`, checked against its manifest; None for a whole release.
+pub fn read_parts(dir: &Path, manifest: &Manifest) -> Result<Option<Parts>, FormatError> {
+    let path = dir.join(PARTS);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(FormatError::io(&path, e)),
+    };
+    let parts: Parts = serde_json::from_slice(&bytes)
+        .map_err(|e| FormatError::Corrupt(format!("{}: {e}", path.display())))?;
+    parts.check(manifest)?;
+    Ok(Some(parts))
+}
+
+/// Write `dir/parts.json` durably.
+pub fn write_parts(dir: &Path, parts: &Parts) -> Result<(), FormatError> {
+    let mut bytes = serde_json::to_vec_pretty(parts).expect("a parts list is JSON");
+    bytes.push(b'\n');
+    super::manifest::write_file_atomically(dir, PARTS, &bytes)
+}
