@@ -2,6 +2,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chained_digest;
 pub mod checkpoint;
 pub mod fsio;
 pub mod layer;
