@@ -327,6 +327,11 @@ impl<G: Game> WorkerEngine<G> {
         self.me
     }
 
+    /// How the layer's index space is cut into shards.
+    pub fn plan(&self) -> &ShardPlan {
+        &self.plan
+    }
+
     /// The arrays of an owned shard.
     pub(super) fn shard(&self, id: usize) -> &ShardArrays {
         self.shards[id].as_ref().expect("a shard this worker owns")

@@ -98,6 +98,20 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// Start writing a file's dirty pages now, without waiting. Under a memory limit that counts the
+/// page cache (a cgroup), pages already written are cheap to reclaim, while dirty ones stall the
+/// reclaim that the next read needs.
+pub fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on an open descriptor; only advice, errors ignored.
+        unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

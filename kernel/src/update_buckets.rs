@@ -7,6 +7,7 @@
 //! crc-checked frames. This is the zone bucketing of external-memory searches (Korf's disk-based
 //! search, Sturtevant's ParallelEM) with the shard as the zone.
 
+use super::memory::start_writeback;
 use super::shard::ShardPlan;
 use super::KernelError;
 use kingmaker_tablefmt::update_bucket::{each_frame, encode_frame, file_name, MAX_FRAME_UPDATES};
@@ -184,20 +185,6 @@ impl UpdateBuckets {
         }
         Ok(())
     }
-}
-
-/// Start writing a file's dirty pages now, without waiting. Under a memory limit that counts the
-/// page cache (a cgroup), pages already written are cheap to reclaim, while dirty ones stall the
-/// reclaim that the next read needs.
-fn start_writeback(file: &std::fs::File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain system call on an open descriptor; only advice, errors ignored.
-        unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
 }
 
 #[cfg(test)]
