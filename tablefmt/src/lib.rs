@@ -5,6 +5,7 @@
 pub mod chained_digest;
 pub mod checkpoint;
 pub mod fsio;
+pub mod kept;
 pub mod layer;
 pub mod release;
 pub mod run;

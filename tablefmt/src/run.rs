@@ -174,6 +174,10 @@ pub struct Distributed {
     pub run_id: String,
     /// The workers, `HOST:PORT`, in worker-number order (which fixes the shards each one owns).
     pub workers: Vec<String>,
+    /// Finished layers stay on the workers, in parts (`layers/NAME.kept.json` lists them),
+    /// instead of being gathered into the run directory.
+    #[serde(default)]
+    pub keep_layers: bool,
 }
 
 /// A layer whose table is written (`checkpoint.json`'s `finished`).

@@ -104,6 +104,11 @@ impl TableWriter {
         self.writer.append(values, depth)
     }
 
+    /// As [`TableWriter::finish`], with the file's size and sha256.
+    pub fn finish_written(self) -> Result<crate::layer::WrittenLayer, FormatError> {
+        self.writer.finish()
+    }
+
     /// Write the last blocks, fsync, move the file into place; return the counts and digest.
     pub fn finish(self) -> Result<TableSummary, FormatError> {
         let written = self.writer.finish()?;

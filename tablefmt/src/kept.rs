@@ -1,0 +1,217 @@
+//! A finished layer kept in parts where it was computed: each worker holds the layer file of its
+//! rows, and the run directory holds only `layers/NAME.kept.json`, the list of the parts (which
+//! worker, which rows, the file's size and sha256, the counts) with the layer's counts and digest.
+//! docs/format.md, "A layer kept on its workers".
+
+use crate::fsio::write_atomically;
+use crate::table::{TableSummary, ValueCounts};
+use crate::FormatError;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The version of `NAME.kept.json` this build writes and reads.
+pub const KEPT_FORMAT: u32 = 1;
+
+/// One part of a kept layer: rows `first .. first + states` of the full table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptPart {
+    /// The worker that holds it (`HOST:PORT`, as the run names its workers).
+    pub worker: String,
+    /// The first row.
+    pub first: u64,
+    /// Rows in the part.
+    pub states: u64,
+    /// The part's layer file, relative to the worker's data directory.
+    pub file: String,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// sha256 (hex) of the file.
+    pub sha256: String,
+    /// The part's counts.
+    pub counts: ValueCounts,
+    /// The part's largest depth.
+    pub max_depth: u16,
+}
+
+/// A finished layer kept in parts: `layers/NAME.kept.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptLayer {
+    /// [`KEPT_FORMAT`].
+    pub format: u32,
+    /// The layer's name.
+    pub layer: String,
+    /// The parts in row order: together they hold every row once.
+    pub parts: Vec<KeptPart>,
+    /// The layer's counts, digest and largest depth, as a gathered table's.
+    pub summary: TableSummary,
+}
+
+/// The layer name of part `k` of `layer` in its file's identity record: a part file is never
+/// mistaken for the whole layer, nor for another part.
+pub fn part_layer_name(layer: &str, k: usize) -> String {
+    format!("{layer}.part-{k:04}")
+}
+
+/// Where the list of a kept layer's parts lives in a run's `layers/` directory.
+pub fn kept_path(dir: &Path, layer: &str) -> PathBuf {
+    dir.join(format!("{layer}.kept.json"))
+}
+
+impl KeptLayer {
+    /// Check that the parts hold every row once, in order, and that their counts and depths add
+    /// up to the layer's.
+    pub fn check(&self) -> Result<(), FormatError> {
+        let bad = |what: String| FormatError::Corrupt(format!("layer {}: {what}", self.layer));
+        if self.format != KEPT_FORMAT {
+            return Err(bad(format!(
+                "kept-layer format {} (this build reads {KEPT_FORMAT})",
+                self.format
+            )));
+        }
+        let mut next = 0u64;
+        let mut counts = ValueCounts::default();
+        let mut max_depth = 0u16;
+        for (k, part) in self.parts.iter().enumerate() {
+            if part.first != next {
+                return Err(bad(format!(
+                    "part {k} starts at row {}, the parts before it end at {next}",
+                    part.first
+                )));
+            }
+            let sum = part.counts.win + part.counts.loss + part.counts.draw + part.counts.illegal;
+            if sum != part.states {
+                return Err(bad(format!(
+                    "part {k} counts {sum} values for {} rows",
+                    part.states
+                )));
+            }
+            next += part.states;
+            counts.win += part.counts.win;
+            counts.loss += part.counts.loss;
+            counts.draw += part.counts.draw;
+            counts.illegal += part.counts.illegal;
+            max_depth = max_depth.max(part.max_depth);
+        }
+        if next != self.summary.states {
+            return Err(bad(format!(
+                "the parts hold {next} rows of {}",
+                self.summary.states
+            )));
+        }
+        if counts != self.summary.counts || max_depth != self.summary.max_depth {
+            return Err(bad(
+                "the parts' counts or largest depth differ from the layer's".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Write `layers/NAME.kept.json` (checked first; atomically).
+pub fn write_kept(dir: &Path, kept: &KeptLayer) -> Result<(), FormatError> {
+    kept.check()?;
+    let json = serde_json::to_vec_pretty(kept).expect("a kept layer serializes");
+    write_atomically(&kept_path(dir, &kept.layer), &json)
+}
+
+/// Read and check `layers/NAME.kept.json`; `None` when the layer is not kept in parts.
+pub fn read_kept(dir: &Path, layer: &str) -> Result<Option<KeptLayer>, FormatError> {
+    let path = kept_path(dir, layer);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(FormatError::io(&path, e)),
+    };
+    let kept: KeptLayer = serde_json::from_slice(&bytes)
+        .map_err(|e| FormatError::Corrupt(format!("{}: not a kept layer ({e})", path.display())))?;
+    if kept.layer != layer {
+        return Err(FormatError::Corrupt(format!(
+            "{} lists layer {}",
+            path.display(),
+            kept.layer
+        )));
+    }
+    kept.check()?;
+    Ok(Some(kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(worker: &str, first: u64, counts: ValueCounts, max_depth: u16) -> KeptPart {
+        let states = counts.win + counts.loss + counts.draw + counts.illegal;
+        KeptPart {
+            worker: worker.into(),
+            first,
+            states,
+            file: format!("run/layers/solo.part-{first}.kmt"),
+            size: 100,
+            sha256: "00".repeat(32),
+            counts,
+            max_depth,
+        }
+    }
+
+    fn layer() -> KeptLayer {
+        let a = ValueCounts {
+            win: 3,
+            loss: 2,
+            draw: 1,
+            illegal: 4,
+        };
+        let b = ValueCounts {
+            win: 1,
+            loss: 1,
+            draw: 0,
+            illegal: 0,
+        };
+        KeptLayer {
+            format: KEPT_FORMAT,
+            layer: "solo".into(),
+            parts: vec![part("h0:1", 0, a, 5), part("h1:1", 10, b, 7)],
+            summary: TableSummary {
+                states: 12,
+                counts: ValueCounts {
+                    win: 4,
+                    loss: 3,
+                    draw: 1,
+                    illegal: 4,
+                },
+                digest: "ab".repeat(32),
+                max_depth: 7,
+            },
+        }
+    }
+
+    #[test]
+    fn a_kept_layer_round_trips_and_every_inconsistency_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = layer();
+        write_kept(dir.path(), &kept).unwrap();
+        assert_eq!(read_kept(dir.path(), "solo").unwrap(), Some(kept.clone()));
+        assert_eq!(read_kept(dir.path(), "other").unwrap(), None);
+        let mut gap = kept.clone();
+        gap.parts[1].first = 11;
+        let mut short = kept.clone();
+        short.summary.states = 13;
+        let mut counts = kept.clone();
+        counts.summary.counts.win = 5;
+        let mut depth = kept.clone();
+        depth.summary.max_depth = 6;
+        let mut version = kept.clone();
+        version.format = 2;
+        for (bad, why) in [
+            (gap, "starts at row 11"),
+            (short, "hold 12 rows of 13"),
+            (counts, "counts"),
+            (depth, "largest depth"),
+            (version, "format 2"),
+        ] {
+            let err = write_kept(dir.path(), &bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{err}");
+        }
+        std::fs::write(kept_path(dir.path(), "solo"), b"{").unwrap();
+        assert!(read_kept(dir.path(), "solo").is_err());
+    }
+}
