@@ -4,8 +4,9 @@
 /// Version 2: Checkpoint and Restore. Version 3: ShardValues sends four values per byte.
 /// Version 4: a layer's objective is a 64-bit set of outcomes (Go's scores), not 8 players.
 /// Version 5: replicas of checkpoints on the ring successor (ReplicaStatus, PutReplica,
-/// GetReplica).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// GetReplica). Version 6: layers kept on the workers (RouteExpansion, RoutedStates, KeepPart,
+/// ChainDigest).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The generated messages, client (`worker_client`) and server (`worker_server`).
 pub mod v1 {

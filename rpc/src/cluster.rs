@@ -33,11 +33,11 @@ pub struct RemoteOptions {
 
 /// The workers of one build, connected and checked.
 pub struct Cluster {
-    runtime: tokio::runtime::Runtime,
-    run_id: String,
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) run_id: String,
     /// Address, client for the run's calls, and what the worker said about itself.
-    workers: Vec<(String, Client, pb::DescribeReply)>,
-    abort: watch::Sender<Abort>,
+    pub(super) workers: Vec<(String, Client, pb::DescribeReply)>,
+    pub(super) abort: watch::Sender<Abort>,
     timeout: Duration,
     monitors: Vec<tokio::task::JoinHandle<()>>,
 }

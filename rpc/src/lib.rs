@@ -5,7 +5,8 @@
 //!   with its shards in files under the worker's data directory ([`server`]) and predecessor
 //!   updates for other workers' shards streamed to their owners (`router`);
 //! - the coordinator's end ([`Cluster`]): the workers of one run, connected, checked and
-//!   heartbeated, handing the barrier one [`RemoteWorker`] per process.
+//!   heartbeated, handing the barrier one [`RemoteWorker`] per process, and keeping each finished
+//!   layer on the workers that computed it (`kept_layer`).
 //!
 //! The rest is shared: tokens ([`auth`]), channels (`connect`), the encodings on the wire
 //! (`wire`), protobuf ↔ kernel conversions (`convert`), statuses (`status`) and metrics; and,
@@ -19,6 +20,7 @@ mod cluster;
 mod connect;
 mod convert;
 mod heartbeat;
+mod kept_layer;
 pub mod lock;
 pub mod logging;
 pub mod metrics;
@@ -29,6 +31,7 @@ mod status;
 mod wire;
 
 pub use cluster::{Cluster, RemoteOptions};
+pub use kept_layer::{fetch_part, ZonePlan};
 pub use remote_worker::RemoteWorker;
 
 use auth::CheckToken;

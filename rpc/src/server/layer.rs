@@ -30,6 +30,10 @@ pub(super) struct OpenLayer {
     /// Every worker of the run by number (this one included), for replicas.
     pub(super) peers: Vec<(String, Client)>,
     pub(super) engine: Arc<WorkerEngine<AnyGame>>,
+    /// The game the engine solves (a reduced game's expansion needs its [`AnyGame::reduction`]).
+    pub(super) game: Arc<AnyGame>,
+    /// The finished layer's expansion, when it is kept on the workers.
+    pub(super) kept: std::sync::Mutex<super::kept::KeptState>,
     /// The layer's checkpoints, in `data_dir/<run id>/<layer>/checkpoint/`.
     pub(super) checkpoints: Arc<CheckpointStore>,
     pub(super) router: Arc<GrpcRouter>,
@@ -272,6 +276,8 @@ impl WorkerService {
             layer_dir: layer_dir.clone(),
             peers,
             engine: Arc::new(engine),
+            game: game.clone(),
+            kept: super::kept::new_kept_state(),
             checkpoints: Arc::new(CheckpointStore::new(layer_dir.join("checkpoint"))),
             router,
             open_wave: AtomicU32::new(0),

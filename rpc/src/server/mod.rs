@@ -1,6 +1,7 @@
 //! The worker's end of the protocol: the gRPC service of one `kingmaker-worker` process, with a
 //! [`WorkerEngine`](kingmaker_kernel::WorkerEngine) per open layer (`layer.rs`) behind the RPCs
-//! (`rpc.rs`), and the process around it ([`run`], `process.rs`). This file holds what every
+//! (`rpc.rs`), checkpoint replicas (`replica.rs`), finished layers kept and expanded where they
+//! are (`kept.rs`), and the process around it ([`run`], `process.rs`). This file holds what every
 //! call shares: the worker's state, the coordinator's lease, and the admission of kernel steps.
 //!
 //! Threads: the kernel's steps run on the global rayon pool (from tokio's blocking pool); update
@@ -9,6 +10,7 @@
 //! peer applied our batches on *its* compute threads, two workers sending to each other could
 //! wait for each other forever.
 
+mod kept;
 mod layer;
 mod process;
 mod replica;

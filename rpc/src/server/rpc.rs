@@ -288,6 +288,42 @@ impl Worker for WorkerService {
         .await
     }
 
+    async fn route_expansion(
+        &self,
+        req: Request<pb::RouteExpansionRequest>,
+    ) -> Result<Response<pb::RouteExpansionReply>, Status> {
+        self.route_expansion_call(req).await
+    }
+
+    async fn routed_states(
+        &self,
+        req: Request<Streaming<pb::RoutedChunk>>,
+    ) -> Result<Response<pb::RoutedStatesReply>, Status> {
+        self.routed_states_call(req).await
+    }
+
+    async fn keep_part(
+        &self,
+        req: Request<pb::KeepPartRequest>,
+    ) -> Result<Response<pb::KeepPartReply>, Status> {
+        self.keep_part_call(req).await
+    }
+
+    async fn chain_digest(
+        &self,
+        req: Request<pb::ChainDigestRequest>,
+    ) -> Result<Response<pb::ChainDigestReply>, Status> {
+        self.chain_digest_call(req).await
+    }
+
+    type ReadPartStream = ChunkStream;
+    async fn read_part(
+        &self,
+        req: Request<pb::ReadPartRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
+        self.read_part_call(req).await
+    }
+
     async fn heartbeat(
         &self,
         req: Request<pb::HeartbeatRequest>,
@@ -330,11 +366,9 @@ impl Worker for WorkerService {
             }
             if req.delete_files {
                 let dir = self.inner.opts.data_dir.join(&req.run_id);
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    if e.kind() != std::io::ErrorKind::NotFound {
-                        return Err(Status::internal(format!("removing {}: {e}", dir.display())));
-                    }
-                }
+                remove_run_files(&dir).map_err(|e| {
+                    Status::internal(format!("removing the files of {}: {e}", dir.display()))
+                })?;
             }
             tracing::info!("run {} ended by its coordinator", req.run_id);
         }
@@ -344,6 +378,31 @@ impl Worker for WorkerService {
         }
         Ok(Response::new(pb::ShutdownReply {}))
     }
+}
+
+/// Remove a run's shard files and checkpoints; its kept layers (`layers/`) stay, and so does the
+/// directory if it holds them.
+fn remove_run_files(dir: &std::path::Path) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut kept = false;
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name() == "layers" {
+            kept = true;
+        } else if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    if !kept {
+        std::fs::remove_dir(dir)?;
+    }
+    Ok(())
 }
 
 impl WorkerService {

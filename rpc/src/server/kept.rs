@@ -1,0 +1,649 @@
+//! Finished layers kept where they were computed: a reduced layer routed to the zones of the full
+//! table (RouteExpansion, RoutedStates), this worker's part of the full table written as a layer
+//! file in `data_dir/<run id>/layers/` (KeepPart), and the layer's digest carried through it
+//! (ChainDigest). docs/format.md, "A layer kept on its workers".
+//!
+//! The routed states are the single-process expansion's (`kingmaker_games::reduction`) cut at
+//! the workers: every worker routes its own shards, whole blocks of the reduced table in index
+//! order, and a zone reads what each worker sent it in worker order, each worker's pieces in the
+//! order they were made, which is the order the reduced table as a whole would have routed them.
+
+use super::layer::{check_name, OpenLayer};
+use super::WorkerService;
+use kingmaker_kernel::memory::start_writeback;
+use kingmaker_proto::v1 as pb;
+use kingmaker_tablefmt::chained_digest::ChainedDigest;
+use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
+use kingmaker_tablefmt::table::TableWriter;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tonic::{Request, Response, Status, Streaming};
+
+/// Routed states per message at most (3 bytes each before compression: under tonic's 4 MiB).
+const PIECE_STATES: usize = 1 << 18;
+/// Compressed bytes sent to one peer in one stream.
+const BATCH_BYTES: usize = 2 << 20;
+
+/// What an open layer keeps for its expansion: the zones, their owners, the pieces routed here.
+#[derive(Default)]
+pub(super) struct KeptState {
+    plan: Option<ZonePlan>,
+    /// `layer_dir/routed/`: one file per sending worker, its pieces back to back.
+    dir: PathBuf,
+    /// Per sender: its file and the bytes written since its writeback was last started.
+    files: HashMap<u32, (File, u64)>,
+    pieces: Vec<Piece>,
+}
+
+/// Bytes appended to a routed file between two starts of its writeback: under a memory cgroup,
+/// which counts the page cache, dirty pages that pile up get the worker killed.
+const WRITEBACK_BYTES: u64 = 4 << 20;
+
+struct ZonePlan {
+    zones: Vec<Range<u64>>,
+    owners: Vec<usize>,
+    run_states: u64,
+}
+
+/// One piece routed here: `states` states of zone `zone`, the `seq`-th piece `from` sent, stored
+/// at `offset .. offset + len` of `from`'s file (zstd of the values, then the depths).
+#[derive(Clone, Copy)]
+struct Piece {
+    zone: u32,
+    from: u32,
+    seq: u64,
+    offset: u64,
+    len: u64,
+    states: u64,
+}
+
+fn internal(what: &str, e: impl std::fmt::Display) -> Status {
+    Status::internal(format!("{what}: {e}"))
+}
+
+impl KeptState {
+    /// Forget what an earlier attempt routed and get ready for `plan`.
+    fn prepare(&mut self, dir: PathBuf, plan: ZonePlan) -> Result<(), Status> {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| internal(&format!("creating {}", dir.display()), e))?;
+        *self = KeptState {
+            plan: Some(plan),
+            dir,
+            files: HashMap::new(),
+            pieces: Vec::new(),
+        };
+        Ok(())
+    }
+
+    fn store(&mut self, chunk: &pb::RoutedChunk, from: u32) -> Result<(), Status> {
+        let plan = self.plan.as_ref().ok_or_else(|| {
+            Status::failed_precondition("routed states arrived before the expansion was prepared")
+        })?;
+        if chunk.zone as usize >= plan.zones.len() {
+            return Err(Status::invalid_argument(format!(
+                "routed states for zone {} of {}",
+                chunk.zone,
+                plan.zones.len()
+            )));
+        }
+        let path = self.dir.join(format!("from-{from:04}"));
+        let (file, dirty) = match self.files.entry(from) {
+            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert((
+                File::options()
+                    .create(true)
+                    .truncate(true)
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| internal(&format!("opening {}", path.display()), e))?,
+                0,
+            )),
+        };
+        let offset = file
+            .seek(SeekFrom::End(0))
+            .and_then(|at| file.write_all(&chunk.data).map(|_| at))
+            .map_err(|e| internal(&format!("writing {}", path.display()), e))?;
+        *dirty += chunk.data.len() as u64;
+        if *dirty >= WRITEBACK_BYTES {
+            start_writeback(file);
+            *dirty = 0;
+        }
+        self.pieces.push(Piece {
+            zone: chunk.zone,
+            from,
+            seq: chunk.seq,
+            offset,
+            len: chunk.data.len() as u64,
+            states: chunk.states,
+        });
+        Ok(())
+    }
+}
+
+/// Values then depths of `values.len()` states, compressed.
+fn pack_piece(values: &[u8], depth: &[u16]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(values.len() * 3);
+    raw.extend_from_slice(values);
+    for d in depth {
+        raw.extend_from_slice(&d.to_le_bytes());
+    }
+    zstd::bulk::compress(&raw, 1).expect("zstd compresses into a vector")
+}
+
+fn unpack_piece(data: &[u8], states: usize) -> Result<(Vec<u8>, Vec<u16>), Status> {
+    let raw = zstd::bulk::decompress(data, states * 3)
+        .map_err(|e| Status::data_loss(format!("a routed piece does not decompress: {e}")))?;
+    if raw.len() != states * 3 {
+        return Err(Status::data_loss(format!(
+            "a routed piece holds {} bytes for {states} states",
+            raw.len()
+        )));
+    }
+    let (values, depth) = raw.split_at(states);
+    let depth = depth
+        .chunks_exact(2)
+        .map(|d| u16::from_le_bytes([d[0], d[1]]))
+        .collect();
+    Ok((values.to_vec(), depth))
+}
+
+impl WorkerService {
+    pub(super) async fn route_expansion_call(
+        &self,
+        req: Request<pb::RouteExpansionRequest>,
+    ) -> Result<Response<pb::RouteExpansionReply>, Status> {
+        let req = req.into_inner();
+        let layer = self.coordinator_call(&req.run_id)?;
+        let _turn = self.inner.step.lock().await;
+        if req.zones.len() != req.zone_owners.len() || req.zones.is_empty() {
+            return Err(Status::invalid_argument(format!(
+                "{} zones with {} owners",
+                req.zones.len(),
+                req.zone_owners.len()
+            )));
+        }
+        let workers = layer.peers.len();
+        let owners: Vec<usize> = req.zone_owners.iter().map(|&o| o as usize).collect();
+        if owners.windows(2).any(|w| w[0] > w[1]) || owners.iter().any(|&o| o >= workers) {
+            return Err(Status::invalid_argument(
+                "zone owners must be worker numbers, non-decreasing",
+            ));
+        }
+        let zones: Vec<Range<u64>> = req.zones.iter().map(|z| z.start..z.end).collect();
+        if req.prepare {
+            let dir = layer.layer_dir.join("routed");
+            let plan = ZonePlan {
+                zones,
+                owners,
+                run_states: req.run_states.max(1),
+            };
+            layer.kept.lock().expect("kept state").prepare(dir, plan)?;
+            return Ok(Response::new(pb::RouteExpansionReply::default()));
+        }
+        let runtime = self.inner.runtime.clone();
+        let reply = layer
+            .blocking(move |l| {
+                route(l, &runtime).map_err(|s| kingmaker_kernel::KernelError::Worker {
+                    worker: "this worker".into(),
+                    message: s.message().to_string(),
+                })
+            })
+            .await?;
+        Ok(Response::new(reply))
+    }
+
+    pub(super) async fn routed_states_call(
+        &self,
+        req: Request<Streaming<pb::RoutedChunk>>,
+    ) -> Result<Response<pb::RoutedStatesReply>, Status> {
+        let mut stream = req.into_inner();
+        let mut header: Option<(Arc<OpenLayer>, u32)> = None;
+        let mut states = 0;
+        while let Some(chunk) = stream.message().await? {
+            let (layer, from) = match &header {
+                Some(h) => h.clone(),
+                None => {
+                    let layer = self.layer_of(&chunk.run_id)?;
+                    header = Some((layer.clone(), chunk.from));
+                    (layer, chunk.from)
+                }
+            };
+            if let Some(reason) = layer.failure() {
+                return Err(Status::aborted(format!(
+                    "this worker abandoned run {}: {reason}",
+                    layer.run_id
+                )));
+            }
+            states += chunk.states;
+            tokio::task::spawn_blocking(move || {
+                layer.kept.lock().expect("kept state").store(&chunk, from)
+            })
+            .await
+            .map_err(|e| internal("storing routed states panicked", e))??;
+        }
+        Ok(Response::new(pb::RoutedStatesReply { states }))
+    }
+
+    pub(super) async fn keep_part_call(
+        &self,
+        req: Request<pb::KeepPartRequest>,
+    ) -> Result<Response<pb::KeepPartReply>, Status> {
+        let req = req.into_inner();
+        let layer = self.coordinator_call(&req.run_id)?;
+        let _turn = self.inner.step.lock().await;
+        let identity = part_identity(&req.identity_json)?;
+        let data_dir = self.inner.opts.data_dir.clone();
+        let reply = tokio::task::spawn_blocking(move || keep_part(&layer, &identity, &data_dir))
+            .await
+            .map_err(|e| internal("writing the part panicked", e))??;
+        Ok(Response::new(reply))
+    }
+
+    pub(super) async fn chain_digest_call(
+        &self,
+        req: Request<pb::ChainDigestRequest>,
+    ) -> Result<Response<pb::ChainDigestReply>, Status> {
+        let req = req.into_inner();
+        let _layer = self.coordinator_call(&req.run_id)?;
+        let identity = part_identity(&req.identity_json)?;
+        let expected = format!("{}/layers/{}.kmt", req.run_id, identity.layer);
+        if req.file != expected {
+            return Err(Status::invalid_argument(format!(
+                "part file {:?}: a kept part of this run is {expected:?}",
+                req.file
+            )));
+        }
+        let state = req
+            .state
+            .ok_or_else(|| Status::invalid_argument("no digest state given"))?;
+        let state = ChainedDigest {
+            words: state.words.try_into().map_err(|w: Vec<u32>| {
+                Status::invalid_argument(format!("{} words of sha256 state, not 8", w.len()))
+            })?,
+            bytes: state.bytes,
+            pending: state.pending,
+        }
+        .checked()
+        .map_err(Status::invalid_argument)?;
+        let path = self.inner.opts.data_dir.join(&req.file);
+        let state = tokio::task::spawn_blocking(move || chain(&path, &identity, state))
+            .await
+            .map_err(|e| internal("hashing the part panicked", e))??;
+        Ok(Response::new(pb::ChainDigestReply {
+            state: Some(pb::DigestState {
+                words: state.words.to_vec(),
+                bytes: state.bytes,
+                pending: state.pending,
+            }),
+        }))
+    }
+}
+
+impl WorkerService {
+    pub(super) async fn read_part_call(
+        &self,
+        req: Request<pb::ReadPartRequest>,
+    ) -> Result<Response<super::rpc::ChunkStream>, Status> {
+        let req = req.into_inner();
+        check_name("run id", &req.run_id)?;
+        let name = req
+            .file
+            .strip_prefix(&format!("{}/layers/", req.run_id))
+            .filter(|n| n.contains(".part-") && n.ends_with(".kmt"))
+            .ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "{:?} is not a kept part of run {}",
+                    req.file, req.run_id
+                ))
+            })?;
+        check_name("part file", name)?;
+        let path = self.inner.opts.data_dir.join(&req.file);
+        let mut file =
+            File::open(&path).map_err(|e| Status::not_found(format!("{}: {e}", req.file)))?;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::task::spawn_blocking(move || loop {
+            let mut data = vec![0u8; 1 << 20];
+            let n = match file.read(&mut data) {
+                Ok(0) => return,
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(Status::internal(format!("reading: {e}"))));
+                    return;
+                }
+            };
+            data.truncate(n);
+            if tx
+                .blocking_send(Ok(pb::DataChunk { zstd: false, data }))
+                .is_err()
+            {
+                return;
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+}
+
+fn part_identity(json: &str) -> Result<LayerIdentity, Status> {
+    let identity: LayerIdentity = serde_json::from_str(json)
+        .map_err(|e| Status::invalid_argument(format!("not a layer identity: {e}")))?;
+    check_name("part name", &identity.layer)?;
+    Ok(identity)
+}
+
+/// Route this worker's shards of the finished reduced layer to the zones' owners.
+fn route(
+    layer: &OpenLayer,
+    runtime: &tokio::runtime::Handle,
+) -> Result<pb::RouteExpansionReply, Status> {
+    let reduction = layer
+        .game
+        .reduction()
+        .ok_or_else(|| Status::failed_precondition("the game is not a reduced one"))?;
+    let (zones, owners, run_states) = {
+        let kept = layer.kept.lock().expect("kept state");
+        let plan = kept
+            .plan
+            .as_ref()
+            .ok_or_else(|| Status::failed_precondition("the expansion was not prepared"))?;
+        (plan.zones.clone(), plan.owners.clone(), plan.run_states)
+    };
+    let engine = &layer.engine;
+    let me = engine.me();
+    let owned = engine.owned_shards();
+    let mut reply = pb::RouteExpansionReply::default();
+    let Some(&first_shard) = owned.first() else {
+        return Ok(reply);
+    };
+    let plan = *engine.plan();
+    let block = reduction.block_states();
+    let mut first = plan.range(first_shard).start;
+    if !first.is_multiple_of(block) || !plan.shard_size.is_multiple_of(block) {
+        return Err(Status::failed_precondition(format!(
+            "this worker's shards start at state {first}, inside a block of {block}: a reduced \
+             layer kept on its workers needs shards of whole blocks"
+        )));
+    }
+    let run = (run_states / block).max(1) * block;
+    let mut sender = Sender {
+        layer,
+        runtime,
+        me,
+        owners: &owners,
+        seq: 0,
+        batches: vec![(Vec::new(), 0); layer.peers.len()],
+        reply: &mut reply,
+    };
+    let mut out = vec![(Vec::new(), Vec::new()); zones.len()];
+    let not_mine = |s| Status::internal(format!("shard {s} is not this worker's"));
+    // Shards are whole blocks: each is routed on its own, in runs, with nothing carried over.
+    for &shard in &owned {
+        let values = engine.shard_values(shard).ok_or_else(|| not_mine(shard))?;
+        let depth = engine
+            .shard_depth(shard)
+            .map_err(|e| internal("reading depths", e))?
+            .ok_or_else(|| not_mine(shard))?;
+        for (v, d) in values.chunks(run as usize).zip(depth.chunks(run as usize)) {
+            reduction.scatter(&zones, first, v, d, &mut out);
+            sender.send(&mut out)?;
+            first += v.len() as u64;
+        }
+    }
+    sender.flush_all()?;
+    Ok(reply)
+}
+
+/// Sends routed pieces: to this worker's own store, or batched to their zone's owner.
+struct Sender<'a> {
+    layer: &'a OpenLayer,
+    runtime: &'a tokio::runtime::Handle,
+    me: usize,
+    owners: &'a [usize],
+    seq: u64,
+    /// Per worker: the chunks not yet sent and their bytes.
+    batches: Vec<(Vec<pb::RoutedChunk>, usize)>,
+    reply: &'a mut pb::RouteExpansionReply,
+}
+
+impl Sender<'_> {
+    /// Send what one run routed to every zone (and empty the buffers).
+    fn send(&mut self, out: &mut [(Vec<u8>, Vec<u16>)]) -> Result<(), Status> {
+        for (zone, buffers) in out.iter_mut().enumerate() {
+            // Taken, not cleared: a zone gets its whole rows from the run that holds their
+            // blocks, and buffers kept at that size by every zone would hold many runs' worth.
+            let (values, depth) = std::mem::take(buffers);
+            for (v, d) in values.chunks(PIECE_STATES).zip(depth.chunks(PIECE_STATES)) {
+                let chunk = pb::RoutedChunk {
+                    run_id: self.layer.run_id.clone(),
+                    from: self.me as u32,
+                    seq: self.seq,
+                    zone: zone as u32,
+                    states: v.len() as u64,
+                    data: pack_piece(v, d),
+                };
+                self.seq += 1;
+                self.reply.routed += chunk.states;
+                let owner = self.owners[zone];
+                if owner == self.me {
+                    self.layer
+                        .kept
+                        .lock()
+                        .expect("kept state")
+                        .store(&chunk, self.me as u32)?;
+                    continue;
+                }
+                let batch = &mut self.batches[owner];
+                batch.1 += chunk.data.len();
+                batch.0.push(chunk);
+                if batch.1 >= BATCH_BYTES {
+                    self.flush(owner)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, to: usize) -> Result<(), Status> {
+        let (chunks, bytes) = std::mem::take(&mut self.batches[to]);
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let (addr, client) = &self.layer.peers[to];
+        let mut client = client.clone();
+        self.runtime
+            .block_on(async move { client.routed_states(tokio_stream::iter(chunks)).await })
+            .map_err(|s| {
+                Status::unavailable(format!("sending routed states to {addr}: {}", s.message()))
+            })?;
+        self.reply.bytes_sent += bytes as u64;
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> Result<(), Status> {
+        (0..self.batches.len()).try_for_each(|to| self.flush(to))
+    }
+}
+
+/// Write this worker's part of the finished layer into `data_dir/<run id>/layers/`.
+fn keep_part(
+    layer: &OpenLayer,
+    identity: &LayerIdentity,
+    data_dir: &std::path::Path,
+) -> Result<pb::KeepPartReply, Status> {
+    let dir = data_dir.join(&layer.run_id).join("layers");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| internal(&format!("creating {}", dir.display()), e))?;
+    let file = format!("{}/layers/{}.kmt", layer.run_id, identity.layer);
+    let format_err = |e: kingmaker_tablefmt::FormatError| internal("writing the part", e);
+    let (first, written) = match layer.game.reduction() {
+        None => {
+            let engine = &layer.engine;
+            let owned = engine.owned_shards();
+            let plan = *engine.plan();
+            let Some((&a, &b)) = owned.first().zip(owned.last()) else {
+                return Ok(pb::KeepPartReply::default());
+            };
+            let rows = plan.range(a).start..plan.range(b).end;
+            let mut writer =
+                TableWriter::create(&dir, identity, rows.end - rows.start).map_err(format_err)?;
+            for shard in owned {
+                let values = engine
+                    .shard_values(shard)
+                    .ok_or_else(|| Status::internal("an owned shard has no values"))?;
+                let depth = engine
+                    .shard_depth(shard)
+                    .map_err(|e| internal("reading depths", e))?
+                    .ok_or_else(|| Status::internal("an owned shard has no depths"))?;
+                writer.append(&values, &depth).map_err(format_err)?;
+            }
+            (rows.start, writer.finish_written().map_err(format_err)?)
+        }
+        Some(reduction) => {
+            let mut kept = layer.kept.lock().expect("kept state");
+            let plan = kept
+                .plan
+                .as_ref()
+                .ok_or_else(|| Status::failed_precondition("the expansion was not prepared"))?;
+            let me = layer.engine.me();
+            let mine: Vec<usize> = (0..plan.zones.len())
+                .filter(|&z| plan.owners[z] == me)
+                .collect();
+            let Some((&a, &b)) = mine.first().zip(mine.last()) else {
+                return Ok(pb::KeepPartReply::default());
+            };
+            let rows = plan.zones[a].start..plan.zones[b].end;
+            let mut writer =
+                TableWriter::create(&dir, identity, rows.end - rows.start).map_err(format_err)?;
+            let mut pieces: Vec<Vec<Piece>> = vec![Vec::new(); plan.zones.len()];
+            for p in &kept.pieces {
+                pieces[p.zone as usize].push(*p);
+            }
+            for p in &mut pieces {
+                p.sort_by_key(|p| (p.from, p.seq));
+            }
+            let threads = rayon::current_num_threads().max(1);
+            let files: HashMap<u32, PathBuf> = kept
+                .files
+                .keys()
+                .map(|&from| (from, kept.dir.join(format!("from-{from:04}"))))
+                .collect();
+            for group in mine.chunks(threads) {
+                let filled: Vec<Result<Rows, Status>> = group
+                    .par_iter()
+                    .map(|&z| fill_zone(reduction, &plan.zones[z], &pieces[z], &files))
+                    .collect();
+                for zone in filled {
+                    let (values, depth) = zone?;
+                    writer.append(&values, &depth).map_err(format_err)?;
+                }
+            }
+            let written = writer.finish_written().map_err(format_err)?;
+            let dir = kept.dir.clone();
+            *kept = KeptState::default();
+            let _ = std::fs::remove_dir_all(dir);
+            (rows.start, written)
+        }
+    };
+    Ok(pb::KeepPartReply {
+        first,
+        states: written.counts.win
+            + written.counts.loss
+            + written.counts.draw
+            + written.counts.illegal,
+        file,
+        size: written.size,
+        sha256: written.sha256,
+        win: written.counts.win,
+        loss: written.counts.loss,
+        draw: written.counts.draw,
+        illegal: written.counts.illegal,
+        max_depth: u32::from(written.max_depth),
+    })
+}
+
+/// Values and depths of consecutive rows.
+type Rows = (Vec<u8>, Vec<u16>);
+
+/// One zone of the full table from the pieces routed to it, read in order.
+fn fill_zone(
+    reduction: &dyn kingmaker_games::reduction::Reduction,
+    zone: &Range<u64>,
+    pieces: &[Piece],
+    files: &HashMap<u32, PathBuf>,
+) -> Result<Rows, Status> {
+    let n = (zone.end - zone.start) as usize;
+    let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
+    let mut open: HashMap<u32, File> = HashMap::new();
+    let mut next = pieces.iter();
+    let (mut bv, mut bd, mut at) = (Vec::new(), Vec::new(), 0usize);
+    let mut read = |v: &mut [u8], d: &mut [u16]| -> anyhow::Result<()> {
+        let mut done = 0;
+        while done < v.len() {
+            if at == bv.len() {
+                let p = next.next().ok_or_else(|| {
+                    anyhow::anyhow!("fewer states were routed than the zone needs")
+                })?;
+                let path = &files[&p.from];
+                let f = match open.entry(p.from) {
+                    std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => e.insert(File::open(path)?),
+                };
+                let mut data = vec![0u8; p.len as usize];
+                f.seek(SeekFrom::Start(p.offset))?;
+                f.read_exact(&mut data)?;
+                (bv, bd) = unpack_piece(&data, p.states as usize)
+                    .map_err(|s| anyhow::anyhow!(s.message().to_string()))?;
+                at = 0;
+            }
+            let k = (v.len() - done).min(bv.len() - at);
+            v[done..done + k].copy_from_slice(&bv[at..at + k]);
+            d[done..done + k].copy_from_slice(&bd[at..at + k]);
+            (done, at) = (done + k, at + k);
+        }
+        Ok(())
+    };
+    reduction
+        .expand_zone(zone.clone(), &mut read, &mut values, &mut depth)
+        .map_err(|e| Status::data_loss(format!("filling zone {zone:?}: {e:#}")))?;
+    if at != bv.len() || next.next().is_some() {
+        return Err(Status::data_loss(format!(
+            "more states were routed to zone {zone:?} than it needs"
+        )));
+    }
+    Ok((values, depth))
+}
+
+/// Go on with `state` over the values of the part file at `path`.
+fn chain(
+    path: &std::path::Path,
+    identity: &LayerIdentity,
+    mut state: ChainedDigest,
+) -> Result<ChainedDigest, Status> {
+    let file = LayerFile::open_as(path, identity).map_err(|e| Status::data_loss(e.to_string()))?;
+    const GROUP: u64 = 1 << 22;
+    let (mut values, mut depth) = (Vec::new(), Vec::new());
+    let mut first = 0;
+    while first < file.states() {
+        let n = GROUP.min(file.states() - first) as usize;
+        values.resize(n, 0);
+        depth.resize(n, 0);
+        file.read_states(first, &mut values, &mut depth)
+            .map_err(|e| Status::data_loss(e.to_string()))?;
+        state.update(&values);
+        first += n as u64;
+    }
+    Ok(state)
+}
+
+/// The open layer's share of expansion state, made with it.
+pub(super) fn new_kept_state() -> Mutex<KeptState> {
+    Mutex::new(KeptState::default())
+}
