@@ -190,7 +190,7 @@ proptest! {
         info.states = states;
         info.shard_size = shard_size;
         info.local_workers = local_workers;
-        info.distributed = (!workers.is_empty()).then_some(crate::rundir::Distributed { run_id, workers });
+        info.distributed = (!workers.is_empty()).then_some(crate::rundir::Distributed { run_id, workers, keep_layers: false });
         let dir = tempfile::tempdir().unwrap();
         write_json_atomically(&dir.path().join("run.json"), &info).unwrap();
         let (run, back) = RunDir::open(dir.path()).unwrap();

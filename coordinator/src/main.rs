@@ -8,6 +8,7 @@ mod expansion;
 mod explore;
 #[cfg(test)]
 mod fuzz_tests;
+mod kept;
 mod lock;
 mod preflight;
 mod progress;
@@ -47,6 +48,8 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Write a finished run's summary.json again (e.g. with --reachable counts).
     Summarize(cmd::summarize::SummarizeArgs),
+    /// Bring the layers a distributed build kept on its workers into the run directory.
+    Collect(cmd::collect::CollectArgs),
     /// A principal line of optimal play from a position of a two-player game, as boards.
     Line(cmd::line::LineArgs),
     /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
@@ -105,6 +108,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Resume(args) => cmd::resume::run(args),
         Command::Status(args) => cmd::status::run(args),
         Command::Summarize(args) => cmd::summarize::run(args),
+        Command::Collect(args) => cmd::collect::run(args),
         Command::Line(args) => cmd::line::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Verify(args) => cmd::verify::run(args),

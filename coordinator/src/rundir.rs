@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_kernel::{Layer, WaveSummary};
 use kingmaker_rpc::lock::DirLock;
+use kingmaker_tablefmt::kept::{kept_path, read_kept};
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
@@ -187,9 +188,21 @@ impl RunDir {
         }
     }
 
+    /// Whether `layer` is kept in parts on the workers (`layers/NAME.kept.json`).
+    pub fn is_kept(&self, layer: &str) -> bool {
+        kept_path(&self.layers_dir(), layer).exists()
+    }
+
     /// The finished table of one layer (refused unless its file says it holds that layer of
     /// this run's game).
     pub fn table(&self, layer: &str) -> Result<LayerFile> {
+        if self.is_kept(layer) {
+            anyhow::bail!(
+                "layer {layer} of {} is kept in parts on the workers that built it (layers/{layer}.kept.json \
+                 lists them); this command reads tables in the run directory",
+                self.path.display()
+            );
+        }
         open_table(&self.layers_dir(), &self.identity(layer)).with_context(|| {
             format!(
                 "layer {layer} of {} is missing, damaged or not this run's",
@@ -207,7 +220,16 @@ impl RunDir {
         state.finished.retain(|f| {
             let name = &f.layer.name;
             let started = std::time::Instant::now();
-            let problem = match self.table(name).and_then(|file| Ok(read_summary(&file)?)) {
+            let read = if self.is_kept(name) {
+                // The parts are on the workers: their list is checked, and must agree.
+                read_kept(&self.layers_dir(), name)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|k| k.context("the list of its parts vanished"))
+                    .map(|k| k.summary)
+            } else {
+                self.table(name).and_then(|file| Ok(read_summary(&file)?))
+            };
+            let problem = match read {
                 Err(e) => format!("{e:#}"),
                 Ok(read) if read == f.table => {
                     tracing::info!(

@@ -126,6 +126,7 @@ pub fn solve_run_with(
             &stop,
             &Solvers {
                 make_workers: &embedded_workers(run, &kernel, opts),
+                keep_layer: None,
                 next_layer: &next_layer,
             },
         )?,

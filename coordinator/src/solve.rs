@@ -57,7 +57,8 @@ pub fn adaptive_schedule<'a>(
         };
         let mut answers = Vec::new();
         for layer in &info.borrow().layers {
-            if state.finished(&layer.name).is_some() {
+            // A layer kept on its workers is not read here (such a run has a fixed schedule).
+            if state.finished(&layer.name).is_some() && !run.is_kept(&layer.name) {
                 answers.push((layer.name.clone(), run.table(&layer.name)?.get(start)?.0));
             }
         }
@@ -75,9 +76,15 @@ pub fn adaptive_schedule<'a>(
     }
 }
 
-/// Who solves a run's layers and which layers come after the scheduled ones.
+/// Keeps a solved layer where its workers are, instead of gathering it (`--keep-layers-on-workers`).
+pub type KeepLayer<'a> = dyn Fn(&Layer) -> Result<TableSummary> + 'a;
+
+/// Who solves a run's layers, where their tables go, and which layers come after the scheduled
+/// ones.
 pub struct Solvers<'a> {
     pub make_workers: &'a WorkerFactory<'a>,
+    /// None: every layer is gathered into the run directory.
+    pub keep_layer: Option<&'a KeepLayer<'a>>,
     pub next_layer: &'a NextLayer<'a>,
 }
 
@@ -210,6 +217,7 @@ pub fn solve_layers(
 ) -> Result<Ending> {
     let Solvers {
         make_workers,
+        keep_layer,
         next_layer,
     } = solvers;
     let plan = ShardPlan::new(game.size(), opts.shard_size);
@@ -293,7 +301,14 @@ pub fn solve_layers(
             );
             return Ok(Ending::Stopped);
         }
-        let table = write_table(run, game, &plan, layer, workers, opts.memory_budget)?;
+        let table = match keep_layer {
+            Some(keep) => {
+                let table = keep(layer)?;
+                drop(workers);
+                table
+            }
+            None => write_table(run, game, &plan, layer, workers, opts.memory_budget)?,
+        };
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
             layer.name,
@@ -457,8 +472,11 @@ pub fn solve_distributed(
 ) -> Result<Ending> {
     let make =
         |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
+    let keep = |layer: &Layer| crate::kept::keep_on_workers(run, game, &cluster, layer);
+    let keeps = info.distributed.as_ref().is_some_and(|d| d.keep_layers);
     let solvers = Solvers {
         make_workers: &make,
+        keep_layer: keeps.then_some(&keep as &KeepLayer),
         next_layer,
     };
     match solve_layers(run, game, &info.layers, opts, state, stop, &solvers) {

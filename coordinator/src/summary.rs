@@ -52,6 +52,16 @@ pub fn summarize(
     s.insert("states".into(), json!(game.size()));
     let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
     s.insert("illegal".into(), json!(illegal));
+    if tables.iter().any(|(l, _)| run.is_kept(&l.name)) {
+        // The tables are on the workers: their counts and digests, nothing read from them.
+        let layers: Map<String, Value> = tables
+            .iter()
+            .map(|(l, t)| (l.name.clone(), layer_json(t)))
+            .collect();
+        s.insert("layers".into(), Value::Object(layers));
+        s.insert("kept_on_workers".into(), json!(true));
+        return Ok(Value::Object(s));
+    }
     let layers: Map<String, Value> = tables
         .iter()
         .map(|(l, t)| -> Result<(String, Value)> {

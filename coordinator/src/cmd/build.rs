@@ -73,6 +73,12 @@ pub struct BuildArgs {
     /// (a symmetry quotient such as a colour swap). The tables are the same; for comparison and tests.
     #[arg(long, global = true)]
     pub no_symmetry: bool,
+    /// With --workers: keep each finished layer on the workers that computed it, a part per
+    /// worker in its data directory, instead of gathering it into the run directory (which then
+    /// holds only `layers/NAME.kept.json`, the list of the parts with the layer's counts and
+    /// digest). A reduced game's layer is expanded on the workers.
+    #[arg(long, global = true, requires = "workers")]
+    pub keep_layers_on_workers: bool,
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
@@ -122,6 +128,19 @@ pub fn run(args: BuildArgs) -> Result<()> {
         Some(reduced) => reduced.build()?.size(),
         None => game.size(),
     };
+    let shard_size = match (&solved_as, args.keep_layers_on_workers) {
+        (Some(reduced), true) => {
+            crate::kept::whole_block_shards(&reduced.build()?, args.shard_size)
+        }
+        _ => args.shard_size,
+    };
+    if args.keep_layers_on_workers && spec.next_layer(&[]).is_some() {
+        bail!(
+            "--keep-layers-on-workers needs a fixed list of layers: {} chooses its next layer from \
+             the start's values, which the coordinator does not hold (give the layers explicitly)",
+            game.name()
+        );
+    }
     let needs =
         crate::preflight::needs(solved, game.size(), layers.len(), budget, cluster.is_some());
     crate::preflight::check(&needs, budget, &out)?;
@@ -132,12 +151,13 @@ pub fn run(args: BuildArgs) -> Result<()> {
         spec: spec.clone(),
         layers: layers.clone(),
         states: game.size(),
-        shard_size: args.shard_size,
+        shard_size,
         kingmaker_version: env!("CARGO_PKG_VERSION").to_string(),
         solved_as,
         distributed: cluster.as_ref().map(|c| Distributed {
             run_id: c.run_id().to_string(),
             workers: c.addrs(),
+            keep_layers: args.keep_layers_on_workers,
         }),
         local_workers: cluster.is_none().then_some(args.local_workers),
     };
@@ -149,7 +169,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         out.display()
     );
     let opts = SolveOptions {
-        shard_size: args.shard_size,
+        shard_size,
         local_workers: args.local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,

@@ -2,6 +2,7 @@
 
 pub mod bfs;
 pub mod build;
+pub mod collect;
 pub mod count;
 pub mod deck;
 pub mod fetch;

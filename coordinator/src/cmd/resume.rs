@@ -203,7 +203,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             if addrs != d.workers {
                 // Moved workers: remember where they are now.
                 let mut moved = info.clone();
-                moved.distributed = Some(crate::rundir::Distributed { run_id: d.run_id.clone(), workers: addrs });
+                moved.distributed = Some(crate::rundir::Distributed { workers: addrs, ..d.clone() });
                 run.write_info(&moved)?;
             }
             Some(cluster)

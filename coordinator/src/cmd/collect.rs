@@ -1,0 +1,181 @@
+//! `kingmaker collect RUN_DIR`: bring the layers a distributed build kept on its workers
+//! (`--keep-layers-on-workers`) into the run directory, as the tables a gathered build writes, so
+//! that every command that reads tables (`query`, `serve`, `pack`, `summarize`...) reads them.
+//! Each part is copied from its worker and checked against its record (size, sha256), then the
+//! parts are read in row order into `layers/NAME.kmt`, whose counts and digest must be the
+//! layer's; only then are the parts and their list removed. Memory: a few blocks at a time.
+
+use crate::lock::lock_run;
+use crate::rundir::RunDir;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_rpc::auth::TOKEN_ENV;
+use kingmaker_rpc::fetch_part;
+use kingmaker_tablefmt::fsio::file_sha256;
+use kingmaker_tablefmt::kept::{kept_path, part_layer_name, read_kept, KeptLayer};
+use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
+use kingmaker_tablefmt::table::TableWriter;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct CollectArgs {
+    /// A run directory whose layers a distributed build kept on its workers.
+    pub dir: PathBuf,
+    /// The workers (HOST:PORT,...) in worker-number order, where they moved since the build.
+    /// Default: the ones in run.json.
+    #[arg(long, value_delimiter = ',')]
+    pub workers: Vec<String>,
+    /// The workers' token (prefer the environment variable).
+    #[arg(long, env = TOKEN_ENV, hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+pub fn run(args: CollectArgs) -> Result<()> {
+    let (run, info) = RunDir::open(&args.dir)?;
+    let _lock = lock_run(&args.dir, "kingmaker collect")?;
+    let Some(dist) = &info.distributed else {
+        bail!(
+            "{} is not a distributed run: its layers are in layers/",
+            args.dir.display()
+        );
+    };
+    let workers = if args.workers.is_empty() {
+        dist.workers.clone()
+    } else if args.workers.len() == dist.workers.len() {
+        args.workers.clone()
+    } else {
+        bail!(
+            "--workers lists {} workers; the run has {}",
+            args.workers.len(),
+            dist.workers.len()
+        );
+    };
+    let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
+        bail!("collecting needs the workers' token: pass --token or set {TOKEN_ENV}");
+    };
+    let dir = run.layers_dir();
+    let mut collected = 0;
+    for layer in &info.layers {
+        let Some(kept) = read_kept(&dir, &layer.name)? else {
+            continue;
+        };
+        collect_layer(&run, &kept, &workers, &dist.run_id, &token)?;
+        collected += 1;
+    }
+    if collected == 0 {
+        println!("{}: no layer is kept on the workers", args.dir.display());
+    } else {
+        println!(
+            "{collected} layer(s) collected into {}; `kingmaker summarize {}` adds what is read from the tables",
+            dir.display(),
+            args.dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn collect_layer(
+    run: &RunDir,
+    kept: &KeptLayer,
+    workers: &[String],
+    run_id: &str,
+    token: &str,
+) -> Result<()> {
+    let dir = run.layers_dir();
+    let name = &kept.layer;
+    let mut parts = Vec::new();
+    for part in &kept.parts {
+        // The worker's number is in the part's name; its address is where it is now (run.json's,
+        // or --workers'), which a resume on moved workers may have changed since.
+        let k = (0..workers.len())
+            .find(|&k| {
+                part.file
+                    .ends_with(&format!("/{}.kmt", part_layer_name(name, k)))
+            })
+            .with_context(|| {
+                format!(
+                    "layer {name}: part {} is not one of the run's {} workers'",
+                    part.file,
+                    workers.len()
+                )
+            })?;
+        let part_name = part_layer_name(name, k);
+        let path = dir.join(format!("{part_name}.kmt"));
+        let fresh = file_sha256(&path).ok() == Some((part.size, part.sha256.clone()));
+        if !fresh {
+            let tmp = path.with_extension("kmt.tmp");
+            fetch_part(&workers[k], token, run_id, &part.file, &tmp)?;
+            let got = file_sha256(&tmp)?;
+            if got != (part.size, part.sha256.clone()) {
+                let _ = std::fs::remove_file(&tmp);
+                bail!(
+                    "layer {name}: the part from {} is {} bytes with sha256 {}; its record says {} bytes, {}",
+                    workers[k],
+                    got.0,
+                    got.1,
+                    part.size,
+                    part.sha256
+                );
+            }
+            std::fs::rename(&tmp, &path)?;
+        }
+        tracing::info!(
+            "layer {name}: part {k} ({} rows) copied from {}",
+            part.states,
+            workers[k]
+        );
+        parts.push((path, part_name, part.states));
+    }
+    let mut writer = TableWriter::create(&dir, &run.identity(name), kept.summary.states)?;
+    for (path, part_name, states) in &parts {
+        append_part(&mut writer, run, path, part_name, *states)?;
+    }
+    let table = writer.finish()?;
+    if table != kept.summary {
+        let _ = std::fs::remove_file(kingmaker_tablefmt::table::table_path(&dir, name));
+        bail!(
+            "layer {name}: the parts read together give digest {} and {:?}; the layer's record says {} and {:?}",
+            table.digest,
+            table.counts,
+            kept.summary.digest,
+            kept.summary.counts
+        );
+    }
+    for (path, ..) in &parts {
+        std::fs::remove_file(path)?;
+    }
+    std::fs::remove_file(kept_path(&dir, name))?;
+    println!("layer {name}: collected, digest {}", table.digest);
+    Ok(())
+}
+
+/// Append the rows of one part file (checked: its identity, every block's crc32) to `writer`.
+fn append_part(
+    writer: &mut TableWriter,
+    run: &RunDir,
+    path: &Path,
+    part_name: &str,
+    states: u64,
+) -> Result<()> {
+    let game = run.identity(part_name).game;
+    let file = LayerFile::open_as(path, &LayerIdentity::new(game, part_name))?;
+    if file.states() != states {
+        bail!(
+            "{}: {} rows, its record says {states}",
+            path.display(),
+            file.states()
+        );
+    }
+    const GROUP: u64 = 1 << 22;
+    let (mut values, mut depth) = (Vec::new(), Vec::new());
+    let mut first = 0;
+    while first < states {
+        let n = GROUP.min(states - first) as usize;
+        values.resize(n, 0);
+        depth.resize(n, 0);
+        file.read_states(first, &mut values, &mut depth)?;
+        writer.append(&values, &depth)?;
+        first += n as u64;
+    }
+    Ok(())
+}
