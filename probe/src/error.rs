@@ -28,6 +28,15 @@ pub enum ProbeError {
         /// What is wrong with its game.
         reason: String,
     },
+    /// A run whose finished layers stay on the workers that built them
+    /// (`build --keep-layers-on-workers`): the run directory lists the parts, it holds no table.
+    #[error("{}: layer {layer} is kept in parts on the workers that built it (layers/{layer}.kept.json lists them), not in the run directory", .path.display())]
+    KeptOnWorkers {
+        /// The run directory.
+        path: PathBuf,
+        /// The first such layer.
+        layer: String,
+    },
     /// A layer the tables do not hold, or hold without its file (a partial release).
     #[error("{} has no layer {layer}{}", .path.display(), if .have.is_empty() { String::new() } else { format!(" (it has {})", .have.join(", ")) })]
     MissingLayer {

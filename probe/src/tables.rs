@@ -5,6 +5,7 @@ use crate::error::ProbeError;
 pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
+use kingmaker_tablefmt::kept::kept_path;
 use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
@@ -85,6 +86,16 @@ impl Tables {
         let info: RunInfo<GameSpec> = read_run_info(&dir)?;
         if !dir.join("summary.json").exists() {
             return Err(ProbeError::Unfinished { path: dir });
+        }
+        if let Some(l) = info
+            .layers
+            .iter()
+            .find(|l| kept_path(&dir.join("layers"), &l.name).exists())
+        {
+            return Err(ProbeError::KeptOnWorkers {
+                path: dir,
+                layer: l.name.clone(),
+            });
         }
         let game = build(&dir, &info.spec)?;
         let layers = info

@@ -45,7 +45,9 @@ fn py_err(e: ProbeError) -> PyErr {
         ProbeError::NotTables { .. } | ProbeError::Unfinished { .. } | ProbeError::Game { .. } => {
             NotTablesError::new_err(text)
         }
-        ProbeError::MissingLayer { .. } => MissingLayerError::new_err(text),
+        ProbeError::MissingLayer { .. } | ProbeError::KeptOnWorkers { .. } => {
+            MissingLayerError::new_err(text)
+        }
         ProbeError::BadPosition { .. } => PositionError::new_err(text),
         ProbeError::Format(_) => DamagedTableError::new_err(text),
     }
