@@ -1,0 +1,292 @@
+//! Layers kept where they were computed (`build --workers ... --keep-layers-on-workers`): real
+//! `kingmaker-worker` processes write the parts of every finished layer into their data
+//! directories, the coordinator writes only their list, and the parts read in row order are the
+//! embedded build's table, state for state, with its digest (carried from part to part).
+
+use kingmaker_e2e::{addrs, bin, kingmaker, read_json, slow_workers, wait_for_wave, Worker, TOKEN};
+use kingmaker_tablefmt::fsio::file_sha256;
+use kingmaker_tablefmt::kept::read_kept;
+use kingmaker_tablefmt::layer::LayerFile;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+fn check(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn build(args: &[&str], run: &Path, extra: &[&str]) -> Output {
+    let mut all = vec!["build"];
+    all.extend(args);
+    all.extend(["--out", run.to_str().unwrap()]);
+    all.extend(extra);
+    kingmaker(&all)
+}
+
+/// Every layer of `reference` (a run with its tables gathered) is kept in `run` on `workers`:
+/// the list of parts names each worker's file, whose size and sha256 it records, and the parts
+/// read in order hold the reference table's values and depths; the summaries' digests agree.
+fn assert_kept_like(run: &Path, workers: &[Worker], reference: &Path) {
+    let expected = read_json(&reference.join("summary.json"));
+    let got = read_json(&run.join("summary.json"));
+    assert_eq!(got["kept_on_workers"], true, "{got}");
+    let layers = expected["layers"].as_object().unwrap();
+    for (name, want) in layers {
+        assert_eq!(
+            got["layers"][name]["digest"], want["digest"],
+            "layer {name}"
+        );
+        assert!(
+            !run.join("layers").join(format!("{name}.kmt")).exists(),
+            "layer {name} was gathered into the run directory"
+        );
+        let kept = read_kept(&run.join("layers"), name)
+            .unwrap()
+            .unwrap_or_else(|| panic!("layer {name} has no list of parts"));
+        assert_eq!(kept.summary.digest, want["digest"].as_str().unwrap());
+        assert!(
+            kept.parts.len() >= 2,
+            "layer {name}: {} part(s) on {} workers",
+            kept.parts.len(),
+            workers.len()
+        );
+        let table = LayerFile::open(&reference.join("layers").join(format!("{name}.kmt"))).unwrap();
+        assert_eq!(kept.summary.states, table.states());
+        for part in &kept.parts {
+            let worker = workers
+                .iter()
+                .find(|w| w.addr == part.worker)
+                .unwrap_or_else(|| panic!("part on unknown worker {}", part.worker));
+            let path = worker.data.join(&part.file);
+            assert_eq!(
+                file_sha256(&path).unwrap(),
+                (part.size, part.sha256.clone()),
+                "{}",
+                path.display()
+            );
+            let file = LayerFile::open(&path).unwrap();
+            assert_eq!(file.states(), part.states);
+            let n = part.states as usize;
+            let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
+            let (mut tv, mut td) = (vec![0u8; n], vec![0u16; n]);
+            file.read_states(0, &mut v, &mut d).unwrap();
+            table.read_states(part.first, &mut tv, &mut td).unwrap();
+            assert!(
+                v == tv && d == td,
+                "layer {name}: the part of {} from row {} differs from the table",
+                part.worker,
+                part.first
+            );
+        }
+    }
+}
+
+/// A game solved in full: each worker's part is its own shards' rows; the coordinator's list and
+/// digest match an embedded build's table. The workers' shard files go at the end of the run,
+/// their parts stay; and a command that reads tables says where they are.
+#[test]
+fn cc3p_layers_stay_on_two_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc3p", "--level", "1"];
+    let embedded = tmp.path().join("embedded");
+    check(&build(&game, &embedded, &[]), "embedded build");
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    let run = tmp.path().join("kept");
+    let list = addrs(&workers);
+    let out = build(
+        &game,
+        &run,
+        &[
+            "--workers",
+            &list,
+            "--token",
+            TOKEN,
+            "--keep-layers-on-workers",
+            "--shard-size",
+            "128",
+            "--worker-timeout",
+            "30",
+        ],
+    );
+    check(&out, "build with the layers kept on 2 workers");
+    assert_kept_like(&run, &workers, &embedded);
+    for w in &workers {
+        let runs: Vec<_> = std::fs::read_dir(&w.data).unwrap().flatten().collect();
+        assert_eq!(runs.len(), 1, "one run on {}", w.addr);
+        let left: Vec<String> = std::fs::read_dir(runs[0].path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            left,
+            ["layers"],
+            "what the end of the run left on {}",
+            w.addr
+        );
+    }
+    let query = kingmaker(&["query", run.to_str().unwrap(), "start"]);
+    assert!(!query.status.success());
+    let said = String::from_utf8_lossy(&query.stderr);
+    assert!(said.contains("kept in parts on the workers"), "{said}");
+
+    // `collect` brings them home, each part checked: a flipped byte in a part on its worker is
+    // named and nothing is written; mended, the run holds the embedded build's tables.
+    let kept = read_kept(&run.join("layers"), "solo").unwrap().unwrap();
+    let part = &kept.parts[1];
+    let worker = workers.iter().find(|w| w.addr == part.worker).unwrap();
+    let path = worker.data.join(&part.file);
+    let good = std::fs::read(&path).unwrap();
+    let mut bad = good.clone();
+    let at = bad.len() - 10;
+    bad[at] ^= 0x40;
+    std::fs::write(&path, &bad).unwrap();
+    let collect = || kingmaker(&["collect", run.to_str().unwrap(), "--token", TOKEN]);
+    let out = collect();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("sha256") && said.contains(&part.sha256),
+        "{said}"
+    );
+    assert!(!run.join("layers/solo.kmt").exists());
+    std::fs::write(&path, &good).unwrap();
+    check(&collect(), "collect");
+    kingmaker_e2e::assert_same_tables(&run, &embedded);
+    let left: Vec<String> = std::fs::read_dir(run.join("layers"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".kmt") || n.contains(".part-"))
+        .collect();
+    assert!(left.is_empty(), "left in layers/ after collect: {left:?}");
+    check(
+        &kingmaker(&["query", run.to_str().unwrap(), "start"]),
+        "query after collect",
+    );
+}
+
+/// A reduced game (cc2p's quarter) is expanded on the workers: each routes its shards to the
+/// zones of the full table, each fills its own zones; the parts are the full solve's table.
+#[test]
+fn cc2p_quarter_is_expanded_on_three_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc2p", "--board", "7x7", "--pieces", "2"];
+    let full = tmp.path().join("full");
+    check(
+        &build(&game, &full, &["--no-symmetry"]),
+        "full embedded build",
+    );
+    let workers: Vec<Worker> = (0..3).map(|_| Worker::start(TOKEN, &[])).collect();
+    let run = tmp.path().join("kept");
+    let list = addrs(&workers);
+    let out = build(
+        &game,
+        &run,
+        &[
+            "--workers",
+            &list,
+            "--token",
+            TOKEN,
+            "--keep-layers-on-workers",
+            "--shard-size",
+            "4096",
+            "--worker-timeout",
+            "30",
+        ],
+    );
+    check(&out, "cc2p with the layers kept on 3 workers");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("states routed to"), "{log}");
+    assert_kept_like(&run, &workers, &full);
+}
+
+/// A worker killed (kill -9) in the second layer, after the first was kept: the build stops
+/// naming it; restarted on its data directory, the run resumes from run.json (its workers, and
+/// that its layers stay on them) and ends with every layer kept and the embedded digests — the
+/// first layer's part written before the kill among them.
+#[test]
+fn a_worker_killed_after_a_kept_layer_is_resumed_and_keeps_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc3p", "--level", "1"];
+    let embedded = tmp.path().join("embedded");
+    check(&build(&game, &embedded, &[]), "embedded build");
+    let mut workers = slow_workers();
+    let run = tmp.path().join("kept");
+    let log = tmp.path().join("kept.log");
+    let mut child = Command::new(bin("kingmaker"))
+        .args(["build", "cc3p", "--level", "1", "--out"])
+        .arg(&run)
+        .args(["--workers", &addrs(&workers), "--token", TOKEN])
+        .args(["--keep-layers-on-workers", "--shard-size", "128"])
+        .args(["--checkpoint-every-waves", "1", "--worker-timeout", "10"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_wave(
+        &run,
+        &mut child,
+        Some("enable_ab"),
+        2,
+        Duration::from_secs(300),
+    );
+    assert!(seen, "the build ended before its second layer");
+    assert!(read_kept(&run.join("layers"), "solo").unwrap().is_some());
+    let victim = workers[1].addr.clone();
+    workers[1].kill();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the build went on without a worker");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(said.contains(&format!("worker {victim}")), "{said}");
+    workers[1].restart();
+    let out = kingmaker(&["resume", run.to_str().unwrap(), "--token", TOKEN]);
+    check(&out, "resume");
+    assert_kept_like(&run, &workers, &embedded);
+}
+
+/// Workers that moved (a worker restarted on its data directory at another address, recorded
+/// in run.json as a resume on moved workers records it): `collect` finds each part by the
+/// worker's number in its name, not by the address the list of parts was written with.
+#[test]
+fn collect_follows_workers_that_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc3p", "--level", "1"];
+    let embedded = tmp.path().join("embedded");
+    check(&build(&game, &embedded, &[]), "embedded build");
+    let data: Vec<_> = (0..2).map(|i| tmp.path().join(format!("w{i}"))).collect();
+    let mut workers: Vec<Worker> = data
+        .iter()
+        .map(|d| Worker::start_on(TOKEN, d, "127.0.0.1:0"))
+        .collect();
+    let run = tmp.path().join("kept");
+    let list = addrs(&workers);
+    let out = build(
+        &game,
+        &run,
+        &[
+            "--workers",
+            &list,
+            "--token",
+            TOKEN,
+            "--keep-layers-on-workers",
+            "--shard-size",
+            "128",
+        ],
+    );
+    check(&out, "build");
+    workers[1].kill();
+    let moved = Worker::start_on(TOKEN, &data[1], "127.0.0.1:0");
+    assert_ne!(moved.addr, workers[1].addr);
+    let info_path = run.join("run.json");
+    let mut info = read_json(&info_path);
+    info["distributed"]["workers"] = serde_json::json!([workers[0].addr, moved.addr]);
+    std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
+    let out = kingmaker(&["collect", run.to_str().unwrap(), "--token", TOKEN]);
+    check(&out, "collect from the moved workers");
+    kingmaker_e2e::assert_same_tables(&run, &embedded);
+}
