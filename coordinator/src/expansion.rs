@@ -172,43 +172,23 @@ fn fill_zone(
     zone: &Range<u64>,
     parts: &[Range<u64>],
 ) -> Result<(Vec<u8>, Vec<u16>)> {
-    let n = (zone.end - zone.start) as usize;
-    let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
     let mut parts = parts.iter().cloned();
     let mut part = 0..0;
-    // The routed states are read a part at a time (a part can be large: read in slices).
+    // A part can be large: read in slices.
     const SLICE: u64 = 1 << 20;
-    let (mut bv, mut bd, mut at) = (Vec::new(), Vec::new(), 0usize);
-    let read = |v: &mut [u8], d: &mut [u16]| -> Result<()> {
-        let mut done = 0;
-        while done < v.len() {
-            if at == bv.len() {
-                if part.is_empty() {
-                    part = parts
-                        .next()
-                        .context("the routed file holds fewer states than the zone needs")?;
-                }
-                let slice = part.start..part.end.min(part.start + SLICE);
-                part.start = slice.end;
-                bv.resize((slice.end - slice.start) as usize, 0u8);
-                bd.resize(bv.len(), 0u16);
-                file.read_states(slice.start, &mut bv, &mut bd)?;
-                at = 0;
+    kingmaker_games::reduction::fill_zone(reduction, zone.clone(), || {
+        if part.is_empty() {
+            match parts.next() {
+                Some(p) => part = p,
+                None => return Ok(None),
             }
-            let k = (v.len() - done).min(bv.len() - at);
-            v[done..done + k].copy_from_slice(&bv[at..at + k]);
-            d[done..done + k].copy_from_slice(&bd[at..at + k]);
-            (done, at) = (done + k, at + k);
         }
-        Ok(())
-    };
-    {
-        let mut read = read;
-        reduction.expand_zone(zone.clone(), &mut read, &mut values, &mut depth)?;
-    }
-    anyhow::ensure!(
-        at == bv.len() && part.is_empty() && parts.next().is_none(),
-        "the routed file holds more states for zone {zone:?} than it needs"
-    );
-    Ok((values, depth))
+        let slice = part.start..part.end.min(part.start + SLICE);
+        part.start = slice.end;
+        let n = (slice.end - slice.start) as usize;
+        let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
+        file.read_states(slice.start, &mut values, &mut depth)?;
+        Ok(Some((values, depth)))
+    })
+    .with_context(|| format!("filling zone {zone:?} from the routed file"))
 }

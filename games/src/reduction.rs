@@ -52,6 +52,46 @@ pub trait Reduction: Sync {
     ) -> anyhow::Result<()>;
 }
 
+/// Values and depths of consecutive states.
+pub type Rows = (Vec<u8>, Vec<u16>);
+
+/// One zone of the full table (one of [`Reduction::zones`]) from the states routed to it, which
+/// `next` hands over in order, a batch at a time, `None` after the last; fewer or more states
+/// than the zone needs is an error.
+pub fn fill_zone(
+    reduction: &dyn Reduction,
+    zone: Range<u64>,
+    mut next: impl FnMut() -> anyhow::Result<Option<Rows>>,
+) -> anyhow::Result<Rows> {
+    let n = (zone.end - zone.start) as usize;
+    let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
+    let (mut batch, mut at): (Rows, usize) = (Default::default(), 0);
+    {
+        let mut read = |v: &mut [u8], d: &mut [u16]| -> anyhow::Result<()> {
+            let mut done = 0;
+            while done < v.len() {
+                if at == batch.0.len() {
+                    batch = next()?.ok_or_else(|| {
+                        anyhow::anyhow!("fewer states were routed to the zone than it needs")
+                    })?;
+                    at = 0;
+                }
+                let k = (v.len() - done).min(batch.0.len() - at);
+                v[done..done + k].copy_from_slice(&batch.0[at..at + k]);
+                d[done..done + k].copy_from_slice(&batch.1[at..at + k]);
+                (done, at) = (done + k, at + k);
+            }
+            Ok(())
+        };
+        reduction.expand_zone(zone.clone(), &mut read, &mut values, &mut depth)?;
+    }
+    anyhow::ensure!(
+        at == batch.0.len() && next()?.is_none(),
+        "more states were routed to zone {zone:?} than it needs"
+    );
+    Ok((values, depth))
+}
+
 /// A solved table in memory, as [`Reduction::expand_rows`] reads it: the value and depth of every
 /// state, packed in a u16 (value in the top two bits) while every depth fits in 14 bits, else in
 /// two arrays. The expansion reads it at random, so it asks for huge pages (fewer TLB misses); the

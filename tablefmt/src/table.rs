@@ -140,22 +140,15 @@ pub fn open_table(dir: &Path, identity: &LayerIdentity) -> Result<LayerFile, For
 /// checked): what `checkpoint.json` records for it, for a run whose `checkpoint.json` was lost.
 pub fn read_summary(file: &LayerFile) -> Result<TableSummary, FormatError> {
     use sha2::{Digest, Sha256};
-    const GROUP: u64 = 1 << 22;
     let mut hasher = Sha256::new();
     let mut counts = ValueCounts::default();
     let mut max_depth = 0u16;
-    let (mut values, mut depth) = (Vec::new(), Vec::new());
-    let mut first = 0;
-    while first < file.states() {
-        let n = GROUP.min(file.states() - first) as usize;
-        values.resize(n, 0);
-        depth.resize(n, 0);
-        file.read_states(first, &mut values, &mut depth)?;
-        hasher.update(&values);
-        counts.add(&values);
+    file.for_each_group(|values, depth| -> Result<(), FormatError> {
+        hasher.update(values);
+        counts.add(values);
         max_depth = depth.iter().copied().fold(max_depth, u16::max);
-        first += n as u64;
-    }
+        Ok(())
+    })?;
     Ok(TableSummary {
         states: file.states(),
         counts,

@@ -39,6 +39,16 @@ pub fn kingmaker(args: &[&str]) -> Output {
         .expect("running kingmaker")
 }
 
+/// Fail with the command's exit status and stderr unless it succeeded.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Stdout of a successful `kingmaker ARGS...` (panics with stderr otherwise).
 pub fn kingmaker_ok(args: &[&str]) -> String {
     let out = kingmaker(args);

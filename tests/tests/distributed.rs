@@ -5,7 +5,7 @@
 //! Every worker is started by the test itself on a free port (`--listen 127.0.0.1:0`; the worker
 //! prints the port it got) and killed when the test ends, pass or fail (a Drop guard).
 
-use kingmaker_e2e::{addrs, assert_same_tables, bin, kingmaker, read_json, Worker};
+use kingmaker_e2e::{addrs, assert_ok, assert_same_tables, bin, kingmaker, read_json, Worker};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -37,7 +37,7 @@ fn embedded(game: &[&str], dir: &Path) -> PathBuf {
     let mut args = vec!["build"];
     args.extend(game);
     args.extend(["--out", run.to_str().unwrap()]);
-    check(&kingmaker(&args), "embedded build");
+    assert_ok(&kingmaker(&args), "embedded build");
     run
 }
 
@@ -64,15 +64,6 @@ fn distributed(game: &[&str], workers: &[Worker], run: &Path, extra: &[&str]) ->
     ]);
     args.extend(extra);
     kingmaker(&args)
-}
-
-fn check(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn stderr(out: &Output) -> String {
@@ -116,7 +107,7 @@ fn two_and_three_workers_give_the_embedded_digests() {
             &run,
             &["--shard-size", "128", "--worker-timeout", "30"],
         );
-        check(&out, &format!("build on {count} workers"));
+        assert_ok(&out, &format!("build on {count} workers"));
         assert_like(&run, &expected, &format!("{count} workers"));
         let log = stderr(&out);
         assert!(log.contains("bytes on the wire"), "{log}");
@@ -143,7 +134,7 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
         &run,
         &["--shard-size", "1000000", "--worker-timeout", "30"],
     );
-    check(&out, "toppen on 2 workers");
+    assert_ok(&out, "toppen on 2 workers");
     assert_like(&run, &expected, "toppen on 2 workers");
 }
 
@@ -157,7 +148,7 @@ fn cc2p_half_on_two_workers_gives_the_full_digests() {
     let mut args = vec!["build"];
     args.extend(game);
     args.extend(["--no-symmetry", "--out", full.to_str().unwrap()]);
-    check(&kingmaker(&args), "full embedded build");
+    assert_ok(&kingmaker(&args), "full embedded build");
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("distributed");
     let out = distributed(
@@ -166,7 +157,7 @@ fn cc2p_half_on_two_workers_gives_the_full_digests() {
         &run,
         &["--shard-size", "100000", "--worker-timeout", "30"],
     );
-    check(&out, "cc2p on 2 workers");
+    assert_ok(&out, "cc2p on 2 workers");
     assert_like(&run, &full, "cc2p on 2 workers");
     assert_eq!(
         read_json(&run.join("run.json"))["solved_as"]["game"],
@@ -187,7 +178,7 @@ fn metrics_endpoints_count_the_traffic() {
         &run,
         &["--shard-size", "128", "--worker-timeout", "30"],
     );
-    check(&out, "build");
+    assert_ok(&out, "build");
     let sent: u64 = workers
         .iter()
         .map(|w| {
@@ -375,7 +366,7 @@ fn serves_a_new_run(workers: &[Worker], dir: &Path, what: &str) {
         &run,
         &["--shard-size", "128", "--worker-timeout", "30"],
     );
-    check(&out, what);
+    assert_ok(&out, what);
     assert_like(&run, &expected, what);
 }
 

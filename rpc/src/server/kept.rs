@@ -10,11 +10,13 @@
 
 use super::layer::{check_name, OpenLayer};
 use super::WorkerService;
+use kingmaker_games::reduction::Rows;
 use kingmaker_kernel::memory::start_writeback;
 use kingmaker_proto::v1 as pb;
 use kingmaker_tablefmt::chained_digest::ChainedDigest;
 use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
 use kingmaker_tablefmt::table::TableWriter;
+use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fs::File;
@@ -569,9 +571,6 @@ fn keep_part(
     })
 }
 
-/// Values and depths of consecutive rows.
-type Rows = (Vec<u8>, Vec<u16>);
-
 /// One zone of the full table from the pieces routed to it, read in order.
 fn fill_zone(
     reduction: &dyn kingmaker_games::reduction::Reduction,
@@ -579,46 +578,24 @@ fn fill_zone(
     pieces: &[Piece],
     files: &HashMap<u32, PathBuf>,
 ) -> Result<Rows, Status> {
-    let n = (zone.end - zone.start) as usize;
-    let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
     let mut open: HashMap<u32, File> = HashMap::new();
     let mut next = pieces.iter();
-    let (mut bv, mut bd, mut at) = (Vec::new(), Vec::new(), 0usize);
-    let mut read = |v: &mut [u8], d: &mut [u16]| -> anyhow::Result<()> {
-        let mut done = 0;
-        while done < v.len() {
-            if at == bv.len() {
-                let p = next.next().ok_or_else(|| {
-                    anyhow::anyhow!("fewer states were routed than the zone needs")
-                })?;
-                let path = &files[&p.from];
-                let f = match open.entry(p.from) {
-                    std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => e.insert(File::open(path)?),
-                };
-                let mut data = vec![0u8; p.len as usize];
-                f.seek(SeekFrom::Start(p.offset))?;
-                f.read_exact(&mut data)?;
-                (bv, bd) = unpack_piece(&data, p.states as usize)
-                    .map_err(|s| anyhow::anyhow!(s.message().to_string()))?;
-                at = 0;
-            }
-            let k = (v.len() - done).min(bv.len() - at);
-            v[done..done + k].copy_from_slice(&bv[at..at + k]);
-            d[done..done + k].copy_from_slice(&bd[at..at + k]);
-            (done, at) = (done + k, at + k);
-        }
-        Ok(())
-    };
-    reduction
-        .expand_zone(zone.clone(), &mut read, &mut values, &mut depth)
-        .map_err(|e| Status::data_loss(format!("filling zone {zone:?}: {e:#}")))?;
-    if at != bv.len() || next.next().is_some() {
-        return Err(Status::data_loss(format!(
-            "more states were routed to zone {zone:?} than it needs"
-        )));
-    }
-    Ok((values, depth))
+    kingmaker_games::reduction::fill_zone(reduction, zone.clone(), || {
+        let Some(p) = next.next() else {
+            return Ok(None);
+        };
+        let f = match open.entry(p.from) {
+            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(File::open(&files[&p.from])?),
+        };
+        let mut data = vec![0u8; p.len as usize];
+        f.seek(SeekFrom::Start(p.offset))?;
+        f.read_exact(&mut data)?;
+        let rows = unpack_piece(&data, p.states as usize)
+            .map_err(|s| anyhow::anyhow!(s.message().to_string()))?;
+        Ok(Some(rows))
+    })
+    .map_err(|e| Status::data_loss(format!("filling zone {zone:?}: {e:#}")))
 }
 
 /// Go on with `state` over the values of the part file at `path`.
@@ -628,18 +605,11 @@ fn chain(
     mut state: ChainedDigest,
 ) -> Result<ChainedDigest, Status> {
     let file = LayerFile::open_as(path, identity).map_err(|e| Status::data_loss(e.to_string()))?;
-    const GROUP: u64 = 1 << 22;
-    let (mut values, mut depth) = (Vec::new(), Vec::new());
-    let mut first = 0;
-    while first < file.states() {
-        let n = GROUP.min(file.states() - first) as usize;
-        values.resize(n, 0);
-        depth.resize(n, 0);
-        file.read_states(first, &mut values, &mut depth)
-            .map_err(|e| Status::data_loss(e.to_string()))?;
-        state.update(&values);
-        first += n as u64;
-    }
+    file.for_each_group(|values, _| -> Result<(), FormatError> {
+        state.update(values);
+        Ok(())
+    })
+    .map_err(|e| Status::data_loss(e.to_string()))?;
     Ok(state)
 }
 

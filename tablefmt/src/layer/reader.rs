@@ -267,6 +267,27 @@ impl LayerFile {
         Ok(())
     }
 
+    /// Every state's value and depth in index order, handed to `f` a group of 2²² states at a
+    /// time (the blocks of a group decoded in parallel): a pass over the whole layer in bounded
+    /// memory.
+    pub fn for_each_group<E: From<FormatError>>(
+        &self,
+        mut f: impl FnMut(&[u8], &[u16]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        const GROUP: u64 = 1 << 22;
+        let (mut values, mut depth) = (Vec::new(), Vec::new());
+        let mut first = 0;
+        while first < self.states() {
+            let n = GROUP.min(self.states() - first) as usize;
+            values.resize(n, 0);
+            depth.resize(n, 0);
+            self.read_states(first, &mut values, &mut depth)?;
+            f(&values, &depth)?;
+            first += n as u64;
+        }
+        Ok(())
+    }
+
     /// The first state (in index order) whose (value, depth) satisfies `want`, reading blocks
     /// in parallel groups; e.g. a witness of the layer's longest forced result.
     pub fn find_first(
