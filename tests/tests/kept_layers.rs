@@ -3,22 +3,15 @@
 //! directories, the coordinator writes only their list, and the parts read in row order are the
 //! embedded build's table, state for state, with its digest (carried from part to part).
 
-use kingmaker_e2e::{addrs, bin, kingmaker, read_json, slow_workers, wait_for_wave, Worker, TOKEN};
+use kingmaker_e2e::{
+    addrs, assert_ok, bin, kingmaker, read_json, slow_workers, wait_for_wave, Worker, TOKEN,
+};
 use kingmaker_tablefmt::fsio::file_sha256;
 use kingmaker_tablefmt::kept::read_kept;
 use kingmaker_tablefmt::layer::LayerFile;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
-
-fn check(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn build(args: &[&str], run: &Path, extra: &[&str]) -> Output {
     let mut all = vec!["build"];
@@ -94,7 +87,7 @@ fn cc3p_layers_stay_on_two_workers() {
     let tmp = tempfile::tempdir().unwrap();
     let game = ["cc3p", "--level", "1"];
     let embedded = tmp.path().join("embedded");
-    check(&build(&game, &embedded, &[]), "embedded build");
+    assert_ok(&build(&game, &embedded, &[]), "embedded build");
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("kept");
     let list = addrs(&workers);
@@ -113,7 +106,7 @@ fn cc3p_layers_stay_on_two_workers() {
             "30",
         ],
     );
-    check(&out, "build with the layers kept on 2 workers");
+    assert_ok(&out, "build with the layers kept on 2 workers");
     assert_kept_like(&run, &workers, &embedded);
     for w in &workers {
         let runs: Vec<_> = std::fs::read_dir(&w.data).unwrap().flatten().collect();
@@ -156,7 +149,7 @@ fn cc3p_layers_stay_on_two_workers() {
     );
     assert!(!run.join("layers/solo.kmt").exists());
     std::fs::write(&path, &good).unwrap();
-    check(&collect(), "collect");
+    assert_ok(&collect(), "collect");
     kingmaker_e2e::assert_same_tables(&run, &embedded);
     let left: Vec<String> = std::fs::read_dir(run.join("layers"))
         .unwrap()
@@ -165,7 +158,14 @@ fn cc3p_layers_stay_on_two_workers() {
         .filter(|n| !n.ends_with(".kmt") || n.contains(".part-"))
         .collect();
     assert!(left.is_empty(), "left in layers/ after collect: {left:?}");
-    check(
+    // The summary is written again from the tables, as the gathered build wrote it.
+    let got = read_json(&run.join("summary.json"));
+    let want = read_json(&embedded.join("summary.json"));
+    assert!(got.get("kept_on_workers").is_none(), "{got}");
+    assert_eq!(got["layers"], want["layers"]);
+    assert!(want["classes"].is_object(), "{want}");
+    assert_eq!(got["classes"], want["classes"]);
+    assert_ok(
         &kingmaker(&["query", run.to_str().unwrap(), "start"]),
         "query after collect",
     );
@@ -178,7 +178,7 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
     let tmp = tempfile::tempdir().unwrap();
     let game = ["cc2p", "--board", "7x7", "--pieces", "2"];
     let full = tmp.path().join("full");
-    check(
+    assert_ok(
         &build(&game, &full, &["--no-symmetry"]),
         "full embedded build",
     );
@@ -200,7 +200,7 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
             "30",
         ],
     );
-    check(&out, "cc2p with the layers kept on 3 workers");
+    assert_ok(&out, "cc2p with the layers kept on 3 workers");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("states routed to"), "{log}");
     assert_kept_like(&run, &workers, &full);
@@ -215,7 +215,7 @@ fn a_worker_killed_after_a_kept_layer_is_resumed_and_keeps_the_rest() {
     let tmp = tempfile::tempdir().unwrap();
     let game = ["cc3p", "--level", "1"];
     let embedded = tmp.path().join("embedded");
-    check(&build(&game, &embedded, &[]), "embedded build");
+    assert_ok(&build(&game, &embedded, &[]), "embedded build");
     let mut workers = slow_workers();
     let run = tmp.path().join("kept");
     let log = tmp.path().join("kept.log");
@@ -245,7 +245,7 @@ fn a_worker_killed_after_a_kept_layer_is_resumed_and_keeps_the_rest() {
     assert!(said.contains(&format!("worker {victim}")), "{said}");
     workers[1].restart();
     let out = kingmaker(&["resume", run.to_str().unwrap(), "--token", TOKEN]);
-    check(&out, "resume");
+    assert_ok(&out, "resume");
     assert_kept_like(&run, &workers, &embedded);
 }
 
@@ -257,7 +257,7 @@ fn collect_follows_workers_that_moved() {
     let tmp = tempfile::tempdir().unwrap();
     let game = ["cc3p", "--level", "1"];
     let embedded = tmp.path().join("embedded");
-    check(&build(&game, &embedded, &[]), "embedded build");
+    assert_ok(&build(&game, &embedded, &[]), "embedded build");
     let data: Vec<_> = (0..2).map(|i| tmp.path().join(format!("w{i}"))).collect();
     let mut workers: Vec<Worker> = data
         .iter()
@@ -278,7 +278,7 @@ fn collect_follows_workers_that_moved() {
             "128",
         ],
     );
-    check(&out, "build");
+    assert_ok(&out, "build");
     workers[1].kill();
     let moved = Worker::start_on(TOKEN, &data[1], "127.0.0.1:0");
     assert_ne!(moved.addr, workers[1].addr);
@@ -287,6 +287,6 @@ fn collect_follows_workers_that_moved() {
     info["distributed"]["workers"] = serde_json::json!([workers[0].addr, moved.addr]);
     std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
     let out = kingmaker(&["collect", run.to_str().unwrap(), "--token", TOKEN]);
-    check(&out, "collect from the moved workers");
+    assert_ok(&out, "collect from the moved workers");
     kingmaker_e2e::assert_same_tables(&run, &embedded);
 }

@@ -3,8 +3,10 @@
 //! that every command that reads tables (`query`, `serve`, `pack`, `summarize`...) reads them.
 //! Each part is copied from its worker and checked against its record (size, sha256), then the
 //! parts are read in row order into `layers/NAME.kmt`, whose counts and digest must be the
-//! layer's; only then are the parts and their list removed. Memory: a few blocks at a time.
+//! layer's; only then are the parts and their list removed. Memory: a few blocks at a time. A
+//! finished run's `summary.json` is then written again from the tables.
 
+use crate::cmd::summarize::write_summary;
 use crate::lock::lock_run;
 use crate::rundir::RunDir;
 use anyhow::{bail, Context, Result};
@@ -64,12 +66,14 @@ pub fn run(args: CollectArgs) -> Result<()> {
     }
     if collected == 0 {
         println!("{}: no layer is kept on the workers", args.dir.display());
-    } else {
-        println!(
-            "{collected} layer(s) collected into {}; `kingmaker summarize {}` adds what is read from the tables",
-            dir.display(),
-            args.dir.display()
-        );
+        return Ok(());
+    }
+    println!("{collected} layer(s) collected into {}", dir.display());
+    // A finished run's summary held only the kept layers' counts and digests: now that the tables
+    // are here, it is written as a gathered build writes it (start's value, classes, witnesses).
+    if run.summary_path().exists() {
+        write_summary(&run, &info, false)?;
+        println!("summary.json written again from the tables");
     }
     Ok(())
 }
@@ -166,16 +170,6 @@ fn append_part(
             file.states()
         );
     }
-    const GROUP: u64 = 1 << 22;
-    let (mut values, mut depth) = (Vec::new(), Vec::new());
-    let mut first = 0;
-    while first < states {
-        let n = GROUP.min(states - first) as usize;
-        values.resize(n, 0);
-        depth.resize(n, 0);
-        file.read_states(first, &mut values, &mut depth)?;
-        writer.append(&values, &depth)?;
-        first += n as u64;
-    }
+    file.for_each_group(|values, depth| writer.append(values, depth))?;
     Ok(())
 }

@@ -4,12 +4,13 @@
 //! 5.6 GB and visits every reachable state once).
 
 use crate::lock::lock_run;
-use crate::rundir::{write_json_atomically, RunDir};
+use crate::rundir::{write_json_atomically, RunDir, RunInfo};
 use crate::runner::print_summary;
 use crate::summary::summarize;
 use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
+use serde_json::Value;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -31,6 +32,20 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     // Refused while a build or resume works on the run (it writes summary.json itself).
     let _lock = lock_run(&args.dir, "kingmaker summarize")?;
+    let summary = write_summary(&run, &info, args.reachable)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary);
+        println!("summary.json written to {}", run.path.display());
+    }
+    Ok(())
+}
+
+/// Write `summary.json` of a finished run again from its layers (each checked against its record
+/// first); the caller holds the run's lock.
+pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
+    let dir = &run.path;
     let mut state = run.state()?;
     let damaged = run.recheck_finished(&mut state);
     if !damaged.is_empty() {
@@ -41,7 +56,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         bail!(
             "{}; `kingmaker resume {}` solves {} again",
             lines.join("; "),
-            args.dir.display(),
+            dir.display(),
             if damaged.len() == 1 { "it" } else { "them" }
         );
     }
@@ -51,22 +66,16 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
             bail!(
                 "layer {} of {} is not finished; `kingmaker resume {}` first",
                 layer.name,
-                args.dir.display(),
-                args.dir.display()
+                dir.display(),
+                dir.display()
             );
         };
         tables.push((layer.clone(), t.clone()));
     }
     let game = std::sync::Arc::new(info.spec.build()?);
-    let summary = summarize(&run, &info, &game, &tables, args.reachable)?;
+    let summary = summarize(run, info, &game, &tables, reachable)?;
     write_json_atomically(&run.summary_path(), &summary)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        print_summary(&summary);
-        println!("summary.json written to {}", run.path.display());
-    }
-    Ok(())
+    Ok(summary)
 }
 
 /// `summarize` on a release: its summary is the run's, fixed in the manifest when it was packed;
