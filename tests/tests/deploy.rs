@@ -136,11 +136,12 @@ fn deploy_builds_survives_losses_resumes_and_fetches() {
 
     // --- TOPPEN -------------------------------------------------------------------------------
     let reference_toppen = reference(&["toppen"], &lab.dir().join("ref-toppen"));
-    // On the workers; the coordinator is killed mid-run (a crashed box) and resumed.
+    // On the workers, its layers kept there (fetch collects them before it packs); the
+    // coordinator is killed mid-run (a crashed box) and resumed.
     let inv = lab.inventory(
         "toppen",
         "game = \"toppen\"\ncheckpoint_every_waves = 1\ncheckpoint_every_secs = 0\n\
-         build_args = [\"--worker-timeout\", \"2\"]\nworker_args = [\"--wave-delay-ms\", \"200\"]",
+         build_args = [\"--worker-timeout\", \"2\", \"--keep-layers-on-workers\"]\nworker_args = [\"--wave-delay-ms\", \"200\"]",
         &workers,
     );
     toppen_run(
@@ -187,6 +188,18 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run
     wait_status(inv, "the TOPPEN run to complete", 300, |s| {
         phase(s) == "complete"
     });
+    // Its layers stayed on the workers (--keep-layers-on-workers): fetch must collect them.
+    let layers = lab.dir().join("h0/data").join(run).join("run/layers");
+    let names: Vec<String> = std::fs::read_dir(&layers)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.ends_with(".kept.json"))
+            && !names.iter().any(|n| n.ends_with(".kmt")),
+        "the coordinator gathered layers it should have left on the workers: {names:?}"
+    );
     deploy_ok(inv, &["fetch"]);
     assert_eq!(
         &release_digests(&lab.dir().join("releases").join(run)),

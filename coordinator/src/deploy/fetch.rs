@@ -1,5 +1,6 @@
-//! `deploy fetch`: pack the finished run on the coordinator, download the release with scp and
-//! verify it here before it takes its final name.
+//! `deploy fetch`: pack the finished run on the coordinator (collecting first the layers a run
+//! kept on its workers), download the release with scp and verify it here before it takes its
+//! final name.
 //!
 //! The pack runs detached on the coordinator (its own session, its log and exit status in
 //! files beside the run), and fetch follows its log: at level 2 it takes an hour or more, and an
@@ -120,9 +121,16 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
     );
     let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
     let args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
-    // The detached shell names itself in the pid file, then leaves the pack's status beside it.
+    // A run built with --keep-layers-on-workers has its layers on the workers: `collect` brings
+    // them to the coordinator first, with the token of the coordinator's environment file.
+    let collect = format!(
+        "if ls {run}/layers/*.kept.json >/dev/null 2>&1; then (set -a; . {env}; exec {bin} collect {run}) || exit $?; fi",
+        run = quote(&run_dir),
+        env = quote(&coord.env_file(name)),
+    );
+    // The detached shell names itself in the pid file, then leaves the status beside it.
     let pack = format!(
-        "echo $$ > {pid}; {bin} pack {} --out {} {}; echo $? > {exit}",
+        "echo $$ > {pid}; ({collect} && {bin} pack {} --out {} {}); echo $? > {exit}",
         quote(&run_dir),
         quote(&rel),
         args.join(" ")

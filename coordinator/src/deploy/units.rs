@@ -124,6 +124,8 @@ pub fn build_argv(inv: &Inventory) -> Vec<String> {
         run.checkpoint_every_waves.to_string(),
     ]);
     v.extend(run.build_args.iter().cloned());
+    // The service passes the workers (kingmaker-service), which some options require.
+    v.extend(["--workers".into(), inv.worker_addrs().join(",")]);
     v.extend(["--out".into(), "/nonexistent/check".into()]);
     v
 }
