@@ -500,6 +500,38 @@ mod tests {
             .sum();
         let quarter_cells = 578_944_875_600u64;
         assert!(budgets * 4 / 5 > quarter_cells, "{budgets} bytes of budget");
+        // The table stays on the workers, and the build the service will run is a valid one.
+        assert!(inv
+            .run
+            .build_args
+            .contains(&"--keep-layers-on-workers".to_string()));
+        let argv = super::super::units::build_argv(&inv);
+        crate::command_line(&kingmaker_games::game_commands())
+            .try_get_matches_from(&argv)
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    }
+
+    /// The plan for cc2p 7×7 / 6 (docs/results.md): 50 workers, the quarter's cells out of core
+    /// (far beyond their budgets), the table kept on them.
+    #[test]
+    fn the_7x7_6_plan_is_valid_and_out_of_core() {
+        let inv = parse(include_str!("../../../deploy/cc2p-7x7-6.inventory.toml")).unwrap();
+        assert_eq!(inv.workers().len(), 50);
+        let cells_each = 42_645_604_101_646u64 / 50;
+        for w in inv.workers() {
+            let budget = parse_bytes(w.memory_budget.as_deref().unwrap()).unwrap();
+            assert!(
+                cells_each > 5 * budget,
+                "{}: {budget} bytes of budget",
+                w.name
+            );
+        }
+        assert!(parse_bytes(&inv.run.min_free_disk).unwrap() > 2 * cells_each);
+        let argv = super::super::units::build_argv(&inv);
+        assert!(argv.contains(&"--keep-layers-on-workers".to_string()));
+        crate::command_line(&kingmaker_games::game_commands())
+            .try_get_matches_from(&argv)
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     }
 
     #[test]
