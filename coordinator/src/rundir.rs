@@ -23,9 +23,9 @@ use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_kernel::{Layer, WaveSummary};
 use kingmaker_rpc::lock::DirLock;
-use kingmaker_tablefmt::kept::{kept_path, read_kept};
-use kingmaker_tablefmt::layer::LayerFile;
+use kingmaker_tablefmt::kept::{kept_path, local_part_path, open_local_parts, read_kept};
 use kingmaker_tablefmt::layer::LayerIdentity;
+use kingmaker_tablefmt::layer::LayerTable;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -132,7 +132,7 @@ impl RunDir {
             let Ok(file) = open_table(&self.layers_dir(), &self.identity(&layer.name)) else {
                 break;
             };
-            match kingmaker_tablefmt::table::read_summary(&file) {
+            match kingmaker_tablefmt::table::read_summary(&LayerTable::whole(file)) {
                 Ok(table) if table.states == info.states => state.finish(layer.clone(), table),
                 _ => break,
             }
@@ -193,22 +193,39 @@ impl RunDir {
         kept_path(&self.layers_dir(), layer).exists()
     }
 
+    /// Whether `layer` is kept in parts on the workers and not every part is copied here (so
+    /// that only its list can be read).
+    pub fn is_elsewhere(&self, layer: &str) -> bool {
+        match read_kept(&self.layers_dir(), layer) {
+            Ok(Some(kept)) => !kept
+                .parts
+                .iter()
+                .all(|p| local_part_path(&self.layers_dir(), p).exists()),
+            _ => self.is_kept(layer),
+        }
+    }
+
     /// The finished table of one layer (refused unless its file says it holds that layer of
     /// this run's game).
-    pub fn table(&self, layer: &str) -> Result<LayerFile> {
-        if self.is_kept(layer) {
-            anyhow::bail!(
-                "layer {layer} of {} is kept in parts on the workers that built it (layers/{layer}.kept.json \
-                 lists them); this command reads tables in the run directory",
-                self.path.display()
-            );
+    pub fn table(&self, layer: &str) -> Result<LayerTable> {
+        if let Some(kept) = read_kept(&self.layers_dir(), layer)? {
+            let game = self.identity(layer).game;
+            return open_local_parts(&self.layers_dir(), &kept, &game)?.with_context(|| {
+                format!(
+                    "layer {layer} of {} is kept in parts on the workers that built it (layers/{layer}.kept.json \
+                     lists them); this command reads tables in the run directory: `kingmaker collect --in-parts` \
+                     copies the parts here, `kingmaker collect` assembles them",
+                    self.path.display()
+                )
+            });
         }
-        open_table(&self.layers_dir(), &self.identity(layer)).with_context(|| {
+        let file = open_table(&self.layers_dir(), &self.identity(layer)).with_context(|| {
             format!(
                 "layer {layer} of {} is missing, damaged or not this run's",
                 self.path.display()
             )
-        })
+        })?;
+        Ok(LayerTable::whole(file))
     }
 
     /// Read every layer `state` records as finished back whole (its file's identity, every
@@ -220,7 +237,7 @@ impl RunDir {
         state.finished.retain(|f| {
             let name = &f.layer.name;
             let started = std::time::Instant::now();
-            let read = if self.is_kept(name) {
+            let read = if self.is_elsewhere(name) {
                 // The parts are on the workers: their list is checked, and must agree.
                 read_kept(&self.layers_dir(), name)
                     .map_err(anyhow::Error::from)

@@ -10,7 +10,7 @@ use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
 use kingmaker_kernel::{Value as Outcome, LOSS, WIN};
-use kingmaker_tablefmt::layer::LayerFile;
+use kingmaker_tablefmt::layer::LayerTable;
 use kingmaker_tablefmt::table::TableSummary;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -52,7 +52,7 @@ pub fn summarize(
     s.insert("states".into(), json!(game.size()));
     let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
     s.insert("illegal".into(), json!(illegal));
-    if tables.iter().any(|(l, _)| run.is_kept(&l.name)) {
+    if tables.iter().any(|(l, _)| run.is_elsewhere(&l.name)) {
         // The tables are on the workers: their counts and digests, nothing read from them.
         let layers: Map<String, Value> = tables
             .iter()
@@ -124,7 +124,7 @@ impl Solved for Finished<'_> {
     fn layers(&self) -> &[LayerInfo] {
         &self.layers
     }
-    fn layer(&self, name: &str) -> Result<Arc<LayerFile>> {
+    fn layer(&self, name: &str) -> Result<Arc<LayerTable>> {
         Ok(Arc::new(self.run.table(name)?))
     }
 }

@@ -29,8 +29,9 @@ pub enum ProbeError {
         reason: String,
     },
     /// A run whose finished layers stay on the workers that built them
-    /// (`build --keep-layers-on-workers`): the run directory lists the parts, it holds no table.
-    #[error("{}: layer {layer} is kept in parts on the workers that built it (layers/{layer}.kept.json lists them), not in the run directory", .path.display())]
+    /// (`build --keep-layers-on-workers`): the run directory lists the parts, it holds no table
+    /// and not every part's copy.
+    #[error("{}: layer {layer} is kept in parts on the workers that built it (layers/{layer}.kept.json lists them), not in the run directory: `kingmaker collect --in-parts` copies the parts here, `kingmaker collect` assembles them", .path.display())]
     KeptOnWorkers {
         /// The run directory.
         path: PathBuf,

@@ -5,8 +5,8 @@ use crate::error::ProbeError;
 pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
-use kingmaker_tablefmt::kept::kept_path;
-use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
+use kingmaker_tablefmt::kept::{kept_path, local_part_path, open_local_parts, read_kept};
+use kingmaker_tablefmt::layer::{LayerIdentity, LayerTable};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
 use kingmaker_tablefmt::run::{read_run_info, RunInfo, RUN_INFO};
@@ -33,7 +33,7 @@ pub struct Tables {
     game: Arc<AnyGame>,
     layers: Vec<LayerInfo>,
     manifest: Option<Box<Manifest>>,
-    files: Mutex<HashMap<String, Arc<LayerFile>>>,
+    files: Mutex<HashMap<String, Arc<LayerTable>>>,
 }
 
 impl Tables {
@@ -87,22 +87,31 @@ impl Tables {
         if !dir.join("summary.json").exists() {
             return Err(ProbeError::Unfinished { path: dir });
         }
-        if let Some(l) = info
-            .layers
-            .iter()
-            .find(|l| kept_path(&dir.join("layers"), &l.name).exists())
-        {
-            return Err(ProbeError::KeptOnWorkers {
-                path: dir,
-                layer: l.name.clone(),
-            });
+        // A layer kept on the workers is read here only once its parts are copied here
+        // (`kingmaker collect --in-parts`).
+        for l in &info.layers {
+            let Some(kept) = read_kept(&dir.join("layers"), &l.name)? else {
+                continue;
+            };
+            if !kept
+                .parts
+                .iter()
+                .all(|p| local_part_path(&dir.join("layers"), p).exists())
+            {
+                return Err(ProbeError::KeptOnWorkers {
+                    path: dir,
+                    layer: l.name.clone(),
+                });
+            }
         }
         let game = build(&dir, &info.spec)?;
         let layers = info
             .layers
             .iter()
             .map(|l| {
-                let present = table_path(&dir.join("layers"), &l.name).exists();
+                let layers = dir.join("layers");
+                let present =
+                    table_path(&layers, &l.name).exists() || kept_path(&layers, &l.name).exists();
                 LayerInfo {
                     name: l.name.clone(),
                     coalition: l.coalition,
@@ -165,7 +174,7 @@ impl Tables {
 
     /// The file of the layer `name`, opened and checked on first use; a release's full file if it
     /// is here, else its values-only file.
-    pub fn layer(&self, name: &str) -> Result<Arc<LayerFile>, ProbeError> {
+    pub fn layer(&self, name: &str) -> Result<Arc<LayerTable>, ProbeError> {
         let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(file) = files.get(name) {
             return Ok(file.clone());
@@ -190,14 +199,23 @@ impl Tables {
                     Some(values) if !self.dir.join(&listed.file).exists() => values,
                     _ => &listed.file,
                 };
-                open_listed_file(&self.dir, m, name, file)?
+                LayerTable::whole(open_listed_file(&self.dir, m, name, file)?)
             }
             None => {
                 let game = serde_json::to_value(&self.spec).expect("a game spec is JSON");
-                LayerFile::open_as(
-                    &table_path(&self.dir.join("layers"), name),
-                    &LayerIdentity::new(game, name),
-                )?
+                let layers = self.dir.join("layers");
+                match read_kept(&layers, name)? {
+                    Some(kept) => open_local_parts(&layers, &kept, &game)?.ok_or_else(|| {
+                        ProbeError::KeptOnWorkers {
+                            path: self.dir.clone(),
+                            layer: name.to_string(),
+                        }
+                    })?,
+                    None => LayerTable::open_as(
+                        &table_path(&layers, name),
+                        &LayerIdentity::new(game, name),
+                    )?,
+                }
             }
         };
         if file.states() != self.game.size() {
@@ -284,7 +302,7 @@ impl kingmaker_games::view::Solved for Tables {
     fn layers(&self) -> &[LayerInfo] {
         Tables::layers(self)
     }
-    fn layer(&self, name: &str) -> anyhow::Result<Arc<LayerFile>> {
+    fn layer(&self, name: &str) -> anyhow::Result<Arc<LayerTable>> {
         Ok(Tables::layer(self, name)?)
     }
 }

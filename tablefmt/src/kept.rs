@@ -4,6 +4,7 @@
 //! docs/format.md, "A layer kept on its workers".
 
 use crate::fsio::write_atomically;
+use crate::layer::{LayerFile, LayerIdentity, LayerTable};
 use crate::table::{TableSummary, ValueCounts};
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
@@ -133,6 +134,55 @@ pub fn read_kept(dir: &Path, layer: &str) -> Result<Option<KeptLayer>, FormatErr
     }
     kept.check()?;
     Ok(Some(kept))
+}
+
+/// Where a copy of `part` goes in a run's `layers/` directory: its file name on the worker
+/// (`NAME.part-KKKK.kmt`).
+pub fn local_part_path(dir: &Path, part: &KeptPart) -> PathBuf {
+    dir.join(Path::new(&part.file).file_name().unwrap_or_default())
+}
+
+/// The kept layer read from copies of its parts in `dir` (`kingmaker collect --in-parts`), each
+/// checked on opening (size as recorded, identity, rows; every block's crc32 as it is read);
+/// `None` when a part is not here.
+pub fn open_local_parts(
+    dir: &Path,
+    kept: &KeptLayer,
+    game: &serde_json::Value,
+) -> Result<Option<LayerTable>, FormatError> {
+    let mut files = Vec::new();
+    for part in &kept.parts {
+        let path = local_part_path(dir, part);
+        let size = match std::fs::metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(FormatError::io(&path, e)),
+        };
+        if size != part.size {
+            return Err(FormatError::Corrupt(format!(
+                "{}: {size} bytes, its record says {}",
+                path.display(),
+                part.size
+            )));
+        }
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = LayerFile::open_as(&path, &LayerIdentity::new(game.clone(), &name))?;
+        if !name.starts_with(&format!("{}.part-", kept.layer)) || file.states() != part.states {
+            return Err(FormatError::Corrupt(format!(
+                "{}: {} rows of {name}, its record says {} rows of layer {}",
+                path.display(),
+                file.states(),
+                part.states,
+                kept.layer
+            )));
+        }
+        files.push(file);
+    }
+    let identity = LayerIdentity::new(game.clone(), &kept.layer);
+    LayerTable::in_parts(identity, files).map(Some)
 }
 
 #[cfg(test)]

@@ -136,9 +136,10 @@ pub fn open_table(dir: &Path, identity: &LayerIdentity) -> Result<LayerFile, For
     LayerFile::open_as(&path, identity)
 }
 
-/// Counts, digest and max depth of a finished layer, read back from its file (every block
-/// checked): what `checkpoint.json` records for it, for a run whose `checkpoint.json` was lost.
-pub fn read_summary(file: &LayerFile) -> Result<TableSummary, FormatError> {
+/// Counts, digest and max depth of a finished layer, read back from its file or parts (every
+/// block checked): what `checkpoint.json` records for it, for a run whose `checkpoint.json` was
+/// lost.
+pub fn read_summary(file: &crate::layer::LayerTable) -> Result<TableSummary, FormatError> {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     let mut counts = ValueCounts::default();

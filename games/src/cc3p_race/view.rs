@@ -13,7 +13,7 @@ use kingmaker_kernel::reach::reachable;
 use kingmaker_kernel::{Game, Node, DRAW, LOSS, WIN};
 use crate::reading::Answer;
 use crate::Notation;
-use kingmaker_tablefmt::layer::{LayerFile, ValuesPlane};
+use kingmaker_tablefmt::layer::{LayerTable, ValuesPlane};
 use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -112,7 +112,7 @@ impl Counts {
 
 /// Every player's answers at `s`: (first, top2, deal with the next player, deal with the one
 /// before), each as `Answer` text, read by rotation.
-fn answers(game: &Cc3pRace, files: &[Arc<LayerFile>], s: u64) -> Result<Vec<[String; 4]>> {
+fn answers(game: &Cc3pRace, files: &[Arc<LayerTable>], s: u64) -> Result<Vec<[String; 4]>> {
     let g = game.cc3p();
     let r1 = g.rotate(s);
     let r2 = g.rotate(r1);
@@ -131,7 +131,7 @@ fn answers(game: &Cc3pRace, files: &[Arc<LayerFile>], s: u64) -> Result<Vec<[Str
 /// and every player's four answers in words.
 struct RaceLabels {
     game: Arc<AnyGame>,
-    files: Vec<Arc<LayerFile>>,
+    files: Vec<Arc<LayerTable>>,
 }
 
 impl Labels for RaceLabels {

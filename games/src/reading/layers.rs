@@ -2,7 +2,7 @@
 
 use super::answer::Answer;
 use kingmaker_kernel::Layer;
-use kingmaker_tablefmt::layer::LayerFile;
+use kingmaker_tablefmt::layer::LayerTable;
 use std::sync::Arc;
 
 /// One layer the tables describe: its question, and whether its file is here to be read.
@@ -33,7 +33,7 @@ pub struct LayersAt<'a> {
     /// Every layer the tables describe, present or not, in the order they were solved.
     pub described: &'a [LayerInfo],
     /// The present layers: name, file and the answer at the position.
-    pub read: Vec<(String, Arc<LayerFile>, Answer)>,
+    pub read: Vec<(String, Arc<LayerTable>, Answer)>,
 }
 
 impl LayersAt<'_> {
@@ -43,7 +43,7 @@ impl LayersAt<'_> {
     }
 
     /// The file of the layer `name`, if it is present.
-    pub fn file(&self, name: &str) -> Option<&Arc<LayerFile>> {
+    pub fn file(&self, name: &str) -> Option<&Arc<LayerTable>> {
         self.read.iter().find(|l| l.0 == name).map(|l| &l.1)
     }
 

@@ -13,7 +13,7 @@ pub use command::GameCommand;
 use crate::reading::LayerInfo;
 use crate::AnyGame;
 use anyhow::Result;
-use kingmaker_tablefmt::layer::LayerFile;
+use kingmaker_tablefmt::layer::LayerTable;
 use kingmaker_tablefmt::FormatError;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -32,7 +32,7 @@ pub trait Solved: Sync {
     fn layers(&self) -> &[LayerInfo];
 
     /// The file of the layer `name`, opened and checked.
-    fn layer(&self, name: &str) -> Result<Arc<LayerFile>>;
+    fn layer(&self, name: &str) -> Result<Arc<LayerTable>>;
 }
 
 /// Why a position request failed.

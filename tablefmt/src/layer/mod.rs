@@ -20,6 +20,7 @@
 //! - [`index`]: the block index (offset, length and crc32 of every block).
 //! - [`LayerWriter`] (`writer.rs`): streams a layer in index order (blocks compressed in parallel).
 //! - [`LayerFile`] (`reader.rs`): random access with a block cache of recently used blocks.
+//! - [`LayerTable`] (`layer_table.rs`): a layer to read, in one file or in parts (the readers' view).
 //! - [`ValuesPlane`] (`values.rs`): every value of a layer in memory, 2 bits per state.
 
 pub mod block;
@@ -28,6 +29,7 @@ pub mod grouping;
 pub mod header;
 pub mod identity;
 pub mod index;
+mod layer_table;
 mod reader;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -38,6 +40,7 @@ pub use block::{pack_values, unpack_values, Block};
 pub use header::{LayerHeader, HEADER_LEN, LAYER_MAGIC, LAYER_VERSION};
 pub use identity::LayerIdentity;
 pub use index::{BlockEntry, INDEX_ENTRY_LEN};
+pub use layer_table::LayerTable;
 pub use reader::{LayerFile, DEFAULT_CACHE_BLOCKS};
 pub use values::ValuesPlane;
 pub use writer::{LayerWriter, WrittenLayer};
