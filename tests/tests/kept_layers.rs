@@ -149,6 +149,20 @@ fn cc3p_layers_stay_on_two_workers() {
     );
     assert!(!run.join("layers/solo.kmt").exists());
     std::fs::write(&path, &good).unwrap();
+    // In parts first: the summary's classes (three layers' values read whole, across parts) are
+    // the embedded build's; then assembled from the copies already here.
+    let in_parts = kingmaker(&[
+        "collect",
+        run.to_str().unwrap(),
+        "--token",
+        TOKEN,
+        "--in-parts",
+    ]);
+    assert_ok(&in_parts, "collect --in-parts");
+    let got = read_json(&run.join("summary.json"));
+    let want = read_json(&embedded.join("summary.json"));
+    assert!(want["classes"].is_object(), "{want}");
+    assert_eq!(got["classes"], want["classes"]);
     assert_ok(&collect(), "collect");
     kingmaker_e2e::assert_same_tables(&run, &embedded);
     let left: Vec<String> = std::fs::read_dir(run.join("layers"))
@@ -204,6 +218,73 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("states routed to"), "{log}");
     assert_kept_like(&run, &workers, &full);
+    readers_read_the_parts(&run, &full);
+}
+
+/// `collect --in-parts` copies the parts (rows cut wherever the zones fell) and leaves them in
+/// parts; every reader then reads them as the one table of `full`: the summary written again,
+/// `query`, `line`, and `pack`, whose release has the full build's digest.
+fn readers_read_the_parts(run: &Path, full: &Path) {
+    let run_s = run.to_str().unwrap();
+    let full_s = full.to_str().unwrap();
+    let same = |args: &[&str], what: &str| {
+        let at = |dir: &str| {
+            let mut all = vec![args[0], dir];
+            all.extend(&args[1..]);
+            let out = kingmaker(&all);
+            assert_ok(&out, what);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert_eq!(
+            at(run_s),
+            at(full_s),
+            "{what} on the parts and on the full table"
+        );
+    };
+    // Before the copy: refused, saying how to get the parts.
+    let out = kingmaker(&["query", run_s, "start"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--in-parts"));
+    assert_ok(
+        &kingmaker(&["collect", run_s, "--token", TOKEN, "--in-parts"]),
+        "collect --in-parts",
+    );
+    let names: Vec<String> = std::fs::read_dir(run.join("layers"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.contains(&"solo.kmt".to_string()), "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| n.contains(".part-")).count(),
+        read_kept(&run.join("layers"), "solo")
+            .unwrap()
+            .unwrap()
+            .parts
+            .len(),
+        "{names:?}"
+    );
+    let (got, want) = (
+        read_json(&run.join("summary.json")),
+        read_json(&full.join("summary.json")),
+    );
+    assert!(got.get("kept_on_workers").is_none(), "{got}");
+    assert_eq!(got["layers"], want["layers"]);
+    assert_eq!(got["start"], want["start"]);
+    same(&["query", "start", "--json"], "query");
+    same(&["query", "0:1,3;1:47,48;1", "--json"], "query");
+    same(&["line", "start", "--json"], "line");
+    let rel = run.parent().unwrap().join("rel-from-parts");
+    assert_ok(
+        &kingmaker(&["pack", run_s, "--out", rel.to_str().unwrap()]),
+        "pack from the parts",
+    );
+    let manifest = read_json(&rel.join("manifest.json"));
+    assert_eq!(
+        manifest["layers"][0]["digest"], want["layers"]["solo"]["digest"],
+        "{manifest}"
+    );
+    assert_ok(&kingmaker(&["verify", rel.to_str().unwrap()]), "verify");
 }
 
 /// A worker killed (kill -9) in the second layer, after the first was kept: the build stops

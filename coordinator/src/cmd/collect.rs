@@ -3,7 +3,8 @@
 //! that every command that reads tables (`query`, `serve`, `pack`, `summarize`...) reads them.
 //! Each part is copied from its worker and checked against its record (size, sha256), then the
 //! parts are read in row order into `layers/NAME.kmt`, whose counts and digest must be the
-//! layer's; only then are the parts and their list removed. Memory: a few blocks at a time. A
+//! layer's; only then are the parts and their list removed. With `--in-parts` the checked parts
+//! stay as they are, read together as the layer (`LayerTable`). Memory: a few blocks at a time. A
 //! finished run's `summary.json` is then written again from the tables.
 
 use crate::cmd::summarize::write_summary;
@@ -14,10 +15,11 @@ use clap::Args;
 use kingmaker_rpc::auth::TOKEN_ENV;
 use kingmaker_rpc::fetch_part;
 use kingmaker_tablefmt::fsio::file_sha256;
-use kingmaker_tablefmt::kept::{kept_path, part_layer_name, read_kept, KeptLayer};
-use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
-use kingmaker_tablefmt::table::TableWriter;
-use std::path::{Path, PathBuf};
+use kingmaker_tablefmt::kept::{
+    kept_path, local_part_path, open_local_parts, part_layer_name, read_kept, KeptLayer,
+};
+use kingmaker_tablefmt::table::{read_summary, table_path, TableSummary, TableWriter};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CollectArgs {
@@ -30,6 +32,10 @@ pub struct CollectArgs {
     /// The workers' token (prefer the environment variable).
     #[arg(long, env = TOKEN_ENV, hide_env_values = true)]
     pub token: Option<String>,
+    /// Copy the parts here and read them together (checked against the layer's digest), but
+    /// leave them in parts: every reader reads a layer in parts, and no second copy is written.
+    #[arg(long)]
+    pub in_parts: bool,
 }
 
 pub fn run(args: CollectArgs) -> Result<()> {
@@ -61,14 +67,18 @@ pub fn run(args: CollectArgs) -> Result<()> {
         let Some(kept) = read_kept(&dir, &layer.name)? else {
             continue;
         };
-        collect_layer(&run, &kept, &workers, &dist.run_id, &token)?;
+        collect_layer(&run, &kept, &workers, &dist.run_id, &token, args.in_parts)?;
         collected += 1;
     }
     if collected == 0 {
         println!("{}: no layer is kept on the workers", args.dir.display());
         return Ok(());
     }
-    println!("{collected} layer(s) collected into {}", dir.display());
+    println!(
+        "{collected} layer(s) collected into {}{}",
+        dir.display(),
+        if args.in_parts { ", in parts" } else { "" }
+    );
     // A finished run's summary held only the kept layers' counts and digests: now that the tables
     // are here, it is written as a gathered build writes it (start's value, classes, witnesses).
     if run.summary_path().exists() {
@@ -84,10 +94,10 @@ fn collect_layer(
     workers: &[String],
     run_id: &str,
     token: &str,
+    in_parts: bool,
 ) -> Result<()> {
     let dir = run.layers_dir();
     let name = &kept.layer;
-    let mut parts = Vec::new();
     for part in &kept.parts {
         // The worker's number is in the part's name; its address is where it is now (run.json's,
         // or --workers'), which a resume on moved workers may have changed since.
@@ -103,8 +113,7 @@ fn collect_layer(
                     workers.len()
                 )
             })?;
-        let part_name = part_layer_name(name, k);
-        let path = dir.join(format!("{part_name}.kmt"));
+        let path = local_part_path(&dir, part);
         let fresh = file_sha256(&path).ok() == Some((part.size, part.sha256.clone()));
         if !fresh {
             let tmp = path.with_extension("kmt.tmp");
@@ -128,48 +137,48 @@ fn collect_layer(
             part.states,
             workers[k]
         );
-        parts.push((path, part_name, part.states));
+    }
+    let game = run.identity(name).game;
+    let parted = open_local_parts(&dir, kept, &game)?.with_context(|| {
+        format!(
+            "layer {name}: a part copied into {} vanished",
+            dir.display()
+        )
+    })?;
+    let agrees = |read: &TableSummary| -> Result<()> {
+        if *read != kept.summary {
+            bail!(
+                "layer {name}: the parts read together give digest {} and {:?}; the layer's record says {} and {:?}",
+                read.digest,
+                read.counts,
+                kept.summary.digest,
+                kept.summary.counts
+            );
+        }
+        Ok(())
+    };
+    if in_parts {
+        agrees(&read_summary(&parted)?)?;
+        println!(
+            "layer {name}: {} parts copied into {} and read together, digest {}",
+            kept.parts.len(),
+            dir.display(),
+            kept.summary.digest
+        );
+        return Ok(());
     }
     let mut writer = TableWriter::create(&dir, &run.identity(name), kept.summary.states)?;
-    for (path, part_name, states) in &parts {
-        append_part(&mut writer, run, path, part_name, *states)?;
-    }
+    parted.for_each_group(|values, depth| writer.append(values, depth))?;
     let table = writer.finish()?;
-    if table != kept.summary {
-        let _ = std::fs::remove_file(kingmaker_tablefmt::table::table_path(&dir, name));
-        bail!(
-            "layer {name}: the parts read together give digest {} and {:?}; the layer's record says {} and {:?}",
-            table.digest,
-            table.counts,
-            kept.summary.digest,
-            kept.summary.counts
-        );
+    if let Err(e) = agrees(&table) {
+        let _ = std::fs::remove_file(table_path(&dir, name));
+        return Err(e);
     }
-    for (path, ..) in &parts {
-        std::fs::remove_file(path)?;
+    drop(parted);
+    for part in &kept.parts {
+        std::fs::remove_file(local_part_path(&dir, part))?;
     }
     std::fs::remove_file(kept_path(&dir, name))?;
     println!("layer {name}: collected, digest {}", table.digest);
-    Ok(())
-}
-
-/// Append the rows of one part file (checked: its identity, every block's crc32) to `writer`.
-fn append_part(
-    writer: &mut TableWriter,
-    run: &RunDir,
-    path: &Path,
-    part_name: &str,
-    states: u64,
-) -> Result<()> {
-    let game = run.identity(part_name).game;
-    let file = LayerFile::open_as(path, &LayerIdentity::new(game, part_name))?;
-    if file.states() != states {
-        bail!(
-            "{}: {} rows, its record says {states}",
-            path.display(),
-            file.states()
-        );
-    }
-    file.for_each_group(|values, depth| writer.append(values, depth))?;
     Ok(())
 }
