@@ -227,6 +227,8 @@ pub fn fetch_part(addr: &str, token: &str, run_id: &str, file: &str, dest: &Path
             .read_part(pb::ReadPartRequest {
                 run_id: run_id.to_string(),
                 file: file.to_string(),
+                offset: 0,
+                length: 0,
             })
             .await
             .map_err(|s| anyhow!("worker {addr}: {}", status_message(&s)))?

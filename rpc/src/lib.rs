@@ -6,7 +6,8 @@
 //!   updates for other workers' shards streamed to their owners (`router`);
 //! - the coordinator's end ([`Cluster`]): the workers of one run, connected, checked and
 //!   heartbeated, handing the barrier one [`RemoteWorker`] per process, and keeping each finished
-//!   layer on the workers that computed it (`kept_layer`).
+//!   layer on the workers that computed it (`kept_layer`);
+//! - readers' end: a kept part read in place on its worker ([`RemotePart`]).
 //!
 //! The rest is shared: tokens ([`auth`]), channels (`connect`), the encodings on the wire
 //! (`wire`), protobuf ↔ kernel conversions (`convert`), statuses (`status`) and metrics; and,
@@ -24,6 +25,7 @@ mod kept_layer;
 pub mod lock;
 pub mod logging;
 pub mod metrics;
+mod remote_part;
 mod remote_worker;
 mod router;
 pub mod server;
@@ -32,6 +34,7 @@ mod wire;
 
 pub use cluster::{Cluster, RemoteOptions};
 pub use kept_layer::{fetch_part, ZonePlan};
+pub use remote_part::RemotePart;
 pub use remote_worker::RemoteWorker;
 
 use auth::CheckToken;

@@ -309,6 +309,23 @@ impl WorkerService {
         let path = self.inner.opts.data_dir.join(&req.file);
         let mut file =
             File::open(&path).map_err(|e| Status::not_found(format!("{}: {e}", req.file)))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Status::internal(format!("{}: {e}", req.file)))?
+            .len();
+        let end = match req.length {
+            0 => size,
+            n => req.offset.saturating_add(n),
+        };
+        if req.offset > size || end > size {
+            return Err(Status::out_of_range(format!(
+                "{}: bytes {}..{end} asked of {size}",
+                req.file, req.offset
+            )));
+        }
+        file.seek(SeekFrom::Start(req.offset))
+            .map_err(|e| Status::internal(format!("{}: {e}", req.file)))?;
+        let mut file = file.take(end - req.offset);
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || loop {
             let mut data = vec![0u8; 1 << 20];

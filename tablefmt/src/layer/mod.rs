@@ -41,7 +41,7 @@ pub use header::{LayerHeader, HEADER_LEN, LAYER_MAGIC, LAYER_VERSION};
 pub use identity::LayerIdentity;
 pub use index::{BlockEntry, INDEX_ENTRY_LEN};
 pub use layer_table::LayerTable;
-pub use reader::{LayerFile, DEFAULT_CACHE_BLOCKS};
+pub use reader::{LayerFile, ReadAt, DEFAULT_CACHE_BLOCKS};
 pub use values::ValuesPlane;
 pub use writer::{LayerWriter, WrittenLayer};
 

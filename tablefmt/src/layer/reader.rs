@@ -22,12 +22,25 @@ use std::sync::{Arc, Mutex};
 /// per file).
 pub const DEFAULT_CACHE_BLOCKS: usize = 256;
 
+/// Where a layer file's bytes are read from: a file here, or a copy elsewhere (a part kept on
+/// the worker that wrote it, read over the network).
+pub trait ReadAt: Send + Sync {
+    /// Fill `buf` with the bytes at `offset`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+}
+
+impl ReadAt for File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
 /// Random access to one layer file. Opening checks the header and the block index; every block
 /// read is checked against its crc32 before it is decompressed.
 pub struct LayerFile {
     path: PathBuf,
     name: String,
-    file: File,
+    file: Box<dyn ReadAt>,
     header: LayerHeader,
     /// What the file says it holds (`None` in a version-1 file, which does not say).
     identity: Option<LayerIdentity>,
@@ -45,6 +58,17 @@ impl LayerFile {
             _ => FormatError::io(path, e),
         })?;
         let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        LayerFile::from_source(path, Box::new(file), file_len)
+    }
+
+    /// Open the layer file of `file_len` bytes that `file` reads (`path` names it in messages),
+    /// checked as [`LayerFile::open`] checks a file here.
+    pub fn from_source(
+        path: &Path,
+        file: Box<dyn ReadAt>,
+        file_len: u64,
+    ) -> Result<LayerFile, FormatError> {
+        let name = path.display().to_string();
         let mut h = vec![0u8; HEADER_LEN.min(file_len) as usize];
         file.read_exact_at(&mut h, 0)
             .map_err(|e| FormatError::io(path, e))?;
