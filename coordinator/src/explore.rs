@@ -6,6 +6,7 @@
 //! game's view (twelve forcing answers, or W / L / D of a two-player game), so a game
 //! added to the registry is explorable before it gets a drawing of its own.
 
+use crate::tables::open_tables;
 use crate::tables::Tables;
 use anyhow::Result;
 use kingmaker_games::view::Labels;
@@ -32,7 +33,7 @@ const MAX_POSITION_LEN: usize = 1000;
 
 impl Explorer {
     pub fn open(dir: &Path) -> Result<Explorer> {
-        let tables = Tables::open(dir)?;
+        let tables = open_tables(dir)?;
         let game = tables.game().clone();
         let view = game.view();
         let labels = view.labels(&tables)?;

@@ -1,12 +1,36 @@
 //! Where solved tables come from: a finished run directory or a packed release, read through the
 //! probing library ([`kingmaker_probe::Tables`]) so that `query`, `serve`, `line`, `census` and
-//! `verify --deep` read what library users read.
+//! `verify --deep` read what library users read; a run's layers kept on its workers are read
+//! there, over gRPC, when the run's token is at hand.
 
 use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
+use kingmaker_probe::tables::OpenRemotePart;
 pub use kingmaker_probe::Tables;
+use kingmaker_rpc::auth::TOKEN_ENV;
+use kingmaker_rpc::RemotePart;
+use kingmaker_tablefmt::layer::ReadAt;
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest};
 use std::path::Path;
+use std::sync::Arc;
+
+/// Open the tables at `dir` ([`Tables::open`]), reading the parts of layers kept on the workers
+/// where they are ([`remote_parts`]).
+pub fn open_tables(dir: &Path) -> Result<Tables> {
+    Ok(Tables::open_reading_parts_with(dir, remote_parts())?)
+}
+
+/// How this binary reads a part kept on its worker: with `ReadPart` and the run's token
+/// (`KINGMAKER_TOKEN`); `None` without a token, and such a run is refused, naming its parts.
+pub fn remote_parts() -> Option<OpenRemotePart> {
+    let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty())?;
+    Some(Arc::new(
+        move |addr: &str, run_id: &str, part: &kingmaker_tablefmt::kept::KeptPart| {
+            RemotePart::connect(addr, &token, run_id, &part.file)
+                .map(|p| Box::new(p) as Box<dyn ReadAt>)
+        },
+    ))
+}
 
 /// The game of a release, checked against the manifest (see [`kingmaker_probe::tables::release_game`]);
 /// `what` names the release in the error.

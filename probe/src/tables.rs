@@ -5,11 +5,13 @@ use crate::error::ProbeError;
 pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
-use kingmaker_tablefmt::kept::{kept_path, local_part_path, open_local_parts, read_kept};
-use kingmaker_tablefmt::layer::{LayerIdentity, LayerTable};
+use kingmaker_tablefmt::kept::{
+    kept_path, open_parts, part_worker, parts_here, read_kept, KeptPart,
+};
+use kingmaker_tablefmt::layer::{LayerIdentity, LayerTable, ReadAt};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::open_listed_file;
-use kingmaker_tablefmt::run::{read_run_info, RunInfo, RUN_INFO};
+use kingmaker_tablefmt::run::{read_run_info, Distributed, RunInfo, RUN_INFO};
 use kingmaker_tablefmt::table::table_path;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +26,11 @@ pub enum Kind {
     Release,
 }
 
+/// Opens a part of a layer kept on its worker, where it is: `(worker address, run id, part)` to
+/// the part file's bytes (the transport is the caller's: the `kingmaker` binary reads over gRPC).
+pub type OpenRemotePart =
+    Arc<dyn Fn(&str, &str, &KeptPart) -> Result<Box<dyn ReadAt>, String> + Send + Sync>;
+
 /// Solved tables, opened for reading. Layer files are opened on first use and checked then
 /// (their identity, header and index checksums); every block read is checked against its crc32.
 pub struct Tables {
@@ -34,6 +41,8 @@ pub struct Tables {
     layers: Vec<LayerInfo>,
     manifest: Option<Box<Manifest>>,
     files: Mutex<HashMap<String, Arc<LayerTable>>>,
+    /// A run whose layers stayed on its workers: where they are, and how to read them there.
+    remote: Option<(Distributed, OpenRemotePart)>,
 }
 
 impl Tables {
@@ -43,11 +52,20 @@ impl Tables {
     /// by its `run.json`; a run must be finished. The game must be one this version knows, and a
     /// release's state count must be its game's.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tables, ProbeError> {
+        Self::open_reading_parts_with(dir, None)
+    }
+
+    /// As [`Tables::open`]; a run's layers kept on its workers and not copied here are read on
+    /// the workers with `remote`.
+    pub fn open_reading_parts_with(
+        dir: impl AsRef<Path>,
+        remote: Option<OpenRemotePart>,
+    ) -> Result<Tables, ProbeError> {
         let dir = dir.as_ref().to_path_buf();
         if dir.join(MANIFEST).exists() || dir.join(MANIFEST_SHA256).exists() {
             Self::open_release(dir)
         } else if dir.join(RUN_INFO).exists() {
-            Self::open_run(dir)
+            Self::open_run(dir, remote)
         } else {
             Err(ProbeError::NotTables { path: dir })
         }
@@ -79,25 +97,23 @@ impl Tables {
             layers,
             manifest: Some(Box::new(manifest)),
             files: Mutex::default(),
+            remote: None,
         })
     }
 
-    fn open_run(dir: PathBuf) -> Result<Tables, ProbeError> {
+    fn open_run(dir: PathBuf, remote: Option<OpenRemotePart>) -> Result<Tables, ProbeError> {
         let info: RunInfo<GameSpec> = read_run_info(&dir)?;
         if !dir.join("summary.json").exists() {
             return Err(ProbeError::Unfinished { path: dir });
         }
-        // A layer kept on the workers is read here only once its parts are copied here
-        // (`kingmaker collect --in-parts`).
+        // A layer kept on the workers is read from its parts copied here (`kingmaker collect
+        // --in-parts`), or on the workers when the caller can reach them.
+        let remote = remote.zip(info.distributed.clone()).map(|(r, d)| (d, r));
         for l in &info.layers {
             let Some(kept) = read_kept(&dir.join("layers"), &l.name)? else {
                 continue;
             };
-            if !kept
-                .parts
-                .iter()
-                .all(|p| local_part_path(&dir.join("layers"), p).exists())
-            {
+            if !parts_here(&dir.join("layers"), &kept) && remote.is_none() {
                 return Err(ProbeError::KeptOnWorkers {
                     path: dir,
                     layer: l.name.clone(),
@@ -129,6 +145,7 @@ impl Tables {
             layers,
             manifest: None,
             files: Mutex::default(),
+            remote,
         })
     }
 
@@ -205,12 +222,24 @@ impl Tables {
                 let game = serde_json::to_value(&self.spec).expect("a game spec is JSON");
                 let layers = self.dir.join("layers");
                 match read_kept(&layers, name)? {
-                    Some(kept) => open_local_parts(&layers, &kept, &game)?.ok_or_else(|| {
-                        ProbeError::KeptOnWorkers {
-                            path: self.dir.clone(),
-                            layer: name.to_string(),
-                        }
-                    })?,
+                    Some(kept) => {
+                        let on_worker = |part: &KeptPart| {
+                            let (dist, open) = self.remote.as_ref().expect("checked on opening");
+                            let k = part_worker(part, name, dist.workers.len())?;
+                            open(&dist.workers[k], &dist.run_id, part)
+                                .map_err(kingmaker_tablefmt::FormatError::Corrupt)
+                        };
+                        let remote = self
+                            .remote
+                            .as_ref()
+                            .map(|_| &on_worker as kingmaker_tablefmt::kept::OpenRemotePart);
+                        open_parts(&layers, &kept, &game, remote)?.ok_or_else(|| {
+                            ProbeError::KeptOnWorkers {
+                                path: self.dir.clone(),
+                                layer: name.to_string(),
+                            }
+                        })?
+                    }
                     None => LayerTable::open_as(
                         &table_path(&layers, name),
                         &LayerIdentity::new(game, name),

@@ -4,7 +4,7 @@
 //! docs/format.md, "A layer kept on its workers".
 
 use crate::fsio::write_atomically;
-use crate::layer::{LayerFile, LayerIdentity, LayerTable};
+use crate::layer::{LayerFile, LayerIdentity, LayerTable, ReadAt};
 use crate::table::{TableSummary, ValueCounts};
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
@@ -142,38 +142,68 @@ pub fn local_part_path(dir: &Path, part: &KeptPart) -> PathBuf {
     dir.join(Path::new(&part.file).file_name().unwrap_or_default())
 }
 
-/// The kept layer read from copies of its parts in `dir` (`kingmaker collect --in-parts`), each
-/// checked on opening (size as recorded, identity, rows; every block's crc32 as it is read);
-/// `None` when a part is not here.
-pub fn open_local_parts(
+/// The number of the worker that wrote `part` of `layer` (in its file's name), if it is one of
+/// `workers`: the part's worker is where that worker is now (run.json's address, which a resume
+/// on moved workers may have changed since the part was written).
+pub fn part_worker(part: &KeptPart, layer: &str, workers: usize) -> Result<usize, FormatError> {
+    (0..workers)
+        .find(|&k| {
+            part.file
+                .ends_with(&format!("/{}.kmt", part_layer_name(layer, k)))
+        })
+        .ok_or_else(|| {
+            FormatError::Corrupt(format!(
+                "layer {layer}: part {} is not one of the run's {workers} workers'",
+                part.file
+            ))
+        })
+}
+
+/// Opens a part where it is not copied here: the bytes of the part's file, read elsewhere.
+pub type OpenRemotePart<'a> = &'a dyn Fn(&KeptPart) -> Result<Box<dyn ReadAt>, FormatError>;
+
+/// The kept layer read from its parts: each from its copy in `dir` (`kingmaker collect
+/// --in-parts`) if it is there, else with `remote` if given (read on its worker). Each part is
+/// checked on opening (size as recorded, identity, rows; every block's crc32 as it is read).
+/// `None` when a part is neither here nor to be read remotely.
+pub fn open_parts(
     dir: &Path,
     kept: &KeptLayer,
     game: &serde_json::Value,
+    remote: Option<OpenRemotePart>,
 ) -> Result<Option<LayerTable>, FormatError> {
     let mut files = Vec::new();
     for part in &kept.parts {
         let path = local_part_path(dir, part);
-        let size = match std::fs::metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(FormatError::io(&path, e)),
-        };
-        if size != part.size {
-            return Err(FormatError::Corrupt(format!(
-                "{}: {size} bytes, its record says {}",
-                path.display(),
-                part.size
-            )));
-        }
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = LayerFile::open_as(&path, &LayerIdentity::new(game.clone(), &name))?;
+        let file = match std::fs::metadata(&path) {
+            Ok(m) if m.len() != part.size => {
+                return Err(FormatError::Corrupt(format!(
+                    "{}: {} bytes, its record says {}",
+                    path.display(),
+                    m.len(),
+                    part.size
+                )))
+            }
+            Ok(_) => LayerFile::open(&path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match remote {
+                Some(open) => LayerFile::from_source(
+                    Path::new(&format!("{}:{}", part.worker, part.file)),
+                    open(part)?,
+                    part.size,
+                )?,
+                None => return Ok(None),
+            },
+            Err(e) => return Err(FormatError::io(&path, e)),
+        };
+        file.check_identity(&LayerIdentity::new(game.clone(), &name))?;
         if !name.starts_with(&format!("{}.part-", kept.layer)) || file.states() != part.states {
             return Err(FormatError::Corrupt(format!(
                 "{}: {} rows of {name}, its record says {} rows of layer {}",
-                path.display(),
+                file.path().display(),
                 file.states(),
                 part.states,
                 kept.layer
@@ -183,6 +213,11 @@ pub fn open_local_parts(
     }
     let identity = LayerIdentity::new(game.clone(), &kept.layer);
     LayerTable::in_parts(identity, files).map(Some)
+}
+
+/// Whether every part of `kept` is copied into `dir`.
+pub fn parts_here(dir: &Path, kept: &KeptLayer) -> bool {
+    kept.parts.iter().all(|p| local_part_path(dir, p).exists())
 }
 
 #[cfg(test)]

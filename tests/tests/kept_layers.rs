@@ -221,70 +221,79 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
     readers_read_the_parts(&run, &full);
 }
 
-/// `collect --in-parts` copies the parts (rows cut wherever the zones fell) and leaves them in
-/// parts; every reader then reads them as the one table of `full`: the summary written again,
-/// `query`, `line`, and `pack`, whose release has the full build's digest.
+/// A table cut in parts wherever the zones fell is read as the one table of `full` — by `query`,
+/// `line` and `pack` (whose release has the full build's digest) — first on the workers (with
+/// the token), then from copies here (`collect --in-parts`, which also writes the summary again).
 fn readers_read_the_parts(run: &Path, full: &Path) {
     let run_s = run.to_str().unwrap();
     let full_s = full.to_str().unwrap();
-    let same = |args: &[&str], what: &str| {
-        let at = |dir: &str| {
-            let mut all = vec![args[0], dir];
-            all.extend(&args[1..]);
-            let out = kingmaker(&all);
-            assert_ok(&out, what);
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
-        assert_eq!(
-            at(run_s),
-            at(full_s),
-            "{what} on the parts and on the full table"
-        );
+    // `kingmaker ARGS[0] DIR ARGS[1..]`, with the workers' token or without.
+    let at = |dir: &str, args: &[&str], token: bool| {
+        let mut command = Command::new(bin("kingmaker"));
+        command.arg(args[0]).arg(dir).args(&args[1..]);
+        if token {
+            command.env("KINGMAKER_TOKEN", TOKEN);
+        }
+        let out = command.output().unwrap();
+        assert_ok(&out, &format!("{args:?} on {dir}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    // Before the copy: refused, saying how to get the parts.
+    let reads = [
+        vec!["query", "start", "--json"],
+        vec!["query", "0:1,3;1:47,48;1", "--json"],
+        vec!["line", "start", "--json"],
+    ];
+    let want = read_json(&full.join("summary.json"));
+    let release_digest = |rel: &Path| {
+        assert_ok(&kingmaker(&["verify", rel.to_str().unwrap()]), "verify");
+        read_json(&rel.join("manifest.json"))["layers"][0]["digest"].clone()
+    };
+    let parts_here = || {
+        std::fs::read_dir(run.join("layers"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".part-"))
+            .count()
+    };
+    // Without the token and without copies: refused, saying how to read the parts.
     let out = kingmaker(&["query", run_s, "start"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--in-parts"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--in-parts"), "{said}");
+    // With the token: read on the workers, block by block, nothing copied; pack too.
+    for args in &reads {
+        assert_eq!(
+            at(run_s, args, true),
+            at(full_s, args, false),
+            "{args:?} on the workers"
+        );
+    }
+    let rel = run.parent().unwrap().join("rel-on-workers");
+    at(run_s, &["pack", "--out", rel.to_str().unwrap()], true);
+    assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
+    assert_eq!(parts_here(), 0, "reading on the workers copied a part");
+    // Copied here and left in parts: read here, without the token.
     assert_ok(
         &kingmaker(&["collect", run_s, "--token", TOKEN, "--in-parts"]),
         "collect --in-parts",
     );
-    let names: Vec<String> = std::fs::read_dir(run.join("layers"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(!names.contains(&"solo.kmt".to_string()), "{names:?}");
-    assert_eq!(
-        names.iter().filter(|n| n.contains(".part-")).count(),
-        read_kept(&run.join("layers"), "solo")
-            .unwrap()
-            .unwrap()
-            .parts
-            .len(),
-        "{names:?}"
-    );
-    let (got, want) = (
-        read_json(&run.join("summary.json")),
-        read_json(&full.join("summary.json")),
-    );
+    assert!(!run.join("layers/solo.kmt").exists());
+    let kept = read_kept(&run.join("layers"), "solo").unwrap().unwrap();
+    assert_eq!(parts_here(), kept.parts.len());
+    let got = read_json(&run.join("summary.json"));
     assert!(got.get("kept_on_workers").is_none(), "{got}");
     assert_eq!(got["layers"], want["layers"]);
     assert_eq!(got["start"], want["start"]);
-    same(&["query", "start", "--json"], "query");
-    same(&["query", "0:1,3;1:47,48;1", "--json"], "query");
-    same(&["line", "start", "--json"], "line");
+    for args in &reads {
+        assert_eq!(
+            at(run_s, args, false),
+            at(full_s, args, false),
+            "{args:?} on the copies"
+        );
+    }
     let rel = run.parent().unwrap().join("rel-from-parts");
-    assert_ok(
-        &kingmaker(&["pack", run_s, "--out", rel.to_str().unwrap()]),
-        "pack from the parts",
-    );
-    let manifest = read_json(&rel.join("manifest.json"));
-    assert_eq!(
-        manifest["layers"][0]["digest"], want["layers"]["solo"]["digest"],
-        "{manifest}"
-    );
-    assert_ok(&kingmaker(&["verify", rel.to_str().unwrap()]), "verify");
+    at(run_s, &["pack", "--out", rel.to_str().unwrap()], false);
+    assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
 }
 
 /// A worker killed (kill -9) in the second layer, after the first was kept: the build stops

@@ -16,7 +16,7 @@ use kingmaker_rpc::auth::TOKEN_ENV;
 use kingmaker_rpc::fetch_part;
 use kingmaker_tablefmt::fsio::file_sha256;
 use kingmaker_tablefmt::kept::{
-    kept_path, local_part_path, open_local_parts, part_layer_name, read_kept, KeptLayer,
+    kept_path, local_part_path, open_parts, part_worker, read_kept, KeptLayer,
 };
 use kingmaker_tablefmt::table::{read_summary, table_path, TableSummary, TableWriter};
 use std::path::PathBuf;
@@ -101,18 +101,7 @@ fn collect_layer(
     for part in &kept.parts {
         // The worker's number is in the part's name; its address is where it is now (run.json's,
         // or --workers'), which a resume on moved workers may have changed since.
-        let k = (0..workers.len())
-            .find(|&k| {
-                part.file
-                    .ends_with(&format!("/{}.kmt", part_layer_name(name, k)))
-            })
-            .with_context(|| {
-                format!(
-                    "layer {name}: part {} is not one of the run's {} workers'",
-                    part.file,
-                    workers.len()
-                )
-            })?;
+        let k = part_worker(part, name, workers.len())?;
         let path = local_part_path(&dir, part);
         let fresh = file_sha256(&path).ok() == Some((part.size, part.sha256.clone()));
         if !fresh {
@@ -139,7 +128,7 @@ fn collect_layer(
         );
     }
     let game = run.identity(name).game;
-    let parted = open_local_parts(&dir, kept, &game)?.with_context(|| {
+    let parted = open_parts(&dir, kept, &game, None)?.with_context(|| {
         format!(
             "layer {name}: a part copied into {} vanished",
             dir.display()

@@ -1,7 +1,7 @@
 //! A game's own command (`kingmaker census`, `kingmaker preferences`): open the tables of its
 //! `dir`, check they are of the command's family, and hand them over.
 
-use crate::tables::Tables;
+use crate::tables::open_tables;
 use anyhow::{bail, Result};
 use clap::ArgMatches;
 use kingmaker_games::view::GameCommand;
@@ -12,7 +12,7 @@ pub fn run(family: &str, command: &GameCommand, matches: &ArgMatches) -> Result<
     let dir = matches
         .get_one::<PathBuf>("dir")
         .expect("a game command's arguments hold its tables' dir");
-    let tables = Tables::open(dir)?;
+    let tables = open_tables(dir)?;
     let holds = tables.spec().family();
     if holds != family {
         bail!(

@@ -4,7 +4,7 @@
 //! its coalition against the other players: for a two-player game's `solo` that is the game
 //! itself; for cc3p it is one of the questions `solo`, `enable_ab`, `enable_ac`.
 
-use crate::tables::Tables;
+use crate::tables::open_tables;
 use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_games::view::principal_line::{principal_line, value_letter, Ending, Line};
@@ -37,7 +37,7 @@ pub struct LineArgs {
 }
 
 pub fn run(args: LineArgs) -> Result<()> {
-    let tables = Tables::open(&args.dir)?;
+    let tables = open_tables(&args.dir)?;
     let game = &**tables.game();
     let Some(layer) = tables
         .layers()

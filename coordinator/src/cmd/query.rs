@@ -1,6 +1,6 @@
 //! `kingmaker query DIR POSITION`: look a position up in a built run or a packed release.
 
-use crate::tables::Tables;
+use crate::tables::open_tables;
 use anyhow::Result;
 use clap::Args;
 use kingmaker_games::Notation;
@@ -18,7 +18,7 @@ pub struct QueryArgs {
 }
 
 pub fn run(args: QueryArgs) -> Result<()> {
-    let tables = Tables::open(&args.dir)?;
+    let tables = open_tables(&args.dir)?;
     let game = tables.game().clone();
     let index = game.parse_or_start(&args.position)?;
     game.view().query(&tables, index, args.json)

@@ -5,6 +5,7 @@
 //! Charts are drawn with plotters as SVG, their numbers listed beside them.
 
 use crate::digits::thousands;
+use crate::tables::open_tables;
 use crate::tables::{kind_name, Tables};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -40,7 +41,7 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 pub fn run(args: ReportArgs) -> Result<()> {
-    let tables = Tables::open(&args.dir)?;
+    let tables = open_tables(&args.dir)?;
     let summary = summary_of(&tables)?;
     let mut page = Page::default();
     let name = tables.game().name();

@@ -7,7 +7,7 @@
 //! any disagreement is reported by position.
 
 use crate::digits::thousands;
-use crate::tables::Tables;
+use crate::tables::open_tables;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_games::AnyGame;
@@ -266,7 +266,7 @@ fn distinct_random(states: u64, n: u64) -> Vec<u64> {
 /// Re-derive every state of every layer (or a sample of each) from its children.
 pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let started = Instant::now();
-    let tables = Tables::open(dir)?;
+    let tables = open_tables(dir)?;
     let manifest = tables
         .manifest()
         .context("--deep checks a release")?
