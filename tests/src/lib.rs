@@ -68,6 +68,49 @@ pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
 
+/// Every state's value and depth of every layer of `reference` (a run) is the same in `run`,
+/// whose layers may be in one file each or in parts (`collect --in-parts`).
+#[track_caller]
+pub fn assert_same_states(run: &Path, reference: &Path) {
+    use kingmaker_tablefmt::kept::{open_parts, read_kept};
+    use kingmaker_tablefmt::layer::{LayerFile, LayerTable};
+    let game = read_json(&run.join("run.json"))["spec"].clone();
+    let names = layer_names(reference);
+    assert!(!names.is_empty(), "{}: no layer", reference.display());
+    for name in names {
+        let dir = run.join("layers");
+        let a = match read_kept(&dir, &name).unwrap() {
+            Some(kept) => open_parts(&dir, &kept, &game, None)
+                .unwrap()
+                .unwrap_or_else(|| panic!("layer {name}: parts missing in {}", dir.display())),
+            None => LayerTable::whole(LayerFile::open(&dir.join(format!("{name}.kmt"))).unwrap()),
+        };
+        let b = LayerTable::whole(
+            LayerFile::open(&reference.join("layers").join(format!("{name}.kmt"))).unwrap(),
+        );
+        assert_eq!(a.states(), b.states(), "layer {name}");
+        let mut first = 0u64;
+        while first < b.states() {
+            let n = (1u64 << 20).min(b.states() - first) as usize;
+            let (mut va, mut da, mut vb, mut db) =
+                (vec![0u8; n], vec![0u16; n], vec![0u8; n], vec![0u16; n]);
+            a.read_states(first, &mut va, &mut da).unwrap();
+            b.read_states(first, &mut vb, &mut db).unwrap();
+            if let Some(k) = (0..n).find(|&k| (va[k], da[k]) != (vb[k], db[k])) {
+                panic!(
+                    "layer {name}: state {} has (value, depth) {:?} in {} but {:?} in {}",
+                    first + k as u64,
+                    (va[k], da[k]),
+                    run.display(),
+                    (vb[k], db[k]),
+                    reference.display()
+                );
+            }
+            first += n as u64;
+        }
+    }
+}
+
 /// The names of a run's finished layers: `RUN/layers/NAME.kmt`, sorted.
 pub fn layer_names(run: &std::path::Path) -> Vec<String> {
     let dir = run.join("layers");

@@ -11,7 +11,7 @@
 //! The hosts and the helpers are `kingmaker_e2e::lab`; its prerequisites are checked first.
 
 use kingmaker_e2e::lab::*;
-use kingmaker_e2e::{assert_same_tables, kingmaker_ok};
+use kingmaker_e2e::{assert_same_states, assert_same_tables, kingmaker_ok};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -188,7 +188,8 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run
     wait_status(inv, "the TOPPEN run to complete", 300, |s| {
         phase(s) == "complete"
     });
-    // Its layers stayed on the workers (--keep-layers-on-workers): fetch must collect them.
+    // Its layers stayed on the workers (--keep-layers-on-workers): fetch must collect them (in
+    // parts, which pack reads).
     let layers = lab.dir().join("h0/data").join(run).join("run/layers");
     let names: Vec<String> = std::fs::read_dir(&layers)
         .unwrap()
@@ -206,8 +207,21 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run
         reference,
         "the deployed TOPPEN differs"
     );
-    // Values and depths of every state, after the crash and the resume.
-    assert_same_tables(
+    let names: Vec<String> = std::fs::read_dir(&layers)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains(".part-"))
+            && !names
+                .iter()
+                .any(|n| n.ends_with(".kmt") && !n.contains(".part-")),
+        "fetch should have copied the parts and left them in parts: {names:?}"
+    );
+    // Values and depths of every state, after the crash and the resume (the parts fetch
+    // collected, read together).
+    assert_same_states(
         &lab.dir().join("h0/data").join(run).join("run"),
         reference_run,
     );

@@ -13,6 +13,21 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
+/// `build GAME... --workers ... --keep-layers-on-workers` into `run`, shards of `shard_size`.
+fn build_kept(game: &[&str], run: &Path, workers: &[Worker], shard_size: &str) -> Output {
+    let list = addrs(workers);
+    let kept = [
+        "--workers",
+        &list,
+        "--token",
+        TOKEN,
+        "--keep-layers-on-workers",
+    ];
+    let mut extra = kept.to_vec();
+    extra.extend(["--shard-size", shard_size, "--worker-timeout", "30"]);
+    build(game, run, &extra)
+}
+
 fn build(args: &[&str], run: &Path, extra: &[&str]) -> Output {
     let mut all = vec!["build"];
     all.extend(args);
@@ -90,22 +105,7 @@ fn cc3p_layers_stay_on_two_workers() {
     assert_ok(&build(&game, &embedded, &[]), "embedded build");
     let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("kept");
-    let list = addrs(&workers);
-    let out = build(
-        &game,
-        &run,
-        &[
-            "--workers",
-            &list,
-            "--token",
-            TOKEN,
-            "--keep-layers-on-workers",
-            "--shard-size",
-            "128",
-            "--worker-timeout",
-            "30",
-        ],
-    );
+    let out = build_kept(&game, &run, &workers, "128");
     assert_ok(&out, "build with the layers kept on 2 workers");
     assert_kept_like(&run, &workers, &embedded);
     for w in &workers {
@@ -198,22 +198,7 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
     );
     let workers: Vec<Worker> = (0..3).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("kept");
-    let list = addrs(&workers);
-    let out = build(
-        &game,
-        &run,
-        &[
-            "--workers",
-            &list,
-            "--token",
-            TOKEN,
-            "--keep-layers-on-workers",
-            "--shard-size",
-            "4096",
-            "--worker-timeout",
-            "30",
-        ],
-    );
+    let out = build_kept(&game, &run, &workers, "4096");
     assert_ok(&out, "cc2p with the layers kept on 3 workers");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("states routed to"), "{log}");

@@ -1,5 +1,5 @@
-//! `deploy fetch`: pack the finished run on the coordinator (collecting first the layers a run
-//! kept on its workers), download the release with scp and verify it here before it takes its
+//! `deploy fetch`: pack the finished run on the coordinator (copying first, in parts, the layers
+//! a run kept on its workers), download the release with scp and verify it here before it takes its
 //! final name.
 //!
 //! The pack runs detached on the coordinator (its own session, its log and exit status in
@@ -121,10 +121,11 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
     );
     let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
     let args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
-    // A run built with --keep-layers-on-workers has its layers on the workers: `collect` brings
-    // them to the coordinator first, with the token of the coordinator's environment file.
+    // A run built with --keep-layers-on-workers has its layers on the workers: `collect
+    // --in-parts` copies them to the coordinator first (each checked; left in parts, which pack
+    // reads), with the token of the coordinator's environment file.
     let collect = format!(
-        "if ls {run}/layers/*.kept.json >/dev/null 2>&1; then (set -a; . {env}; exec {bin} collect {run}) || exit $?; fi",
+        "if ls {run}/layers/*.kept.json >/dev/null 2>&1; then (set -a; . {env}; exec {bin} collect {run} --in-parts) || exit $?; fi",
         run = quote(&run_dir),
         env = quote(&coord.env_file(name)),
     );
