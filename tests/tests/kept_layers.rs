@@ -196,20 +196,20 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
         &build(&game, &full, &["--no-symmetry"]),
         "full embedded build",
     );
-    let workers: Vec<Worker> = (0..3).map(|_| Worker::start(TOKEN, &[])).collect();
+    let mut workers: Vec<Worker> = (0..3).map(|_| Worker::start(TOKEN, &[])).collect();
     let run = tmp.path().join("kept");
     let out = build_kept(&game, &run, &workers, "4096");
     assert_ok(&out, "cc2p with the layers kept on 3 workers");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("states routed to"), "{log}");
     assert_kept_like(&run, &workers, &full);
-    readers_read_the_parts(&run, &full);
+    readers_read_the_parts(&run, &full, &mut workers);
 }
 
 /// A table cut in parts wherever the zones fell is read as the one table of `full` — by `query`,
 /// `line` and `pack` (whose release has the full build's digest) — first on the workers (with
 /// the token), then from copies here (`collect --in-parts`, which also writes the summary again).
-fn readers_read_the_parts(run: &Path, full: &Path) {
+fn readers_read_the_parts(run: &Path, full: &Path, workers: &mut [Worker]) {
     let run_s = run.to_str().unwrap();
     let full_s = full.to_str().unwrap();
     // `kingmaker ARGS[0] DIR ARGS[1..]`, with the workers' token or without.
@@ -245,6 +245,17 @@ fn readers_read_the_parts(run: &Path, full: &Path) {
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("--in-parts"), "{said}");
+    // A worker that is down is named, not skipped; back up, it serves its part again.
+    workers[1].kill();
+    let out = Command::new(bin("kingmaker"))
+        .args(["query", run_s, "start"])
+        .env("KINGMAKER_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&workers[1].addr), "{said}");
+    workers[1].restart();
     // With the token: read on the workers, block by block, nothing copied; pack too.
     for args in &reads {
         assert_eq!(
