@@ -191,11 +191,14 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run
     // Its layers stayed on the workers (--keep-layers-on-workers): fetch must collect them (in
     // parts, which pack reads).
     let layers = lab.dir().join("h0/data").join(run).join("run/layers");
-    let names: Vec<String> = std::fs::read_dir(&layers)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let files_in_layers = || -> Vec<String> {
+        std::fs::read_dir(&layers)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let names = files_in_layers();
     assert!(
         names.iter().any(|n| n.ends_with(".kept.json"))
             && !names.iter().any(|n| n.ends_with(".kmt")),
@@ -207,11 +210,7 @@ fn toppen_run(lab: &Lab, inv: &Path, run: &str, reference: &Value, reference_run
         reference,
         "the deployed TOPPEN differs"
     );
-    let names: Vec<String> = std::fs::read_dir(&layers)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = files_in_layers();
     assert!(
         names.iter().any(|n| n.contains(".part-"))
             && !names

@@ -256,17 +256,21 @@ fn readers_read_the_parts(run: &Path, full: &Path, workers: &mut [Worker]) {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains(&workers[1].addr), "{said}");
     workers[1].restart();
-    // With the token: read on the workers, block by block, nothing copied; pack too.
-    for args in &reads {
-        assert_eq!(
-            at(run_s, args, true),
-            at(full_s, args, false),
-            "{args:?} on the workers"
-        );
-    }
-    let rel = run.parent().unwrap().join("rel-on-workers");
-    at(run_s, &["pack", "--out", rel.to_str().unwrap()], true);
-    assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
+    // Every read, and a pack, give the full build's answers and digest (`token`: on the workers).
+    let all_agree = |token: bool, release: &str| {
+        for args in &reads {
+            assert_eq!(
+                at(run_s, args, token),
+                at(full_s, args, false),
+                "{args:?} (with the token: {token})"
+            );
+        }
+        let rel = run.parent().unwrap().join(release);
+        at(run_s, &["pack", "--out", rel.to_str().unwrap()], token);
+        assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
+    };
+    // With the token: read on the workers, block by block, nothing copied.
+    all_agree(true, "rel-on-workers");
     assert_eq!(parts_here(), 0, "reading on the workers copied a part");
     // Copied here and left in parts: read here, without the token.
     assert_ok(
@@ -280,16 +284,7 @@ fn readers_read_the_parts(run: &Path, full: &Path, workers: &mut [Worker]) {
     assert!(got.get("kept_on_workers").is_none(), "{got}");
     assert_eq!(got["layers"], want["layers"]);
     assert_eq!(got["start"], want["start"]);
-    for args in &reads {
-        assert_eq!(
-            at(run_s, args, false),
-            at(full_s, args, false),
-            "{args:?} on the copies"
-        );
-    }
-    let rel = run.parent().unwrap().join("rel-from-parts");
-    at(run_s, &["pack", "--out", rel.to_str().unwrap()], false);
-    assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
+    all_agree(false, "rel-from-parts");
 }
 
 /// A worker killed (kill -9) in the second layer, after the first was kept: the build stops
