@@ -22,16 +22,13 @@ use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_kernel::{Layer, WaveSummary};
+use kingmaker_probe::tables::open_kept;
 use kingmaker_rpc::auth::TOKEN_ENV;
 use kingmaker_rpc::lock::DirLock;
-use kingmaker_tablefmt::kept::{
-    kept_path, open_parts, part_worker, parts_here, read_kept, KeptPart,
-};
+use kingmaker_tablefmt::kept::{kept_path, parts_here, read_kept};
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::layer::LayerTable;
-use kingmaker_tablefmt::layer::ReadAt;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
-use kingmaker_tablefmt::FormatError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -216,16 +213,8 @@ impl RunDir {
             let dist = kingmaker_tablefmt::run::read_run_info::<serde_json::Value>(&self.path)
                 .ok()
                 .and_then(|info| info.distributed);
-            let remote = crate::tables::remote_parts().zip(dist);
-            let on_worker = |part: &KeptPart| -> Result<Box<dyn ReadAt>, FormatError> {
-                let (open, dist) = remote.as_ref().expect("only given with a remote");
-                let k = part_worker(part, layer, dist.workers.len())?;
-                open(&dist.workers[k], &dist.run_id, part).map_err(FormatError::Corrupt)
-            };
-            let remote_ref = remote
-                .as_ref()
-                .map(|_| &on_worker as kingmaker_tablefmt::kept::OpenRemotePart);
-            return open_parts(&self.layers_dir(), &kept, &game, remote_ref)?.with_context(|| {
+            let remote = dist.zip(crate::tables::remote_parts());
+            return open_kept(&self.layers_dir(), &kept, &game, remote.as_ref())?.with_context(|| {
                 format!(
                     "layer {layer} of {} is kept in parts on the workers that built it (layers/{layer}.kept.json \
                      lists them): set {TOKEN_ENV} to read them there, or `kingmaker collect --in-parts` \

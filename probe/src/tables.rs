@@ -6,7 +6,7 @@ pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
 use kingmaker_tablefmt::kept::{
-    kept_path, open_parts, part_worker, parts_here, read_kept, KeptPart,
+    kept_path, open_parts, part_worker, parts_here, read_kept, KeptLayer, KeptPart,
 };
 use kingmaker_tablefmt::layer::{LayerIdentity, LayerTable, ReadAt};
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
@@ -30,6 +30,24 @@ pub enum Kind {
 /// the part file's bytes (the transport is the caller's: the `kingmaker` binary reads over gRPC).
 pub type OpenRemotePart =
     Arc<dyn Fn(&str, &str, &KeptPart) -> Result<Box<dyn ReadAt>, String> + Send + Sync>;
+
+/// A kept layer read from its parts: copies in `layers_dir` where they are, else each on its
+/// worker with `remote` (the worker found by the number in the part's name, at the run's address
+/// for it); `None` when a part is neither here nor to be read remotely.
+pub fn open_kept(
+    layers_dir: &Path,
+    kept: &KeptLayer,
+    game: &serde_json::Value,
+    remote: Option<&(Distributed, OpenRemotePart)>,
+) -> Result<Option<LayerTable>, kingmaker_tablefmt::FormatError> {
+    let on_worker = |part: &KeptPart| {
+        let (dist, open) = remote.expect("called only with a remote");
+        let k = part_worker(part, &kept.layer, dist.workers.len())?;
+        open(&dist.workers[k], &dist.run_id, part).map_err(kingmaker_tablefmt::FormatError::Corrupt)
+    };
+    let remote = remote.map(|_| &on_worker as kingmaker_tablefmt::kept::OpenRemotePart);
+    open_parts(layers_dir, kept, game, remote)
+}
 
 /// Solved tables, opened for reading. Layer files are opened on first use and checked then
 /// (their identity, header and index checksums); every block read is checked against its crc32.
@@ -222,24 +240,11 @@ impl Tables {
                 let game = serde_json::to_value(&self.spec).expect("a game spec is JSON");
                 let layers = self.dir.join("layers");
                 match read_kept(&layers, name)? {
-                    Some(kept) => {
-                        let on_worker = |part: &KeptPart| {
-                            let (dist, open) = self.remote.as_ref().expect("checked on opening");
-                            let k = part_worker(part, name, dist.workers.len())?;
-                            open(&dist.workers[k], &dist.run_id, part)
-                                .map_err(kingmaker_tablefmt::FormatError::Corrupt)
-                        };
-                        let remote = self
-                            .remote
-                            .as_ref()
-                            .map(|_| &on_worker as kingmaker_tablefmt::kept::OpenRemotePart);
-                        open_parts(&layers, &kept, &game, remote)?.ok_or_else(|| {
-                            ProbeError::KeptOnWorkers {
-                                path: self.dir.clone(),
-                                layer: name.to_string(),
-                            }
-                        })?
-                    }
+                    Some(kept) => open_kept(&layers, &kept, &game, self.remote.as_ref())?
+                        .ok_or_else(|| ProbeError::KeptOnWorkers {
+                            path: self.dir.clone(),
+                            layer: name.to_string(),
+                        })?,
                     None => LayerTable::open_as(
                         &table_path(&layers, name),
                         &LayerIdentity::new(game, name),

@@ -38,6 +38,18 @@ fn valid_layer() -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// `bytes` with each `(place, byte)` of `edits` written (places taken modulo the length) and up
+/// to 7 bytes cut from the end.
+fn damaged(mut bytes: Vec<u8>, edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
+    for &(at, b) in edits {
+        let k = at % bytes.len();
+        bytes[k] = b;
+    }
+    let keep = bytes.len() - cut % 8;
+    bytes.truncate(keep);
+    bytes
+}
+
 /// Open `bytes` as a layer file and read every block and state; the first error.
 fn read_all(bytes: &[u8]) -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
@@ -72,15 +84,8 @@ proptest! {
 
     #[test]
     fn damaged_layer_files_never_panic(edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), cut in any::<usize>()) {
-        let mut bytes = valid_layer();
-        for (at, b) in edits {
-            let k = at % bytes.len();
-            bytes[k] = b;
-        }
-        let keep = bytes.len() - cut % 8;
-        bytes.truncate(keep);
         // Some edits leave the file valid (a byte set to its own value); most are caught.
-        let _ = read_all(&bytes);
+        let _ = read_all(&damaged(valid_layer(), &edits, cut));
     }
 
     #[test]
@@ -404,15 +409,8 @@ proptest! {
 
     #[test]
     fn damaged_served_parts_never_panic(edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), cut in any::<usize>()) {
-        let mut bytes = valid_part();
-        for (at, b) in edits {
-            let k = at % bytes.len();
-            bytes[k] = b;
-        }
-        let keep = bytes.len() - cut % 8;
-        bytes.truncate(keep);
         // Some edits leave the part valid (a byte set to its own value); most are caught.
-        let _ = read_served(bytes);
+        let _ = read_served(damaged(valid_part(), &edits, cut));
     }
 
     /// Arbitrary text as `layers/NAME.kept.json`: an error, never a panic.
