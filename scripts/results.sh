@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# The long results jobs of docs/results.md, one after another, niced, resumable across sittings.
+#   scripts/results.sh [--root DIR]            run the pipeline (foreground; see below for background)
+#   scripts/results.sh [--root DIR] status     where each job stands
+#   scripts/results.sh [--root DIR] stop       pause: the running build checkpoints and exits (SIGTERM)
+# Start it in the background at the start of every sitting:
+#   nohup scripts/results.sh >/dev/null 2>&1 &
+# Notes:
+# 1. The run root (default: ../runs beside the checkout) holds each job's run directory, its
+#    logs (time.txt, disk.tsv, build.log from scripts/measure-run.sh) and bin/: the kingmaker
+#    binary of each commit the pipeline ran, copied out of target/ so that rebuilds never touch a
+#    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
+#    skipped when its results are written.
+# 2. Jobs are ordered so that each result lands as early as possible: level 2 (three layers, then
+#    the per-ply class census), the race for second place at level 2, then cc2p 7×7 / 4.
+# 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
+#    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
+#    machine, so the 16 GB level-2 build is not the one lost.
+# 4. A job that dies (the OOM killer, a reboot) is resumed up to three times in one invocation;
+#    then the pipeline stops and says so in pipeline.log.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$here/.." && pwd)/runs
+if [ "${1:-}" = "--root" ]; then root=$2; shift 2; fi
+action=${1:-run}
+mkdir -p "$root/bin" "$root/logs"
+log="$root/pipeline.log"
+pidfile="$root/pipeline.pid"
+nice_level=${RESULTS_NICE:-19}
+
+say() { echo "$(date -u +%FT%TZ) $*" | tee -a "$log" >&2; }
+
+# The binary of the checkout's commit, copied once (built first if need be).
+binary() {
+  local commit bin
+  commit=$(git -C "$here" rev-parse --short HEAD)
+  bin="$root/bin/kingmaker-$commit"
+  if [ ! -x "$bin" ]; then
+    (cd "$here" && cargo build --release -q -p kingmaker)
+    cp "$here/target/release/kingmaker" "$bin.tmp" && mv "$bin.tmp" "$bin"
+  fi
+  echo "$bin"
+}
+
+# Job table: name, the build command's arguments (after `kingmaker`), the test of "done".
+#   run_done NAME: summary.json written by the build (`kingmaker status` counts a run complete then)
+run_done() { [ -f "$root/$1/summary.json" ]; }
+census_done() { grep -q '"classes_per_depth"' "$root/$1/summary.json" 2>/dev/null; }
+
+jobs=(cc3p-2 cc3p-2-census race-2 race-2-census c74)
+job_done() {
+  case $1 in
+    cc3p-2) run_done cc3p-2 ;;
+    cc3p-2-census) census_done cc3p-2 ;;
+    race-2) run_done race-2 ;;
+    race-2-census) census_done race-2 ;;
+    c74) run_done c74 ;;
+  esac
+}
+
+# Run a kingmaker command on run directory DIR, timed into logs/DIR/ (scripts/measure-run.sh).
+# A wrapper before `--` (the cgroup of c74) goes in front of the niced binary.
+measured() {
+  local dir=$1
+  shift
+  local wrap=()
+  while [ "$1" != "--" ]; do wrap+=("$1"); shift; done
+  shift
+  current=$dir
+  "$here/scripts/measure-run.sh" "$root/$dir" "$root/logs/$dir" -- \
+    "${wrap[@]}" nice -n "$nice_level" "$@" &
+  child=$!
+  wait "$child"
+}
+
+# Build the run directory DIR, or resume it if a build started it.
+build_or_resume() {
+  local dir=$1
+  shift
+  local wrap=()
+  while [ "$1" != "--" ]; do wrap+=("$1"); shift; done
+  shift
+  local bin
+  bin=$(binary)
+  if [ -f "$root/$dir/run.json" ]; then
+    say "$dir: resume with $(basename "$bin")"
+    measured "$dir" "${wrap[@]}" -- "$bin" resume "$root/$dir" --checkpoint-every-secs 900
+  else
+    # A directory without run.json holds nothing a resume could use.
+    rm -rf "${root:?}/$dir"
+    say "$dir: build with $(basename "$bin"): $*"
+    measured "$dir" "${wrap[@]}" -- "$bin" build "$@" --checkpoint-every-secs 900 --out "$root/$dir"
+  fi
+}
+
+run_job() {
+  case $1 in
+    cc3p-2) build_or_resume cc3p-2 -- cc3p --level 2 ;;
+    cc3p-2-census) measured cc3p-2 -- "$(binary)" summarize "$root/cc3p-2" --reachable ;;
+    race-2) build_or_resume race-2 -- cc3p_race --level 2 ;;
+    race-2-census) measured race-2 -- "$(binary)" summarize "$root/race-2" --reachable ;;
+    # 15.8 GB of cells in a 6 GiB cgroup: out of core, leaving the machine's memory to the rest.
+    c74) build_or_resume c74 "$here/scripts/in-cgroup.sh" c74 6G -- cc2p --board 7x7 --pieces 4 \
+      --memory-budget 4G ;;
+  esac
+}
+
+status() {
+  for j in "${jobs[@]}"; do
+    if job_done "$j"; then
+      echo "$j: done"
+    elif [ -f "$root/${j%-census}/run.json" ]; then
+      echo "$j: $("$here/target/release/kingmaker" status "$root/${j%-census}" 2>&1 | head -n 3 | tr '\n' ' ')"
+    else
+      echo "$j: not started"
+    fi
+  done
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    echo "pipeline running (pid $(cat "$pidfile")), log $log"
+  else
+    echo "pipeline not running"
+  fi
+}
+
+# Every kingmaker process of the running job gets SIGTERM: it finishes its wave, checkpoints and
+# exits 0, and the pipeline stops after it.
+stop() {
+  [ -f "$pidfile" ] || { echo "pipeline not running"; return 0; }
+  local pid
+  pid=$(cat "$pidfile")
+  kill -TERM "$pid" 2>/dev/null || echo "pipeline not running"
+}
+
+case $action in
+  status) status; exit 0 ;;
+  stop) stop; exit 0 ;;
+  run) ;;
+  *) echo "usage: scripts/results.sh [--root DIR] [run|status|stop]" >&2; exit 2 ;;
+esac
+
+if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+  echo "the pipeline already runs (pid $(cat "$pidfile"))" >&2
+  exit 1
+fi
+echo $$ >"$pidfile"
+if [ -n "${RESULTS_OOM_SCORE_ADJ:-}" ]; then
+  echo "$RESULTS_OOM_SCORE_ADJ" >/proc/self/oom_score_adj
+fi
+child=
+current=
+stopping=
+on_term() {
+  stopping=1
+  say "stop asked: the running job checkpoints and exits"
+  # The job's kingmaker process holds its run directory's lock (its pid in kingmaker.lock).
+  local pid
+  pid=$(grep -o '"pid": *[0-9]*' "$root/$current/kingmaker.lock" 2>/dev/null | grep -o '[0-9]*$' || true)
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+}
+trap on_term TERM INT
+trap 'rm -f "$pidfile"' EXIT
+
+say "pipeline started in $root (checkout $(git -C "$here" rev-parse --short HEAD))"
+for j in "${jobs[@]}"; do
+  tries=0
+  while ! job_done "$j"; do
+    [ -n "$stopping" ] && break 2
+    if [ "$tries" -ge 3 ]; then
+      say "$j: failed three times in this invocation; see $root/logs/${j%-census}/build.log"
+      exit 1
+    fi
+    tries=$((tries + 1))
+    status_code=0
+    run_job "$j" || status_code=$?
+    # A stop lands in `wait` first; wait again for the checkpoint to be written.
+    while [ -n "$child" ] && kill -0 "$child" 2>/dev/null; do wait "$child" || true; done
+    [ -n "$stopping" ] && break 2
+    job_done "$j" || say "$j: ended with status $status_code before its results"
+  done
+  job_done "$j" && say "$j: done"
+done
+say "pipeline stopped"
