@@ -144,7 +144,8 @@ if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
 fi
 echo $$ >"$pidfile"
 if [ -n "${RESULTS_OOM_SCORE_ADJ:-}" ]; then
-  echo "$RESULTS_OOM_SCORE_ADJ" >/proc/self/oom_score_adj
+  echo "$RESULTS_OOM_SCORE_ADJ" 2>/dev/null >/proc/self/oom_score_adj \
+    || say "RESULTS_OOM_SCORE_ADJ: not allowed here (needs CAP_SYS_RESOURCE); left as it was"
 fi
 child=
 current=
