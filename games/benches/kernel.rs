@@ -8,9 +8,7 @@
 //! bytes per state. `costing`: the quarter's moves on the large cc2p boards, and the CPU a solve
 //! of each would take at the rate of the 7×7 / 3 solve measured here.
 
-#[path = "../../kernel/benches/clock/mod.rs"]
-mod clock;
-
+use cpu_time::{ProcessTime, ThreadTime};
 use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_games::cc3p::Cc3p;
@@ -44,27 +42,17 @@ fn sample_live(game: &impl Game, count: usize, seed: u64) -> Vec<u64> {
     out
 }
 
-/// CPU time of the calling thread.
-fn thread_cpu_secs() -> f64 {
-    clock::cpu_secs(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// CPU time of the whole process (all threads).
-fn process_cpu_secs() -> f64 {
-    clock::cpu_secs(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
 /// States per CPU-second on one thread, and generated neighbours per state.
 fn rate(states: &[u64], f: impl Fn(u64, &mut Vec<u64>)) -> (f64, f64) {
     let mut out = Vec::new();
     let mut produced = 0usize;
-    let t = thread_cpu_secs();
+    let t = ThreadTime::now();
     for &s in states {
         out.clear();
         f(s, &mut out);
         produced += out.len();
     }
-    let secs = thread_cpu_secs() - t;
+    let secs = t.elapsed().as_secs_f64();
     (
         states.len() as f64 / secs,
         produced as f64 / states.len() as f64,
@@ -116,7 +104,7 @@ fn main() {
     }
     if wants("cc3p-1") {
         let game = Arc::new(Cc3p::new(1).expect("level 1"));
-        let (t, cpu) = (Instant::now(), process_cpu_secs());
+        let (t, cpu) = (Instant::now(), ProcessTime::now());
         for (name, c, o) in [
             ("solo", 0b001, 0b001),
             ("enable_ab", 0b011, 0b010),
@@ -127,7 +115,7 @@ fn main() {
         println!(
             "cc3p level 1: three layers solved in {:.1} ms wall, {:.1} ms CPU (1 thread)",
             t.elapsed().as_secs_f64() * 1e3,
-            (process_cpu_secs() - cpu) * 1e3
+            cpu.elapsed().as_secs_f64() * 1e3
         );
     }
     if wants("toppen") {
@@ -135,9 +123,9 @@ fn main() {
         let game = Arc::new(Toppen::new(ToppenOptions::default()).expect("toppen"));
         let built = t.elapsed().as_secs_f64();
         for threads in [1, 2] {
-            let (t, cpu) = (Instant::now(), process_cpu_secs());
+            let (t, cpu) = (Instant::now(), ProcessTime::now());
             let solved = solve_in_memory(&game, &Layer::new("solo", 1, 1), threads);
-            let (secs, cpu) = (t.elapsed().as_secs_f64(), process_cpu_secs() - cpu);
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu.elapsed().as_secs_f64());
             println!(
                 "toppen: {} states, catalogue {:.2}s, solved in {:.2}s wall / {:.2}s CPU on {threads} thread(s) ({} waves): {:.2} M states per CPU-second",
                 game.size(),
@@ -169,9 +157,9 @@ fn main() {
             pred_avg
         );
         for threads in [1, 2] {
-            let (t, cpu) = (Instant::now(), process_cpu_secs());
+            let (t, cpu) = (Instant::now(), ProcessTime::now());
             let solved = solve_in_memory(&game, &Layer::new("solo", 1, 1), threads);
-            let (secs, cpu) = (t.elapsed().as_secs_f64(), process_cpu_secs() - cpu);
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu.elapsed().as_secs_f64());
             println!(
                 "  quarter solved in {:.1}s wall / {:.1}s CPU on {threads} thread(s) ({} waves): {:.2} M states of the full game per CPU-second (before the expansion to full tables)",
                 secs,
@@ -217,9 +205,9 @@ fn cost_large_boards() {
         let moves_ns = live * (1.0 / count_rate + 1.0 / pred_rate) * 1e9;
         let quarter = game.size() as f64;
         let overhead = *overhead.get_or_insert_with(|| {
-            let cpu = process_cpu_secs();
+            let cpu = ProcessTime::now();
             solve_in_memory(&game, &Layer::new("solo", 1, 1), 1);
-            let solve_ns = (process_cpu_secs() - cpu) / quarter * 1e9;
+            let solve_ns = cpu.elapsed().as_secs_f64() / quarter * 1e9;
             println!(
                 "cc2p {m}x{m} / {k} quarter solved on one thread: {solve_ns:.0} ns CPU per quarter state, {:.2}x its moves' CPU",
                 solve_ns / moves_ns
@@ -265,11 +253,11 @@ fn expansion_cpu_per_state(game: &Cc2pReduced) -> f64 {
         depth.clear();
         values.extend((0..n as u64).map(|i| ((first + i) * 7 % 4) as u8));
         depth.extend((0..n as u64).map(|i| ((first + i) % 97) as u16));
-        let t = process_cpu_secs();
+        let t = ProcessTime::now();
         game.scatter(&zones, first, &values, &depth, &mut routed);
-        cpu += process_cpu_secs() - t;
+        cpu += t.elapsed().as_secs_f64();
     }
-    let t = process_cpu_secs();
+    let t = ProcessTime::now();
     for (zone, (rv, rd)) in zones.iter().zip(&routed) {
         let n = (zone.end - zone.start) as usize;
         let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
@@ -283,6 +271,6 @@ fn expansion_cpu_per_state(game: &Cc2pReduced) -> f64 {
         game.expand_zone(zone.clone(), &mut read, &mut v, &mut d)
             .expect("routed in memory");
     }
-    cpu += process_cpu_secs() - t;
+    cpu += t.elapsed().as_secs_f64();
     cpu / states as f64 * 1e9
 }

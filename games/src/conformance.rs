@@ -9,6 +9,8 @@ use crate::notation::Notation;
 use kingmaker_kernel::check::reference_solve;
 use kingmaker_kernel::{solve_in_memory, Layer};
 use kingmaker_kernel::{Game, Node};
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -222,8 +224,8 @@ pub fn check_solve<G: Game + 'static>(game: &Arc<G>, layer: &Layer) {
 /// `n` states of `g` that are not illegal: uniformly random indices, and states along random
 /// games from the start (or the example), which reach the positions play actually meets.
 pub fn sample<G: Game + Notation>(g: &G, n: usize, seed: u64) -> Vec<u64> {
-    let mut rng = seed;
-    let mut next = move || crate::splitmix::splitmix64(&mut rng);
+    let mut rng = SplitMix64::seed_from_u64(seed);
+    let mut next = move || rng.next_u64();
     let mut out = Vec::with_capacity(n);
     let mut tries = 0;
     while out.len() < n / 2 && tries < 100 * n {
@@ -252,9 +254,9 @@ pub fn sample<G: Game + Notation>(g: &G, n: usize, seed: u64) -> Vec<u64> {
     out
 }
 
-/// How fast a game generates moves and unmoves, measured on one core over given states: what the
-/// games' `successor_rate` benchmarks print (they assert nothing; run them with `--ignored
-/// --nocapture`, and record figures in BENCHMARKS.md).
+/// How fast a game generates moves and unmoves, measured on one core over given states: what
+/// `cargo bench -p kingmaker-games --bench moves` prints for each game (record figures in
+/// BENCHMARKS.md).
 #[derive(Clone, Copy, Debug)]
 pub struct MoveRates {
     /// States whose successors were generated per CPU-second.
@@ -269,21 +271,18 @@ pub struct MoveRates {
 
 impl MoveRates {
     /// Time successor and then predecessor generation over `states`, in this thread's CPU time
-    /// (wall time where the platform does not report it).
+    /// (so that a rate is per core even on a busy machine).
     pub fn measure<G: Game>(g: &G, states: &[u64]) -> MoveRates {
         let mut out = Vec::with_capacity(256);
         let mut time = |f: &mut dyn FnMut(u64, &mut Vec<u64>)| {
-            let (wall, cpu) = (std::time::Instant::now(), thread_cpu_seconds());
+            let cpu = cpu_time::ThreadTime::now();
             let mut total = 0usize;
             for &i in states {
                 out.clear();
                 f(i, &mut out);
                 total += out.len();
             }
-            let secs = match thread_cpu_seconds() - cpu {
-                s if s > 0.0 => s,
-                _ => wall.elapsed().as_secs_f64(),
-            };
+            let secs = cpu.elapsed().as_secs_f64();
             let n = states.len().max(1) as f64;
             (n / secs, total as f64 / n)
         };
@@ -312,11 +311,20 @@ impl std::fmt::Display for MoveRates {
     }
 }
 
-/// CPU time of this thread in seconds (Linux: /proc/thread-self/schedstat), so that a rate is per
-/// core even on a busy machine; 0 elsewhere.
-pub fn thread_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns / 1e9)
+#[cfg(test)]
+mod tests {
+    use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+    use rand_xoshiro::SplitMix64;
+
+    /// Samples, cc3p's magic multipliers and the preference census draw from SplitMix64 seeded
+    /// with the state itself: the reference outputs of Vigna's splitmix64.c for state 0.
+    #[test]
+    fn the_sample_generator_is_the_reference_splitmix64() {
+        let mut rng = SplitMix64::seed_from_u64(0);
+        let first: Vec<u64> = (0..3).map(|_| rng.next_u64()).collect();
+        assert_eq!(
+            first,
+            [0xe220_a839_7b1d_cdaf, 0x6e78_9e6a_a1b9_65f4, 0x06c4_5d18_8009_454f]
+        );
+    }
 }

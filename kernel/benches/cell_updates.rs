@@ -6,14 +6,8 @@
 //! `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
 //! cells and 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
 
-#[path = "clock/mod.rs"]
-mod clock;
-
+use cpu_time::ThreadTime;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-
-fn thread_cpu_secs() -> f64 {
-    clock::cpu_secs(libc::CLOCK_THREAD_CPUTIME_ID)
-}
 
 /// xorshift64: reproducible and fast enough not to matter.
 fn xorshift(x: &mut u64) -> u64 {
@@ -46,12 +40,12 @@ fn prefetch(cells: &[AtomicU8], i: usize) {
 /// CPU seconds to apply `updates` as the kernel applies a batch: prefetch every cell of 256
 /// updates, then `update` each.
 fn prefetched(cells: &[AtomicU8], updates: &[u64], update: impl Fn(&AtomicU8)) -> f64 {
-    let t = thread_cpu_secs();
+    let t = ThreadTime::now();
     for batch in updates.chunks(256) {
         batch.iter().for_each(|&u| prefetch(cells, u as usize));
         batch.iter().for_each(|&u| update(&cells[u as usize]));
     }
-    thread_cpu_secs() - t
+    t.elapsed().as_secs_f64()
 }
 
 fn main() {
@@ -106,7 +100,7 @@ fn main() {
 
     for zone_bits in [20u32, 24] {
         let cells = fresh();
-        let t = thread_cpu_secs();
+        let t = ThreadTime::now();
         let mut zones: Vec<Vec<u32>> = vec![Vec::new(); (n >> zone_bits) + 1];
         for chunk in updates.chunks(1 << 24) {
             for &u in chunk {
@@ -123,6 +117,6 @@ fn main() {
             }
         }
         let what = format!("grouped by zones of 2^{zone_bits} cells, plain load and store");
-        report(&what, thread_cpu_secs() - t, &cells);
+        report(&what, t.elapsed().as_secs_f64(), &cells);
     }
 }

@@ -12,6 +12,7 @@
 //! and in the thread's CPU time: on a shared machine a lookup that is preempted waits a scheduler
 //! tick (4 ms) in wall-clock time, which the CPU time leaves out.
 
+use cpu_time::ThreadTime;
 use kingmaker_tablefmt::release::manifest::read_manifest;
 use kingmaker_tablefmt::release::verify::verify_release;
 use kingmaker_tablefmt::release::{
@@ -31,22 +32,11 @@ impl Rng {
     }
 }
 
-/// This thread's CPU time in nanoseconds.
-fn cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// Time `f` in wall-clock and thread CPU nanoseconds.
 fn timed<T>(wall: &mut Vec<u64>, cpu: &mut Vec<u64>, f: impl FnOnce() -> T) -> T {
-    let (w, c) = (Instant::now(), cpu_ns());
+    let (w, c) = (Instant::now(), ThreadTime::now());
     let out = f();
-    cpu.push(cpu_ns() - c);
+    cpu.push(c.elapsed().as_nanos() as u64);
     wall.push(w.elapsed().as_nanos() as u64);
     out
 }

@@ -371,7 +371,9 @@ fn swap_node(n: Node) -> Node {
     match n {
         Node::Illegal => Node::Illegal,
         Node::Live { mover } => Node::Live { mover: 1 - mover },
-        Node::Terminal { outcome: winner } => Node::Terminal { outcome: 1 - winner },
+        Node::Terminal { outcome: winner } => Node::Terminal {
+            outcome: 1 - winner,
+        },
     }
 }
 
@@ -621,128 +623,4 @@ fn swap_of_start_is_start_with_other_mover() {
             game.start_index() ^ 1
         );
     }
-}
-
-/// `cargo test --release -p kingmaker-games --lib cc2p::tests::throughput -- --ignored
-/// --nocapture`: single-thread successor and predecessor rates on a contiguous index range and
-/// on random indices.
-#[test]
-#[ignore]
-fn throughput() {
-    use rand::{rngs::StdRng, Rng, SeedableRng};
-    // On-CPU time of this thread (the machine is shared), wall clock where unavailable.
-    struct Instant(u64, std::time::Instant);
-    impl Instant {
-        fn cpu_ns() -> Option<u64> {
-            let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-            text.split_whitespace().next()?.parse().ok()
-        }
-        fn now() -> Instant {
-            Instant(Self::cpu_ns().unwrap_or(0), std::time::Instant::now())
-        }
-        fn elapsed(&self) -> std::time::Duration {
-            match Self::cpu_ns() {
-                Some(ns) if self.0 > 0 => std::time::Duration::from_nanos(ns - self.0),
-                _ => self.1.elapsed(),
-            }
-        }
-    }
-    for (m, k) in [(7, 3), (4, 6), (5, 6), (7, 6)] {
-        let game = g(m, k);
-        let n = 2_000_000u64;
-        let mut rng = StdRng::seed_from_u64(1);
-        let random: Vec<u64> = (0..n).map(|_| rng.gen_range(0..game.size())).collect();
-        let first = game.size() / 3;
-        let contiguous: Vec<u64> = (first..first + n).collect();
-        for (label, idx) in [("contiguous", &contiguous), ("random", &random)] {
-            let mut out = Vec::new();
-            let t = Instant::now();
-            let mut children = 0usize;
-            for &i in idx {
-                out.clear();
-                game.successors(i, &mut out);
-                children += out.len();
-            }
-            let ts = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let mut parents = 0usize;
-            for &i in idx {
-                out.clear();
-                game.predecessors(i, &mut out);
-                parents += out.len();
-            }
-            let tp = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let mut live = 0usize;
-            for &i in idx {
-                live += matches!(game.node(i), Node::Live { .. }) as usize;
-            }
-            let tn = t.elapsed().as_secs_f64();
-            eprintln!(
-                "{m}x{m}/{k} {label}: successors {:.2} M states/s ({:.1} children/state), \
-                 predecessors {:.2} M states/s ({:.1}/state), node {:.2} M/s ({live} live)",
-                n as f64 / ts / 1e6,
-                children as f64 / n as f64,
-                n as f64 / tp / 1e6,
-                parents as f64 / n as f64,
-                n as f64 / tn / 1e6,
-            );
-        }
-    }
-}
-
-/// `CC2P_CENSUS=7,3 cargo test --release -p kingmaker-games --lib cc2p::tests::census
-/// -- --ignored --nocapture`: class counts over a whole index space (all cores), including the
-/// states lost because every move leads into an illegal state and the states with no move.
-#[test]
-#[ignore]
-fn census() {
-    use rayon::prelude::*;
-    let spec = std::env::var("CC2P_CENSUS").unwrap_or_else(|_| "7,3".to_string());
-    let nums: Vec<u8> = spec.split(',').map(|x| x.trim().parse().unwrap()).collect();
-    let rule = if nums.get(2) == Some(&1) {
-        TipRule::SolverShortcut
-    } else {
-        TipRule::Exact
-    };
-    let game = Cc2p::new(nums[0], nums[1], rule).unwrap();
-    let chunk = 1u64 << 20;
-    let chunks = game.size().div_ceil(chunk);
-    // illegal, live, won (by the player who just moved), stuck (lost for want of a legal
-    // move), no move at all (live: passes)
-    let total = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let mut t = [0u64; 5];
-            for i in c * chunk..((c + 1) * chunk).min(game.size()) {
-                let p = game.unrank(i);
-                let y = p.mover;
-                let slot = match game.classify(&p) {
-                    Node::Illegal => 0,
-                    Node::Live { .. } => {
-                        let all = p.o[0] | p.o[1];
-                        if bits(p.o[y]).all(|c| game.dests(c, all & !bit(c)) == 0) {
-                            t[4] += 1;
-                        }
-                        1
-                    }
-                    Node::Terminal { .. } if game.wins(&p.o, 1 - y) => 2,
-                    Node::Terminal { .. } => 3,
-                };
-                t[slot] += 1;
-            }
-            t
-        })
-        .reduce(|| [0u64; 5], |a, b| std::array::from_fn(|j| a[j] + b[j]));
-    eprintln!(
-        "{} {:?}: illegal {}, live {}, terminal (won) {}, terminal (no legal move) {}, \
-         passes {}",
-        game.name(),
-        rule,
-        total[0],
-        total[1],
-        total[2],
-        total[3],
-        total[4]
-    );
 }

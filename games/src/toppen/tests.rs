@@ -20,7 +20,6 @@ fn pred(g: &Toppen, i: u64) -> Vec<u64> {
     v
 }
 
-
 #[test]
 fn sizes_and_catalogue() {
     for diagonal in [false, true] {
@@ -270,17 +269,4 @@ fn notation_examples() {
         .parse_position("###./###./###./...#:ABABABABAB")
         .unwrap_err();
     assert!(e.to_string().contains("decomino"), "{e}");
-}
-
-/// A benchmark, not a test (it asserts nothing): prints the one-core rate of successor and
-/// predecessor generation over a slice of every class block. Run it with
-/// `cargo test --release -p kingmaker-games successor_rate -- --ignored --nocapture`.
-#[test]
-#[ignore = "benchmark: prints rates, asserts nothing (run with --ignored --nocapture)"]
-fn successor_rate() {
-    for diagonal in [false, true] {
-        let g = game(diagonal);
-        let states: Vec<u64> = (0..g.size()).step_by(31).collect();
-        println!("{}: {}", g.name(), crate::conformance::MoveRates::measure(g, &states));
-    }
 }

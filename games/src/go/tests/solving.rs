@@ -192,17 +192,6 @@ fn tiny_planes_against_an_independent_solver() {
     assert_eq!(found[1].1, (0, 0));
 }
 
-/// A benchmark, not a test (it asserts nothing): the one-core move rates on a 4x4 torus, over
-/// random legal states (run with `--ignored --nocapture`).
-#[test]
-#[ignore = "benchmark: prints rates, asserts nothing (run with --ignored --nocapture)"]
-fn successor_rate() {
-    let g = go(Surface::Torus, 4, 4);
-    let mut rng = StdRng::seed_from_u64(9);
-    let states = random_states(&g, &mut rng, 20_000);
-    println!("{}: {}", g.name(), crate::conformance::MoveRates::measure(&g, &states));
-}
-
 /// The published value of 3×3 on the plane (Black takes the whole board, +9) through the same
 /// binary search the build uses; that the repetition rule cannot change it is
 /// `plane_published_values_hold_under_any_repetition_rule` below.
@@ -366,10 +355,9 @@ fn plane_published_values_hold_under_any_repetition_rule() {
 /// going), which a superko or long-cycle rule takes away. 2×6: Black forces +12 and never
 /// recreates a board himself, so +12 holds under positional or situational superko (which only
 /// forbids White's recreations); White can recreate one (a two-for-one recapture), so a
-/// long-cycle rule is not covered by this check. About 2.5 s a board (16 million states a layer):
-/// run with --ignored.
+/// long-cycle rule is not covered by this check. About 2.5 s a board (16 million states a layer).
 #[test]
-#[ignore]
+#[ignore = "slow: two boards of 16 million states a layer (run with --ignored)"]
 fn plane_3x4_and_2x6_against_the_literature() {
     let s = forcing_strategy(&Arc::new(go(Surface::Plane, 3, 4)), 4);
     assert_eq!((s.value, s.recreates), (WIN, false));
