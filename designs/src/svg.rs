@@ -14,6 +14,8 @@
 //! (`circle.halo`) that the page shows for the shared picture (`g.pic.shared`).
 
 use crate::deck::Deck;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
 use std::fmt::Write;
 
 /// The shapes, in order of picture number modulo 10.
@@ -120,12 +122,10 @@ fn shape_element(shape: usize) -> String {
     }
 }
 
-/// A small deterministic hash (splitmix64), the source of every "random" choice.
-fn hash(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+/// A small deterministic hash (SplitMix64's first output from state `x`), the source of every
+/// "random" choice.
+fn hash(x: u64) -> u64 {
+    SplitMix64::seed_from_u64(x).next_u64()
 }
 
 /// A number in [0, 1) from a hash of the inputs.

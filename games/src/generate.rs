@@ -1,8 +1,25 @@
 //! The registry's generator: from one line per game family, the types the rest of the
 //! workspace uses (`GameSpec`, `GameChoice`, `AnyGame`) and the `match`es over the families.
 
-/// The registry's generator (`lib.rs` holds its one call): `GameSpec`, `GameChoice` and
-/// `AnyGame` with their methods, each a `match` over the families.
+/// The registry's generator (`lib.rs` holds its one call). For a line
+/// `"cc3p" => Cc3p(cc3p::Cc3pParams)` it writes, in the crate root:
+///
+/// ```text
+/// pub mod cc3p;
+/// pub enum GameSpec   { Cc3p(cc3p::Cc3pParams), … }         // run.json's {"game": "cc3p", …}
+/// pub enum GameChoice { Cc3p(cc3p::Cc3pParams), … }         // `kingmaker build cc3p …` (clap)
+/// pub enum AnyGame    { Cc3p(<Cc3pParams as GameFamily>::Game), … }
+/// impl GameSpec   { build, family, FAMILIES, examples }     // one `match` arm per line
+/// impl GameChoice { spec }
+/// impl AnyGame    { reduction, verdict, view }
+/// pub fn game_commands() -> Vec<(&str, GameCommand)>
+/// macro_rules! each_game { … }                               // forwards a call to the game inside
+/// ```
+///
+/// A `reductions` line adds a `GameSpec` and an `AnyGame` variant, but no `GameChoice` (never
+/// chosen on the command line). What every game answers alike (the `Game` and `Notation`
+/// traits on `AnyGame`, layers, counts) is written by hand in `registry.rs` with `each_game!`;
+/// `cargo doc -p kingmaker-games --open` shows the generated types with their documentation.
 macro_rules! games {
     (
         families { $($name:tt => $variant:ident($module:ident :: $pname:ident),)* }

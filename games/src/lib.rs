@@ -21,6 +21,8 @@ pub use family::GameFamily;
 pub use notation::Notation;
 pub use reduction::Reduction;
 
+// The registry: one line per family. `games!` (generate.rs) turns it into `GameSpec`,
+// `GameChoice` and `AnyGame`, one variant per line.
 games! {
     families {
         "cc3p" => Cc3p(cc3p::Cc3pParams),
@@ -39,4 +41,3 @@ games! {
 }
 
 mod registry;
-pub mod splitmix;

@@ -11,6 +11,9 @@
 //! and every table entry is checked there: the index of each subset of a cell's neighbours is
 //! either unused or holds exactly that subset's landing cells.
 
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
+
 /// Index bits per cell: a cell has at most six neighbours to jump over.
 const BITS: u32 = 6;
 
@@ -28,8 +31,8 @@ impl JumpTable {
     /// The tables for `jumps[u]` = per direction (mask of the cell jumped over, mask of the landing
     /// cell), (0, 0) where the jump leaves the board.
     pub fn new(jumps: &[[(u64, u64); 6]]) -> JumpTable {
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || crate::splitmix::splitmix64(&mut rng);
+        let mut rng = SplitMix64::seed_from_u64(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || rng.next_u64();
         assert!(jumps.len() <= 64);
         let mut over = [0u64; 64];
         let mut magic = [0u64; 64];

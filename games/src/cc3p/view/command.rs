@@ -11,11 +11,13 @@ use super::preferences::{
 use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
 use crate::cc3p::Cc3p;
 use crate::view::Solved;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::release::manifest::thousands;
 use kingmaker_tablefmt::Lookup;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,15 +25,16 @@ use std::path::PathBuf;
 /// `kingmaker preferences`'s arguments.
 #[derive(Args, Debug)]
 pub struct PreferencesArgs {
-    /// A finished cc3p run or release (all three layers).
+    /// A finished cc3p run or release (all three layers, with their depths).
     pub dir: PathBuf,
     /// The rules to follow (default: every rule).
     #[arg(long, value_enum)]
     pub rule: Vec<Rule>,
     /// Count over this many states drawn uniformly at random (illegal ones left out), each
     /// followed to its end, instead of over every state: the default for games of more than
-    /// 2^24 states, with 100,000.
-    #[arg(long, value_name = "N")]
+    /// 2^24 states, with 100,000. At least 1; a sample as large as the game counts every state
+    /// exactly instead.
+    #[arg(long, value_name = "N", value_parser = parse_sample)]
     pub sample: Option<u64>,
     /// The sample's seed.
     #[arg(long, default_value_t = 1)]
@@ -39,6 +42,17 @@ pub struct PreferencesArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--sample N`: a whole number of at least 1.
+fn parse_sample(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("a sample of 0 states counts nothing: give at least 1, or leave --sample \
+                      out"
+            .into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a number of states")),
+    }
 }
 
 /// The sample size when none is given and the game is too large for the exact census.
@@ -61,6 +75,24 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         enable_ac: tables.layer(LAYERS[2])?,
         depths: tables.layers().iter().all(|l| l.depths),
     };
+    // The rules win fastest and hand the win to whoever wins sooner: values alone would read
+    // every depth as 0 and follow other moves.
+    if !t.depths {
+        let without: Vec<&str> = tables
+            .layers()
+            .iter()
+            .filter(|l| !l.depths)
+            .map(|l| l.name.as_str())
+            .collect();
+        bail!(
+            "{} holds the values of {} without their depths (a copy fetched with \
+             --values-only): the preference rules choose moves by depth. Fetch the layers with \
+             their depths (`kingmaker fetch URL {}`)",
+            args.dir.display(),
+            without.join(", "),
+            args.dir.display()
+        );
+    }
     let rules = if args.rule.is_empty() {
         Rule::ALL.to_vec()
     } else {
@@ -68,6 +100,22 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
     };
     let sample = match args.sample {
         None if game.size() > AT_HAND_STATES => Some(DEFAULT_SAMPLE),
+        // A sample as large as the game: every state once, exactly, where they can be held.
+        Some(n) if n >= game.size() && game.size() <= AT_HAND_STATES => {
+            eprintln!(
+                "a sample of {} is not smaller than the game's {} states: counting every state \
+                 exactly instead",
+                thousands(n),
+                thousands(game.size())
+            );
+            None
+        }
+        Some(n) if n >= game.size() => bail!(
+            "a sample of {} is not smaller than the game's {} states, too many to count \
+             exactly here: give a sample below that",
+            thousands(n),
+            thousands(game.size())
+        ),
         n => n,
     };
     let out = match sample {
@@ -208,8 +256,9 @@ fn sampled<T: Lookup + Sync>(
         let drawn: Vec<Option<(Outcome, Class, Option<u8>)>> = (0..n)
             .into_par_iter()
             .map_init(HashMap::new, |memo: &mut HashMap<u64, Outcome>, i| {
-                let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i;
-                let s = crate::splitmix::splitmix64(&mut state) % game.size();
+                let s = SplitMix64::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i)
+                    .next_u64()
+                    % game.size();
                 let mover = match game.node(s) {
                     Node::Illegal => return Ok(None),
                     Node::Live { mover } => Some(mover),
