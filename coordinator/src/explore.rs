@@ -36,7 +36,29 @@ impl Explorer {
         let tables = open_tables(dir)?;
         let game = tables.game().clone();
         let view = game.view();
-        let labels = view.labels(&tables)?;
+        let labels = view.labels(&tables).map_err(|e| {
+            // A partial copy: say what the explorer lacks, not only which file it missed.
+            let absent: Vec<&str> = tables
+                .layers()
+                .iter()
+                .filter(|l| !l.present)
+                .map(|l| l.name.as_str())
+                .collect();
+            if absent.is_empty() {
+                return e;
+            }
+            e.context(format!(
+                "{} is a partial copy without layer{} {}, which the explorer of {} reads: fetch \
+                 {} too (`kingmaker fetch URL {} --layers {}`)",
+                dir.display(),
+                if absent.len() == 1 { "" } else { "s" },
+                absent.join(", "),
+                game.name(),
+                if absent.len() == 1 { "it" } else { "them" },
+                dir.display(),
+                absent.join(",")
+            ))
+        })?;
         let players: Vec<String> = (0..game.players()).map(|p| game.player_name(p)).collect();
         let order = view.layer_order(tables.layers());
         let rank = |name: &str| order.iter().position(|n| n == name);
@@ -49,6 +71,8 @@ impl Explorer {
             "layers": order,
             "source": crate::tables::kind_name(&tables),
             "legend": view.legend(),
+            // False for values-only tables: no depths, no lines, no computer play.
+            "depths": tables.layers().iter().all(|l| !l.present || l.depths),
         });
         if let Some(m) = tables.manifest() {
             let mut layers: Vec<_> = m.layers.iter().collect();

@@ -50,7 +50,8 @@ enum Command {
     Summarize(cmd::summarize::SummarizeArgs),
     /// Bring the layers a distributed build kept on its workers into the run directory.
     Collect(cmd::collect::CollectArgs),
-    /// A principal line of optimal play from a position of a two-player game, as boards.
+    /// A principal line of optimal play from a position in one layer (a two-player game, or one
+    /// of cc3p's questions), as boards.
     Line(cmd::line::LineArgs),
     /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
     Pack(cmd::pack::PackArgs),

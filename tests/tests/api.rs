@@ -155,7 +155,18 @@ fn cc3p_release_over_the_versioned_api() {
         "zz9",
     );
     assert_error(&base, "/api/v1/probe?p=start", 400, "p");
-    assert_error(&base, "/api/v1/info?x=1", 400, "x");
+    assert_error(
+        &base,
+        "/api/v1/info?x=1",
+        400,
+        "`x`: /api/v1/info takes no parameters",
+    );
+    assert_error(
+        &base,
+        "/api/info?x=1",
+        400,
+        "`x`: /api/info takes no parameters",
+    );
     assert_error(&base, "/api/v2/info", 404, "/api/v1/");
     let long = "a".repeat(1001);
     assert_error(
@@ -211,4 +222,65 @@ fn two_player_categories_follow_the_values() {
         frontier = next;
     }
     assert!(seen.contains("draw"), "{seen:?}");
+}
+
+/// `METHOD PATH` sent as it is over a fresh connection: the status and the body as JSON.
+fn raw(base: &str, method: &str, path: &str) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).unwrap();
+    let out = String::from_utf8_lossy(&out);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let json = serde_json::from_str(body).unwrap_or_else(|e| {
+        panic!(
+            "{method} {}: not JSON ({e}): {out:?}",
+            &path[..path.len().min(60)]
+        )
+    });
+    (code, json)
+}
+
+#[test]
+fn errors_of_other_methods_and_overlong_urls_are_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let (_serve, base) = start_serve(&rel);
+    for (method, path) in [
+        ("POST", "/api/v1/probe?position=start"),
+        ("DELETE", "/api/v1/info"),
+        ("PUT", "/"),
+    ] {
+        let (code, body) = raw(&base, method, path);
+        assert_eq!(code, 405, "{method} {path}: {body}");
+        let message = body["error"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(method) && message.contains("GET"),
+            "{body}"
+        );
+    }
+    // Past what the HTTP stack parses (65,534 bytes): answered before any route, as JSON.
+    let long = format!("/api/v1/probe?position={}", "a".repeat(70_000));
+    let (code, body) = raw(&base, "GET", &long);
+    assert_eq!(code, 414, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("too long"),
+        "{body}"
+    );
+    // The server goes on answering.
+    let (code, _) = get(&base, "/api/v1/info");
+    assert_eq!(code, 200);
 }

@@ -1,6 +1,7 @@
 //! `kingmaker fetch` against misbehaving servers (ones that ignore Range requests, send truncated
 //! copies, stop sending mid-body or redirect out of HTTP), local damage to a partial download, a
-//! full disk, two fetches into one directory, and a copy of only some parts of a release.
+//! full disk, two fetches into one directory, a copy of only some parts of a release, a
+//! directory that holds another release, and what a failed fetch leaves behind.
 
 use kingmaker_e2e::{bin, kingmaker, packed_release};
 use std::collections::{HashMap, HashSet};
@@ -606,4 +607,109 @@ fn fetch_takes_parts_of_a_release_and_verify_checks_what_it_took() {
     same_release(&rel, &dest);
     let (ok, text) = verify(&[]);
     assert!(ok && !text.contains("partial"), "{text}");
+}
+
+/// Every file in `dir` with its bytes (the directory lock left out).
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    names(dir)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn fetch_refuses_a_directory_that_holds_another_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let url = static_server(rel.clone(), quirks(Quirks::default()));
+    // Another game's release, and the same run packed again in other blocks.
+    let c4 = tmp.path().join("c4");
+    let c4_rel = tmp.path().join("c4-rel");
+    let ok = |args: &[&str]| assert!(kingmaker(args).status.success(), "{args:?}");
+    ok(&["build", "connect4", "--board", "4x4", "--out", s(&c4)]);
+    ok(&["pack", s(&c4), "--out", s(&c4_rel)]);
+    let repacked = tmp.path().join("repacked");
+    let run = tmp.path().join("run");
+    ok(&[
+        "pack",
+        s(&run),
+        "--out",
+        s(&repacked),
+        "--block-states",
+        "1024",
+    ]);
+    let c4_url = static_server(c4_rel, quirks(Quirks::default()));
+    let repacked_url = static_server(repacked, quirks(Quirks::default()));
+
+    let dest = tmp.path().join("dest");
+    let (fetched, err) = fetch(&url, &dest);
+    assert!(fetched, "{err}");
+    let before = contents(&dest);
+    let holds = format!("{} holds", dest.display());
+    for (from, extra, says) in [
+        (&c4_url, &["--layers", "solo"][..], "the release cc3p-1"),
+        (&c4_url, &[], "the release cc3p-1"),
+        (&repacked_url, &[], "another release of cc3p-1 (packed"),
+    ] {
+        let ran = fetch_within(from, &dest, extra, Duration::from_secs(60));
+        assert_eq!(ran.ok, Some(false), "{from} {extra:?}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(&format!("{holds} {says}")) && ran.stderr.contains("replace"),
+            "{from} {extra:?}: {}",
+            ran.stderr
+        );
+        assert!(
+            contents(&dest) == before,
+            "{from} {extra:?}: the copy was touched"
+        );
+    }
+    // A run directory is not a release to add to either.
+    let ran = fetch_within(&url, &run, &[], Duration::from_secs(60));
+    assert_eq!(ran.ok, Some(false), "{}", ran.stderr);
+    assert!(ran.stderr.contains("a run directory"), "{}", ran.stderr);
+
+    // The same release again, whole or in parts: already here, nothing replaced.
+    for extra in [&[][..], &["--layers", "solo", "--values-only"]] {
+        let ran = fetch_within(&url, &dest, extra, Duration::from_secs(60));
+        assert_eq!(ran.ok, Some(true), "{extra:?}: {}", ran.stderr);
+    }
+    same_release(&rel, &dest);
+}
+
+#[test]
+fn a_fetch_that_fails_before_downloading_leaves_no_directory_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = packed_release(tmp.path());
+    let url = static_server(rel.clone(), quirks(Quirks::default()));
+    // A layer the release does not have.
+    let dest = tmp.path().join("nosuch");
+    let ran = fetch_within(
+        &url,
+        &dest,
+        &["--layers", "nosuch"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(ran.ok, Some(false), "{}", ran.stderr);
+    assert!(ran.stderr.contains("has no layer nosuch"), "{}", ran.stderr);
+    assert!(!dest.exists(), "left behind: {:?}", names(&dest));
+    // A server without a file of the release: the directory created for it goes too.
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    for name in ["manifest.json", "manifest.sha256"] {
+        std::fs::copy(rel.join(name), broken.join(name)).unwrap();
+    }
+    let broken_url = static_server(broken, quirks(Quirks::default()));
+    let dest = tmp.path().join("404");
+    let ran = fetch_within(&broken_url, &dest, &[], Duration::from_secs(60));
+    assert_eq!(ran.ok, Some(false), "{}", ran.stderr);
+    assert!(ran.stderr.contains("404"), "{}", ran.stderr);
+    assert!(!dest.exists(), "left behind: {:?}", names(&dest));
+    // A directory that was there stays, and so does what can be resumed.
+    std::fs::create_dir(&dest).unwrap();
+    let ran = fetch_within(&broken_url, &dest, &[], Duration::from_secs(60));
+    assert_eq!(ran.ok, Some(false), "{}", ran.stderr);
+    assert!(dest.is_dir());
 }

@@ -1,5 +1,5 @@
 //! `kingmaker line` through the real binary: a damaged table is named, not read as a missing
-//! value, and cc3p has a line per question.
+//! value, cc3p has a line per question, and the help says so.
 
 use kingmaker_e2e::{kingmaker, kingmaker_ok};
 use serde_json::{json, Value};
@@ -138,4 +138,15 @@ fn cc3p_has_a_line_per_question() {
         err.contains("its layers are solo, enable_ab, enable_ac"),
         "{err}"
     );
+}
+
+#[test]
+fn line_help_names_the_games_it_follows() {
+    let help = kingmaker_ok(&["line", "--help"]);
+    let about = help.lines().next().unwrap_or("");
+    // It follows cc3p's questions as well as two-player games (cc3p_has_a_line_per_question).
+    assert!(!about.contains("of a two-player game"), "{about}");
+    assert!(about.contains("cc3p"), "{about}");
+    let list = kingmaker_ok(&["--help"]);
+    assert!(!list.contains("of a two-player game"), "{list}");
 }

@@ -1,7 +1,8 @@
 //! `kingmaker preferences` on level 1 through the binary: the outcomes of docs/results.md ("Who
 //! wins when the losers choose") for every rule, and that each census covers the 1,587 legal
 //! states and the 240 kingmaker states; and the sampled census that level 2 gets, which must
-//! agree with the exact one within its error.
+//! agree with the exact one within its error; a sample of 0 refused, one as large as the game
+//! counted exactly.
 
 use kingmaker_e2e::{kingmaker_ok, path_str};
 use serde_json::Value;
@@ -50,8 +51,9 @@ fn level_1_outcomes_under_every_rule() {
         }
     }
     // The census of a uniform sample (what level 2 gets): every share within four standard
-    // errors of the exact one, the start's line the same.
-    let n = 40_000u64;
+    // errors of the exact one, the start's line the same. Fewer than the game's 1,662 states:
+    // a sample as large as the game is the exact census.
+    let n = 1_600u64;
     let sampled: Vec<Value> = serde_json::from_str(&kingmaker_ok(&[
         "preferences",
         path_str(&run),
@@ -66,7 +68,9 @@ fn level_1_outcomes_under_every_rule() {
         assert_eq!(sample["sample"]["drawn"], n);
         // Level 1 has 75 illegal states of 1,662.
         let legal = sample["sample"]["legal"].as_u64().unwrap() as f64;
-        assert!((legal / n as f64 - 1587.0 / 1662.0).abs() < 0.01, "{legal}");
+        let p = 1587.0 / 1662.0;
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!((legal / n as f64 - p).abs() <= 4.0 * se, "{legal}");
         for k in ["A", "B", "C", "endless"] {
             let p = exact["all"][k].as_u64().unwrap() as f64 / 1587.0;
             let got = sample["all"][k].as_u64().unwrap() as f64 / legal;
@@ -106,4 +110,67 @@ fn level_1_outcomes_under_every_rule() {
             && said.contains("holds connect4"),
         "{said}"
     );
+}
+
+/// `kingmaker ARGS...`, killed if still running after a minute: (success, stdout, stderr).
+fn within_a_minute(args: &[&str]) -> (bool, String, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(kingmaker_e2e::bin("kingmaker"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = out.read_to_string(&mut text);
+        text
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kingmaker {args:?} still ran after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    let _ = err.read_to_string(&mut said);
+    (status.success(), reader.join().unwrap(), said)
+}
+
+#[test]
+fn a_sample_of_zero_is_refused_and_one_as_large_as_the_game_counts_every_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    kingmaker_ok(&["build", "cc3p", "--level", "1", "--out", path_str(&run)]);
+    let (ok, _, said) = within_a_minute(&["preferences", path_str(&run), "--sample", "0"]);
+    assert!(
+        !ok && said.contains("a sample of 0 states counts nothing"),
+        "{said}"
+    );
+    // Level 1 has 1,662 states: a sample of as many or more is the exact census, said so.
+    let exact = kingmaker_ok(&["preferences", path_str(&run), "--rule", "cyclic", "--json"]);
+    for n in ["1662", "1000000000000"] {
+        let (ok, out, said) = within_a_minute(&[
+            "preferences",
+            path_str(&run),
+            "--rule",
+            "cyclic",
+            "--json",
+            "--sample",
+            n,
+        ]);
+        assert!(ok, "{n}: {said}");
+        assert_eq!(out, exact, "{n}");
+        assert!(
+            said.contains("the game's 1,662 states: counting every state exactly"),
+            "{n}: {said}"
+        );
+    }
 }

@@ -886,3 +886,16 @@ fn a_release_relabelled_as_another_game_is_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not describe these tables"));
 }
+
+#[test]
+fn verify_of_a_run_directory_says_to_pack_it_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, _) = build_and_pack(tmp.path());
+    let (ok, err) = verify(&run, &[]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("is a run directory, not a release")
+            && err.contains(&format!("kingmaker pack {}", run.display())),
+        "{err}"
+    );
+}

@@ -21,7 +21,9 @@
 //!
 //! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
 //! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
-//! one at work. A write that fails names the file, and says when the disk is full.
+//! one at work. A write that fails names the file, and says when the disk is full. A `DIR` that
+//! holds another release (its manifest differs) or a run is refused, naming it; a fetch that
+//! fails before anything is downloaded removes the directory it created.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -33,6 +35,7 @@ use kingmaker_tablefmt::release::manifest::{
 use kingmaker_tablefmt::release::parts::{
     order_as_listed, read_parts, write_parts, PartChoice, Parts, PARTS,
 };
+use kingmaker_tablefmt::run::RUN_INFO;
 use kingmaker_tablefmt::FormatError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -73,10 +76,8 @@ pub fn run(args: FetchArgs) -> Result<()> {
     let started = Instant::now();
     let base = base_url(&args.url)?;
     let http = Http::new(args.timeout);
-    std::fs::create_dir_all(&args.dir)
-        .with_context(|| format!("creating {}", args.dir.display()))?;
-    let _lock = crate::lock::lock_fetch(&args.dir)?;
-
+    // The release and the parts wanted are settled before anything is written here, so a fetch
+    // refused for them leaves nothing behind.
     let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
     let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
     let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
@@ -93,7 +94,123 @@ pub fn run(args: FetchArgs) -> Result<()> {
         values_only: args.values_only,
     };
     let take = choice.files(&manifest)?;
-    let parts = parts_after(&args.dir, &manifest, &choice, &take)?;
+    let release = Fetched {
+        base: &base,
+        manifest: &manifest,
+        manifest_bytes: &manifest_bytes,
+        sha_line: &sha_line,
+    };
+    release.check_destination(&args.dir)?;
+    let created = !args.dir.exists();
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("creating {}", args.dir.display()))?;
+    let lock = match crate::lock::lock_fetch(&args.dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            if created {
+                // Empty unless another fetch has its lock file here: then it stays.
+                let _ = std::fs::remove_dir(&args.dir);
+            }
+            return Err(e);
+        }
+    };
+    // Again under the lock: another fetch may have finished here since.
+    let result = release
+        .check_destination(&args.dir)
+        .and_then(|()| fetch_into(&args, &http, &release, &choice, &take, started));
+    if result.is_err() && created {
+        discard_if_empty(&args.dir);
+    }
+    drop(lock);
+    result
+}
+
+/// The release being fetched: where it is and its manifest as served.
+struct Fetched<'a> {
+    base: &'a str,
+    manifest: &'a Manifest,
+    manifest_bytes: &'a [u8],
+    sha_line: &'a [u8],
+}
+
+impl Fetched<'_> {
+    /// Refuse a `dir` that holds something other than this release (another release, whose
+    /// manifest differs, or a run directory): the fetch would replace its files. A copy of the
+    /// same release, whole or partial or interrupted, is added to or resumed.
+    fn check_destination(&self, dir: &Path) -> Result<()> {
+        let refuse = |what: String| {
+            anyhow::anyhow!(
+                "{} holds {what}, not the release {} at {}: fetching there would replace its \
+                 files. Fetch into an empty or new directory, or remove {} first",
+                dir.display(),
+                self.manifest.name,
+                self.base,
+                dir.display()
+            )
+        };
+        if dir.join(RUN_INFO).exists() {
+            return Err(refuse("a run directory (it has run.json)".into()));
+        }
+        let read = |name: &str| match std::fs::read(dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(local("reading", &dir.join(name), e)),
+        };
+        match read(MANIFEST)? {
+            Some(here) if here != self.manifest_bytes => {
+                let other = match serde_json::from_slice::<Manifest>(&here) {
+                    Ok(m) if m.name == self.manifest.name => format!(
+                        "another release of {} (packed {} by kingmaker {}; the one fetched was \
+                         packed {})",
+                        m.name,
+                        m.provenance.packed_at,
+                        m.provenance.kingmaker_version,
+                        self.manifest.provenance.packed_at
+                    ),
+                    Ok(m) => format!("the release {} ({MANIFEST} names it)", m.name),
+                    Err(_) => format!("a {MANIFEST} that is not this release's"),
+                };
+                Err(refuse(other))
+            }
+            Some(_) => Ok(()),
+            // Written last, after manifest.json: alone it is a fetch cut between the two.
+            None => match read(MANIFEST_SHA256)? {
+                Some(here) if here != self.sha_line => {
+                    Err(refuse(format!("the {MANIFEST_SHA256} of another release")))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+/// Remove the directory a failed fetch created if it holds nothing but its lock file (nothing to
+/// resume), while the lock is still held.
+fn discard_if_empty(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    if names.iter().all(|n| n == crate::lock::LOCK_FILE) {
+        let _ = std::fs::remove_file(dir.join(crate::lock::LOCK_FILE));
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// Download the files of `take` into `args.dir` (locked), then the parts list and the manifest.
+fn fetch_into(
+    args: &FetchArgs,
+    http: &Http,
+    release: &Fetched,
+    choice: &PartChoice,
+    take: &[String],
+    started: Instant,
+) -> Result<()> {
+    let (base, manifest) = (release.base, release.manifest);
+    let parts = parts_after(&args.dir, manifest, choice, take)?;
     let files: Vec<&ManifestFile> = manifest
         .files
         .iter()
@@ -108,7 +225,7 @@ pub fn run(args: FetchArgs) -> Result<()> {
     );
     let mut downloaded = 0u64;
     for f in &files {
-        downloaded += fetch_file(&http, &base, f, &args.dir, args.retries)?;
+        downloaded += fetch_file(http, base, f, &args.dir, args.retries)?;
     }
     // The parts list before the manifest, which marks the copy complete.
     match &parts {
@@ -120,7 +237,10 @@ pub fn run(args: FetchArgs) -> Result<()> {
             _ => {}
         },
     }
-    for (name, bytes) in [(MANIFEST, &manifest_bytes), (MANIFEST_SHA256, &sha_line)] {
+    for (name, bytes) in [
+        (MANIFEST, release.manifest_bytes),
+        (MANIFEST_SHA256, release.sha_line),
+    ] {
         write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
             FormatError::Io { path, error } => local("writing", Path::new(&path), error),
             e => e.into(),

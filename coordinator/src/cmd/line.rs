@@ -53,6 +53,21 @@ pub fn run(args: LineArgs) -> Result<()> {
             names.join(", ")
         );
     };
+    // A line is chosen by depth (the shortest win, the longest defence): values alone cannot
+    // give it.
+    if tables
+        .layers()
+        .iter()
+        .any(|l| l.name == args.layer && l.present && !l.depths)
+    {
+        bail!(
+            "{dir} holds layer {layer}'s values without its depths (a copy fetched with \
+             --values-only): a line follows depths. Fetch the layer with them (`kingmaker fetch \
+             URL {dir} --layers {layer}`)",
+            dir = args.dir.display(),
+            layer = args.layer
+        );
+    }
     let table = tables.layer(&args.layer)?;
     let start = game.parse_or_start(&args.position)?;
     let line = principal_line(

@@ -148,7 +148,7 @@ pub async fn serve_connections(
         };
         let _ = stream.set_nodelay(true);
         let conn = http.serve_connection(
-            TokioIo::new(stream),
+            TokioIo::new(crate::api::JsonParseErrors::new(stream)),
             TowerToHyperService::new(router.clone()),
         );
         tokio::spawn(async move {
@@ -177,6 +177,13 @@ pub fn router(explorer: Arc<Explorer>) -> Router {
         .route("/api/position", get(position))
         .route("/api/v1/info", get(info_v1))
         .route("/api/v1/probe", get(probe_v1))
+        // After the routes: it is given to those there are. Axum adds their `Allow` header.
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} is not served: the server is read-only; use GET (docs/api.md)"),
+            )
+        })
         .fallback(|| async {
             error(
                 StatusCode::NOT_FOUND,
@@ -208,7 +215,8 @@ async fn info(State(explorer): State<Arc<Explorer>>, uri: Uri) -> Response {
     Json(explorer.info().clone()).into_response()
 }
 
-/// `/api/info` takes no parameters: any is refused (an empty query string is none).
+/// `/api/info` and `/api/v1/info` take no parameters: any is refused (an empty query string is
+/// none), naming the path asked.
 pub fn check_info_query(uri: &Uri) -> Result<(), String> {
     match uri.query().filter(|q| !q.is_empty()) {
         None => Ok(()),
@@ -216,7 +224,8 @@ pub fn check_info_query(uri: &Uri) -> Result<(), String> {
             let name = q.split(['&', '=']).next().unwrap_or(q);
             let name: String = name.chars().take(40).collect();
             Err(format!(
-                "unknown parameter `{name}`: /api/info takes no parameters"
+                "unknown parameter `{name}`: {} takes no parameters",
+                uri.path()
             ))
         }
     }

@@ -15,9 +15,11 @@ use kingmaker_games::Notation;
 use kingmaker_kernel::check::expected;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
+use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::parts::{read_parts, PARTS};
-use kingmaker_tablefmt::release::verify::verify_release;
+use kingmaker_tablefmt::release::verify::{held_files, verify_release};
 use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
+use kingmaker_tablefmt::run::RUN_INFO;
 use kingmaker_tablefmt::Value;
 use rayon::prelude::*;
 use serde_json::json;
@@ -66,6 +68,19 @@ const MAX_LISTED: usize = 20;
 
 pub fn run(args: VerifyArgs) -> Result<()> {
     let started = Instant::now();
+    // A run directory is what `pack` reads, not a release: say so rather than list what a
+    // release would have.
+    if !args.dir.join(MANIFEST).exists()
+        && !args.dir.join(MANIFEST_SHA256).exists()
+        && args.dir.join(RUN_INFO).exists()
+    {
+        bail!(
+            "{dir} is a run directory, not a release: verify checks releases; pack it first \
+             (`kingmaker pack {dir} --out RELEASE_DIR`, which checks every table against the \
+             run's summary.json), then `kingmaker verify RELEASE_DIR`",
+            dir = args.dir.display()
+        );
+    }
     let report = verify_release(&args.dir);
     let secs = started.elapsed().as_secs_f64();
     for w in &report.warnings {
@@ -275,13 +290,10 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let mut failures = Vec::new();
     let mut states = 0;
     let mut per_layer = 0;
-    // A partial copy: the layers whose values and depths it holds.
+    // A partial copy: the layers whose values and depths it holds (any here, as readers see it).
     let parts = read_parts(dir, &manifest)?;
-    let held = |f: &str| {
-        parts
-            .as_ref()
-            .is_none_or(|p| p.files.iter().any(|g| g == f))
-    };
+    let held_names = held_files(dir, &manifest, parts.as_ref());
+    let held = |f: &str| held_names.iter().any(|g| g == f);
     if !manifest.layers.iter().any(|l| held(&l.file)) {
         bail!("--deep re-derives values and depths: this copy holds no layer's depths (fetched with --values-only)");
     }

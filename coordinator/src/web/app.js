@@ -77,7 +77,8 @@ async function init() {
   $("source").textContent = rel
     ? `release packed ${rel.packed_at} by kingmaker ${rel.kingmaker_version}; ${info.states.toLocaleString()} states`
     : `${info.source}; ${info.states.toLocaleString()} states`;
-  $("legend").textContent = info.legend;
+  $("legend").textContent =
+    info.depths === false ? `${info.legend} These tables hold values alone (fetched with --values-only): no depths, no lines, and the computer does not play.` : info.legend;
   $("position-form").addEventListener("submit", (e) => {
     e.preventDefault();
     go($("position").value.trim() || "start");
@@ -236,8 +237,12 @@ function passesFilter(m) {
 function renderSeats() {
   const box = $("seats");
   box.replaceChildren("Computer plays: ");
+  // Best moves and the preference rules are chosen by depth: values alone cannot play.
+  const canPlay = state.info.depths !== false;
+  if (!canPlay) box.title = "values-only tables: the computer plays by depths, which they do not hold";
   for (const p of state.info.players) {
     const input = el("input", { type: "checkbox", id: `seat-${p}`, "data-player": p });
+    input.disabled = !canPlay;
     input.addEventListener("change", () => {
       if (input.checked) state.computer.add(p);
       else state.computer.delete(p);
@@ -483,9 +488,14 @@ function renderGo(box, board, stones) {
 
 // ---- labels ----
 
+// A value with its depth (W12, L3): a draw or an illegal state shows none, and neither do
+// values-only tables (depth null), which do not know it.
+function valueText(a) {
+  return a.value === "D" || a.value === "-" || a.depth == null ? a.value : `${a.value}${a.depth}`;
+}
+
 function valueSpan(a) {
-  const text = a.value === "D" || a.value === "-" ? a.value : `${a.value}${a.depth}`;
-  return el("span", { class: "v", text });
+  return el("span", { class: "v", text: valueText(a) });
 }
 
 function renderLabels() {
@@ -522,7 +532,7 @@ function renderLabels() {
     const solo = l.solo[p];
     const hands = players
       .filter((q) => q !== p && l.enable[p][q].value === "W")
-      .map((q) => `${q} (W${l.enable[p][q].depth})`);
+      .map((q) => `${q} (${valueText(l.enable[p][q])})`);
     body.append(
       el(
         "tr",
@@ -609,7 +619,7 @@ function renderLine(box, line) {
       { class: "ply" + (inCycle ? " cycle" : ""), "data-position": p.position },
       el("button", { type: "button", text: p.move || "(here)", title: p.position, onclick: () => go(p.position) }),
       " ",
-      el("span", { class: "chip", "data-value": p.value, text: p.value === "D" ? "D" : `${p.value}${p.depth}` }),
+      el("span", { class: "chip", "data-value": p.value, text: valueText(p) }),
     );
     list.append(item);
   });
@@ -642,7 +652,7 @@ function renderMoves() {
         const a = l.solo[p];
         const changed = here.solo[p].value !== a.value;
         const chip = el("span", { class: "chip" + (changed ? " changed" : ""), "data-player": p, "data-value": a.value });
-        chip.append(el("span", { class: `who ${p}`, text: p }), " ", a.value === "D" ? "D" : `${a.value}${a.depth}`);
+        chip.append(el("span", { class: `who ${p}`, text: p }), " ", valueText(a));
         chip.title = `${p} ${SOLO_WORDS[a.value]}` + (changed ? ` (was: ${SOLO_WORDS[here.solo[p].value]})` : "");
         chips.append(chip);
       }
@@ -651,7 +661,7 @@ function renderMoves() {
     } else if (l.kind === "score") {
       chips.append(el("span", { class: "chip score", "data-short": l.short, text: `score ${l.short}` }));
     } else {
-      chips.append(el("span", { class: "chip", "data-value": l.value, text: l.value === "D" ? "D" : `${l.value}${l.depth}` }), " ", el("span", { class: "words", text: l.says }));
+      chips.append(el("span", { class: "chip", "data-value": l.value, text: valueText(l) }), " ", el("span", { class: "words", text: l.says }));
     }
     if (m.best) {
       const depth = m.best.depth == null ? "" : ` ${m.best.depth}`;

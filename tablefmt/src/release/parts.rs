@@ -102,12 +102,30 @@ impl Parts {
         }
     }
 
-    /// Check the list against its release: the right format, every file one the manifest lists.
+    /// Check the list against its release: the right format, at least one file, each once and
+    /// each one the manifest lists.
     pub fn check(&self, manifest: &Manifest) -> Result<(), FormatError> {
         if self.format != PARTS_FORMAT || self.format_version != PARTS_VERSION {
             return Err(FormatError::Corrupt(format!(
                 "{PARTS}: format {:?} version {}, not {PARTS_FORMAT} version {PARTS_VERSION}",
                 self.format, self.format_version
+            )));
+        }
+        // An empty list would let a copy verify while checking nothing its readers open.
+        if self.files.is_empty() {
+            return Err(FormatError::Corrupt(format!(
+                "{PARTS}: lists no file: a partial copy holds at least one file of the release \
+                 (fetch it again)"
+            )));
+        }
+        if let Some(f) = self
+            .files
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| self.files[..i].contains(f).then_some(f))
+        {
+            return Err(FormatError::Corrupt(format!(
+                "{PARTS}: lists {f} twice (fetch it again)"
             )));
         }
         if let Some(f) = self.files.iter().find(|f| manifest.file(f).is_none()) {

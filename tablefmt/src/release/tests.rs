@@ -292,10 +292,29 @@ fn a_partial_copy_is_checked_on_the_files_its_parts_list_names() {
     assert_eq!((report.layers, report.states), (1, 700));
     assert_eq!(report.parts.unwrap().files, take);
 
-    // A parts list that is not one, or that names a file the release does not have.
+    // A layer file here that the list leaves out is checked too: readers open it.
+    let stray = tmp.path().join("solo.kmt");
+    std::fs::copy(tmp.path().join("enable_ab.values.kmt"), &stray).unwrap();
+    let report = verify_release(tmp.path());
+    assert!(
+        !report.ok() && report.problems.iter().all(|p| p.contains("solo.kmt")),
+        "{:?}",
+        report.problems
+    );
+    assert!(report
+        .warnings
+        .iter()
+        .any(|w| w.contains("solo.kmt: here although")));
+    std::fs::remove_file(&stray).unwrap();
+    assert!(verify_release(tmp.path()).ok());
+
+    // A parts list that is not one, lists nothing or a file twice, or names a file the release
+    // does not have.
     for bad in [
         &b"not json"[..],
         br#"{"format": "kingmaker-release-parts", "format_version": 9, "files": []}"#,
+        br#"{"format": "kingmaker-release-parts", "format_version": 1, "files": []}"#,
+        br#"{"format": "kingmaker-release-parts", "format_version": 1, "files": ["enable_ab.values.kmt", "enable_ab.values.kmt"]}"#,
         br#"{"format": "kingmaker-release-parts", "format_version": 1, "files": ["x.kmt"]}"#,
     ] {
         std::fs::write(tmp.path().join(PARTS), bad).unwrap();

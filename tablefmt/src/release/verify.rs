@@ -1,6 +1,7 @@
 //! The byte-level check of a whole release: the manifest against `manifest.sha256`, every listed
-//! file's presence, size and sha256, every layer file's header, block index and blocks (crc32,
-//! decompression, payload layout), and the decoded values against the manifest's counts and digest.
+//! file's presence (a partial copy's: those `parts.json` names and any other here), size and
+//! sha256, every layer file's header, block index and blocks (crc32, decompression, payload
+//! layout), and the decoded values against the manifest's counts and digest.
 //! Game rules are not consulted here (that is `verify --deep`, in the coordinator).
 
 use super::manifest::{
@@ -25,7 +26,8 @@ pub const DIR_LOCK_FILE: &str = "kingmaker.lock";
 pub struct VerifyReport {
     /// The manifest, when it could be read and matched its checksum.
     pub manifest: Option<Manifest>,
-    /// The parts list of a partial copy (`parts.json`): only its files were checked.
+    /// The parts list of a partial copy (`parts.json`): its files were checked, and any other
+    /// file of the release that is here ([`held_files`]).
     pub parts: Option<Parts>,
     /// Everything wrong, one message per problem, each naming the file.
     pub problems: Vec<String>,
@@ -69,11 +71,16 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
             return report;
         }
     };
-    let held = |name: &str| {
-        parts
-            .as_ref()
-            .is_none_or(|p| p.files.iter().any(|f| f == name))
-    };
+    let held_names = held_files(dir, &manifest, parts.as_ref());
+    let held = |name: &str| held_names.iter().any(|f| f == name);
+    // Readers open whatever layer file is here, listed or not: such a file is checked too.
+    if let Some(p) = &parts {
+        for f in held_names.iter().filter(|f| !p.files.contains(f)) {
+            report.warnings.push(format!(
+                "{f}: here although {PARTS} does not list it; checked, since readers open it"
+            ));
+        }
+    }
     for name in [MANIFEST, MANIFEST_SHA256] {
         report.files += 1;
         report.bytes += std::fs::metadata(dir.join(name))
@@ -128,6 +135,11 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
             Err(problems) => report.problems.extend(problems),
         }
     }
+    if report.layers == 0 && report.problems.is_empty() {
+        report.problems.push(format!(
+            "no layer file to check: the copy holds none of the files {MANIFEST} lists"
+        ));
+    }
     // Files nobody listed.
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut extra: Vec<String> = entries
@@ -151,6 +163,19 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     report.manifest = Some(manifest);
     report.parts = parts;
     report
+}
+
+/// The files of `manifest` a copy in `dir` holds, in the manifest's order: every one for a whole
+/// release; for a partial copy those its parts list names and any other here, since readers
+/// open a layer's file wherever it is present.
+pub fn held_files(dir: &Path, manifest: &Manifest, parts: Option<&Parts>) -> Vec<String> {
+    manifest
+        .files
+        .iter()
+        .map(|f| &f.path)
+        .filter(|f| parts.is_none_or(|p| p.files.contains(f) || dir.join(f).exists()))
+        .cloned()
+        .collect()
 }
 
 /// Check a layer's files completely (values and depths, and values alone); the number of states

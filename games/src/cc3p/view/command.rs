@@ -47,9 +47,9 @@ pub struct PreferencesArgs {
 /// `--sample N`: a whole number of at least 1.
 fn parse_sample(text: &str) -> Result<u64, String> {
     match text.parse::<u64>() {
-        Ok(0) => Err("a sample of 0 states counts nothing: give at least 1, or leave --sample \
-                      out"
-            .into()),
+        Ok(0) => Err(
+            "a sample of 0 states counts nothing: give at least 1, or leave --sample out".into(),
+        ),
         Ok(n) => Ok(n),
         Err(_) => Err(format!("{text:?} is not a number of states")),
     }

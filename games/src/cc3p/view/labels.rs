@@ -81,13 +81,17 @@ impl Labels for Cc3pLabels {
     /// keep it from winning, it keeps them from winning). Other classes have no line of one
     /// player's.
     fn line(&self, index: u64) -> Option<Result<Value, ApiError>> {
+        // A line is followed by depth (a draw's line too: its moves are read with their
+        // depths), which values-only tables do not keep.
+        if !self.tables.depths {
+            return None;
+        }
         let answers = match try_answers(self.cc3p(), &self.tables, index) {
             Ok(a) => a,
             Err(e) => return Some(Err(e.into())),
         };
         let wanted = match answers.class {
-            // A win is played out by depth, which values-only tables do not keep.
-            Class::SoloWin if self.tables.depths => Outcome::Win,
+            Class::SoloWin => Outcome::Win,
             Class::SpoilerDraw => Outcome::Draw,
             _ => return None,
         };
@@ -150,13 +154,14 @@ impl Labels for Cc3pLabels {
     }
 }
 
-/// An answer as the page reads it: an illegal state's value is `-`.
+/// An answer as the page reads it: an illegal state's value is `-`; the depth is null where the
+/// tables hold values alone.
 fn answer_json(a: Answer) -> Value {
     let value = match a.value {
         Outcome::Illegal => "-",
         v => v.as_str(),
     };
-    json!({"value": value, "depth": a.depth.unwrap_or(0)})
+    json!({"value": value, "depth": a.depth})
 }
 
 /// The twelve answers as the page shows them.
