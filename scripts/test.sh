@@ -12,5 +12,5 @@ cargo test --release --workspace "$@"
 # The library crates again with debug assertions (overflow checks), which release builds drop:
 # arithmetic that wraps by accident fails here.
 cargo test -p kingmaker-tablefmt -p kingmaker-kernel -p kingmaker-games -p kingmaker-probe
-python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore ./python pytest numpy
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore ./python pytest numpy hypothesis
 python3 -m pytest -q python/tests

@@ -56,6 +56,19 @@ pub enum ProbeError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A bulk read of states outside the game's index space (`first + count` past its end, or
+    /// past `u64::MAX`); refused before anything is read or allocated.
+    #[error("layer {layer} has {states} states (0..{states}): {count} asked from state {first}")]
+    OutOfRange {
+        /// The layer asked for.
+        layer: String,
+        /// The first state asked for.
+        first: u64,
+        /// How many states were asked for.
+        count: u64,
+        /// The states of the game.
+        states: u64,
+    },
     /// A file that could not be read, or whose checksum, identity or contents are wrong.
     #[error(transparent)]
     Format(#[from] FormatError),

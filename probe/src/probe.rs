@@ -108,13 +108,8 @@ impl Tables {
 
     /// Everything the tables say about the state `index`.
     pub fn probe_index(&self, index: u64) -> Result<Probe, ProbeError> {
+        self.check_index(index)?;
         let game = self.game();
-        if index >= game.size() {
-            return Err(ProbeError::BadPosition {
-                text: index.to_string(),
-                reason: format!("the game has {} states", game.size()),
-            });
-        }
         let mut at = LayersAt {
             described: self.layers(),
             read: Vec::new(),
@@ -154,6 +149,9 @@ impl Tables {
     /// loss first); in Go, the highest proven lower bound of the mover's score, then the highest
     /// upper bound. With no verdict, the game's order.
     pub fn moves_of(&self, index: u64) -> Result<Vec<Move>, ProbeError> {
+        // Before the rules see it: a game's `node` indexes its tables by `index` (a panic past
+        // the end) or decodes any number (no moves), and neither is an answer.
+        self.check_index(index)?;
         let mover = match self.game().node(index) {
             Node::Live { mover } => mover,
             _ => return Ok(Vec::new()),
@@ -178,6 +176,20 @@ impl Tables {
             .collect::<Result<Vec<_>, ProbeError>>()?;
         moves.sort_by_key(|m| m.child.verdict.preference(m.category, m.depth, mover));
         Ok(moves)
+    }
+}
+
+impl Tables {
+    /// `index` is a state of the game, or [`ProbeError::BadPosition`].
+    fn check_index(&self, index: u64) -> Result<(), ProbeError> {
+        let size = self.game().size();
+        if index >= size {
+            return Err(ProbeError::BadPosition {
+                text: index.to_string(),
+                reason: format!("the game has {size} states"),
+            });
+        }
+        Ok(())
     }
 }
 

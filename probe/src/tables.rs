@@ -270,21 +270,42 @@ impl Tables {
 impl Tables {
     /// The value codes (0 illegal, 1 W, 2 L, 3 D; see [`crate::Value::from_code`]) of the layer
     /// `name` for the states `first .. first + count`: what a count over a layer reads, a block
-    /// at a time.
+    /// at a time. A range outside the game is [`ProbeError::OutOfRange`], refused before
+    /// anything is allocated or read.
     pub fn values(&self, name: &str, first: u64, count: usize) -> Result<Vec<u8>, ProbeError> {
+        self.check_range(name, first, count)?;
+        let file = self.layer(name)?;
         let mut values = vec![0u8; count];
-        self.layer(name)?.read_states(first, &mut values, &mut [])?;
+        file.read_states(first, &mut values, &mut [])?;
         Ok(values)
     }
 
     /// The depths of the layer `name` for the states `first .. first + count`; an error for a
-    /// layer whose file holds values alone.
+    /// layer whose file holds values alone, and [`ProbeError::OutOfRange`] for a range outside
+    /// the game.
     pub fn depths(&self, name: &str, first: u64, count: usize) -> Result<Vec<u16>, ProbeError> {
+        self.check_range(name, first, count)?;
+        let file = self.layer(name)?;
         let mut values = vec![0u8; count];
         let mut depths = vec![0u16; count];
-        self.layer(name)?
-            .read_states(first, &mut values, &mut depths)?;
+        file.read_states(first, &mut values, &mut depths)?;
         Ok(depths)
+    }
+
+    /// `first .. first + count` lies in the game: checked without overflow, since the readers
+    /// below compute `first + count` in plain arithmetic (it wraps in a release build) and the
+    /// buffers are allocated from `count`.
+    fn check_range(&self, name: &str, first: u64, count: usize) -> Result<(), ProbeError> {
+        let count = count as u64;
+        match first.checked_add(count) {
+            Some(end) if end <= self.states() => Ok(()),
+            _ => Err(ProbeError::OutOfRange {
+                layer: name.to_string(),
+                first,
+                count,
+                states: self.states(),
+            }),
+        }
     }
 }
 
@@ -338,5 +359,69 @@ impl kingmaker_games::view::Solved for Tables {
     }
     fn layer(&self, name: &str) -> anyhow::Result<Arc<LayerTable>> {
         Ok(Tables::layer(self, name)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level_one() -> Tables {
+        Tables::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cc3p-1")).unwrap()
+    }
+
+    /// Ranges past the end, at the edges of u64 and usize (where `first + count` wraps), are
+    /// refused before anything is allocated; ranges inside the game, empty ones included, read.
+    #[test]
+    fn bulk_reads_outside_the_game_are_refused() {
+        let t = level_one();
+        let n = t.states();
+        let outside = [
+            (u64::MAX, 2),
+            (u64::MAX - 4, 10),
+            (u64::MAX, 0),
+            (n, 1),
+            (n - 1, 2),
+            (n + 1, 0),
+            (0, usize::MAX),
+            (1000, 1_000_000_000_000),
+            (1 << 63, 1 << 63),
+            (0, 1 << 62),
+        ];
+        for (first, count) in outside {
+            for err in [
+                t.values("solo", first, count).err(),
+                t.depths("solo", first, count).err(),
+            ] {
+                assert!(
+                    matches!(err, Some(ProbeError::OutOfRange { first: f, states, .. }) if f == first && states == n),
+                    "({first}, {count}): {err:?}"
+                );
+            }
+        }
+        for (first, count) in [(0, n as usize), (n, 0), (n - 2, 2), (0, 0)] {
+            assert_eq!(t.values("solo", first, count).unwrap().len(), count);
+            assert_eq!(t.depths("solo", first, count).unwrap().len(), count);
+        }
+    }
+
+    /// An index past the end is a bad position to `moves_of` as to `probe_index`, not a panic
+    /// or an empty list.
+    #[test]
+    fn moves_of_an_index_outside_the_game_is_refused() {
+        let t = level_one();
+        for index in [t.states(), t.states() + 1, u64::MAX] {
+            let err = t.moves_of(index).err();
+            assert!(
+                matches!(err, Some(ProbeError::BadPosition { .. })),
+                "{index}: {err:?}"
+            );
+            let err = t.probe_index(index).err();
+            assert!(
+                matches!(err, Some(ProbeError::BadPosition { .. })),
+                "{index}: {err:?}"
+            );
+        }
+        assert!(!t.moves_of(t.position("start").unwrap()).unwrap().is_empty());
     }
 }

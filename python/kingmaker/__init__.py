@@ -9,8 +9,22 @@
 indices. `probe` and `moves` return dicts (the JSON shapes of docs/probe.md); `values` and
 `depths` return numpy arrays of a layer for counting; `states_with_values` iterates over them.
 Every file is checked before it is believed; a damaged one raises `DamagedTableError`.
+
+What it refuses: every call returns what the tables say or raises one of these (arguments are
+checked before anything is read or allocated, so no input crashes the interpreter):
+
+- `TypeError`: an argument of the wrong type. A path is `str`, `bytes` or `os.PathLike`; an
+  index, `first` or `count` is an `int` (not a `bool`); a position is text or an index.
+- `IndexError`: a bulk read (`values`, `depths`) of states outside the game: `first` or `count`
+  negative, or `first + count` past `states`.
+- `KingmakerError`, as one of its subclasses: `PositionError` (position text that does not parse,
+  or an index outside the game, negative ones too: `probe`, `moves`, `position`, `children`),
+  `NotTablesError` (no finished tables at the path), `MissingLayerError` (no such layer here),
+  `DamagedTableError` (a file that fails its checks).
 """
 
+import operator
+import os
 from typing import Iterator, List, Optional, Tuple
 
 from ._kingmaker import (
@@ -47,7 +61,12 @@ class Tables:
     """Solved tables: a release (manifest.json) or a finished run directory (run.json)."""
 
     def __init__(self, path):
-        self._t = _Tables(str(path))
+        # os.fspath takes str, bytes and os.PathLike and raises TypeError for the rest (str()
+        # would have read None or 123 as a directory name); bytes are decoded as the OS does.
+        path = os.fspath(path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        self._t = _Tables(path)
 
     def __repr__(self):
         return f"kingmaker.Tables({self.path!r}: {self.kind} of {self.name}, {self.states} states)"
@@ -91,15 +110,20 @@ class Tables:
         from `first` (by default all of them: one byte per state)."""
         import numpy as np
 
-        count = self.states - first if count is None else count
+        count = self._rest(first) if count is None else count
         return np.frombuffer(self._t.values_bytes(layer, first, count), dtype=np.uint8)
 
     def depths(self, layer: str, first: int = 0, count: Optional[int] = None):
         """A numpy uint16 array of the depths of `count` states from `first`."""
         import numpy as np
 
-        count = self.states - first if count is None else count
+        count = self._rest(first) if count is None else count
         return np.frombuffer(self._t.depths_bytes(layer, first, count), dtype="<u2")
+
+    def _rest(self, first):
+        """How many states lie from `first` to the end (none past it; the native read refuses
+        a `first` outside the game, or not an int)."""
+        return max(self.states - operator.index(first), 0)
 
     def states_with_values(self, layer: str) -> Iterator[Tuple[int, int]]:
         """(index, value code) of every state of a layer, in index order, read a block at a time."""
@@ -113,5 +137,5 @@ class Tables:
 
 
 def open(path) -> Tables:
-    """Open the release or finished run directory at `path`."""
+    """Open the release or finished run directory at `path` (str, bytes or os.PathLike)."""
     return Tables(path)

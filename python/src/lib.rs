@@ -1,11 +1,15 @@
 //! The Python module `kingmaker._kingmaker`: the probing library's `Tables` for Python. The
 //! package `kingmaker` (kingmaker/__init__.py) wraps it with numpy arrays and iteration.
+//!
+//! Every argument is checked before it is used: an index or a count is a Python int (not a
+//! bool), and one outside the game is refused (`PositionError` for a position, `IndexError` for
+//! a bulk read) before anything is allocated or read, so no input panics or aborts.
 
 use kingmaker_probe::{Game, Kind, Notation, ProbeError, Tables};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyIndexError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBool, PyBytes, PyString};
 use pythonize::pythonize;
 
 create_exception!(
@@ -30,7 +34,7 @@ create_exception!(
     _kingmaker,
     PositionError,
     KingmakerError,
-    "Position text that does not parse."
+    "Position text that does not parse, or an index outside the game."
 );
 create_exception!(
     _kingmaker,
@@ -49,6 +53,8 @@ fn py_err(e: ProbeError) -> PyErr {
             MissingLayerError::new_err(text)
         }
         ProbeError::BadPosition { .. } => PositionError::new_err(text),
+        // Python's error for a range outside a sequence.
+        ProbeError::OutOfRange { .. } => PyIndexError::new_err(text),
         ProbeError::Format(_) => DamagedTableError::new_err(text),
     }
 }
@@ -136,13 +142,8 @@ impl PyTables {
     }
 
     /// The position text of an index.
-    fn position(&self, index: u64) -> PyResult<String> {
-        if index >= self.inner.game().size() {
-            return Err(PositionError::new_err(format!(
-                "index {index}: the game has {} states",
-                self.inner.game().size()
-            )));
-        }
+    fn position(&self, index: &Bound<'_, PyAny>) -> PyResult<String> {
+        let index = self.state(index)?;
         Ok(self.inner.game().format_position(index))
     }
 
@@ -159,12 +160,8 @@ impl PyTables {
     }
 
     /// The (move, child index) pairs of a state, in the game's order, without reading tables.
-    fn children(&self, index: u64) -> PyResult<Vec<(String, u64)>> {
-        if index >= self.inner.game().size() {
-            return Err(PositionError::new_err(format!(
-                "index {index} is outside the game"
-            )));
-        }
+    fn children(&self, index: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
+        let index = self.state(index)?;
         Ok(self.inner.game().moves(index))
     }
 
@@ -173,9 +170,10 @@ impl PyTables {
         &self,
         py: Python<'py>,
         layer: &str,
-        first: u64,
-        count: usize,
+        first: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        let (first, count) = self.range(layer, first, count)?;
         let values = self.inner.values(layer, first, count).map_err(py_err)?;
         Ok(PyBytes::new(py, &values))
     }
@@ -185,9 +183,10 @@ impl PyTables {
         &self,
         py: Python<'py>,
         layer: &str,
-        first: u64,
-        count: usize,
+        first: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        let (first, count) = self.range(layer, first, count)?;
         let depths = self.inner.depths(layer, first, count).map_err(py_err)?;
         let bytes: Vec<u8> = depths.iter().flat_map(|d| d.to_le_bytes()).collect();
         Ok(PyBytes::new(py, &bytes))
@@ -195,13 +194,80 @@ impl PyTables {
 }
 
 impl PyTables {
+    /// A position given as text or as an index.
     fn index_of(&self, position: &Bound<'_, PyAny>) -> PyResult<u64> {
-        if let Ok(index) = position.extract::<u64>() {
-            return Ok(index);
+        if let Ok(text) = position.cast::<PyString>() {
+            return self.inner.position(&text.to_cow()?).map_err(py_err);
         }
-        let text: String = position.extract()?;
-        self.inner.position(&text).map_err(py_err)
+        self.state(position).map_err(|e| {
+            if e.is_instance_of::<PyTypeError>(position.py()) {
+                PyTypeError::new_err(format!(
+                    "a position is text or an index, not {}",
+                    type_name(position)
+                ))
+            } else {
+                e
+            }
+        })
     }
+
+    /// An index that names a state of the game: an int, else TypeError; in the game, else
+    /// PositionError.
+    fn state(&self, index: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let states = self.inner.states();
+        match int_arg(index, "an index")? {
+            Some(i) if i < states => Ok(i),
+            _ => Err(py_err(ProbeError::BadPosition {
+                text: index.to_string(),
+                reason: format!("the game has {states} states"),
+            })),
+        }
+    }
+
+    /// `first` and `count` of a bulk read as the library takes them: ints, else TypeError;
+    /// ints no u64 holds (negative, or 2**64 and more) are IndexError here, and the library
+    /// checks the rest against the game before it allocates.
+    fn range(
+        &self,
+        layer: &str,
+        first: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
+    ) -> PyResult<(u64, usize)> {
+        let (f, c) = (int_arg(first, "first")?, int_arg(count, "count")?);
+        match (f, c.and_then(|c| usize::try_from(c).ok())) {
+            (Some(f), Some(c)) => Ok((f, c)),
+            _ => Err(PyIndexError::new_err(format!(
+                "layer {layer} has {states} states (0..{states}): {count} asked from state {first}",
+                states = self.inner.states()
+            ))),
+        }
+    }
+}
+
+/// An int argument as a u64: None for an int no u64 holds (negative, or 2**64 and more);
+/// TypeError for anything that is not an int, a bool included (Python counts `True` as 1).
+fn int_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<u64>> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} is an int, not a bool"
+        )));
+    }
+    match value.extract::<u64>() {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(value.py()) => Ok(None),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{what} is an int, not {}",
+            type_name(value)
+        ))),
+    }
+}
+
+/// The name of a value's type, for messages.
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map_or_else(|_| "that".into(), |n| n.to_string())
 }
 
 /// The native part of the `kingmaker` package.
