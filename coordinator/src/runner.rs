@@ -8,7 +8,7 @@ use crate::solve::{
     adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,
     SolveOptions, Solvers,
 };
-use crate::summary::summarize;
+use crate::summary::{kept_summary, summarize};
 use anyhow::{Context, Result};
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::options;
@@ -158,7 +158,13 @@ pub fn solve_run_with(
             tracing::warn!("could not write progress.json: {e:#}");
         }
     }
-    let summary = summarize(run, info, game, &tables, reach)?;
+    // Layers kept on the workers are not read back here: the coordinator stays small whatever
+    // the table's size, and the readers compute the rest from the parts.
+    let summary = if tables.iter().any(|(l, _)| run.is_elsewhere(&l.name)) {
+        kept_summary(info, game, &tables)
+    } else {
+        summarize(run, info, game, &tables, reach)?
+    };
     write_json_atomically(&run.summary_path(), &summary)?;
     let names = tables.iter().map(|(l, _)| l.name.clone()).collect();
     let done = Progress::finished(names, kernel.size(), last.as_ref(), &workers);

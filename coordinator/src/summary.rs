@@ -38,7 +38,44 @@ fn max_depth_witness(run: &RunDir, game: &AnyGame, layer: &str, max_depth: u16) 
     Ok(found.map_or(Value::Null, |i| json!(game.format_position(i))))
 }
 
-/// Build the summary of a finished run. `reach` asks for the reachable-states block.
+/// Whether a summary counts over the states reachable from the start when nobody says: on
+/// small tables only (the search holds three bits a state).
+pub fn default_reach(states: u64) -> bool {
+    states < 1 << 24
+}
+
+/// The summary a build writes when its layers stay on the workers: the game, the counts and the
+/// digests, nothing read from the tables (`kept_on_workers` says so). Readers that need more
+/// (`summarize`, `pack`, `report`) compute it from the parts.
+pub fn kept_summary(info: &RunInfo, game: &AnyGame, tables: &[(Layer, TableSummary)]) -> Value {
+    let mut s = head(info, game, tables);
+    let layers: Map<String, Value> = tables
+        .iter()
+        .map(|(l, t)| (l.name.clone(), layer_json(t)))
+        .collect();
+    s.insert("layers".into(), Value::Object(layers));
+    s.insert("kept_on_workers".into(), json!(true));
+    Value::Object(s)
+}
+
+/// Whether `summary` is a [`kept_summary`]: counts and digests only.
+pub fn is_counts_only(summary: &Value) -> bool {
+    summary["kept_on_workers"] == json!(true)
+}
+
+fn head(info: &RunInfo, game: &AnyGame, tables: &[(Layer, TableSummary)]) -> Map<String, Value> {
+    let mut s = Map::new();
+    s.insert("game".into(), json!(info.spec.family()));
+    s.extend(info.spec.params());
+    s.insert("states".into(), json!(game.size()));
+    let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
+    s.insert("illegal".into(), json!(illegal));
+    s
+}
+
+/// Build the summary of a finished run from its tables (a layer kept on the workers is read
+/// there, given the run's token, or the error says how to read it). `reach` asks for the
+/// reachable-states block.
 pub fn summarize(
     run: &RunDir,
     info: &RunInfo,
@@ -46,22 +83,7 @@ pub fn summarize(
     tables: &[(Layer, TableSummary)],
     reach: bool,
 ) -> Result<Value> {
-    let mut s = Map::new();
-    s.insert("game".into(), json!(info.spec.family()));
-    s.extend(info.spec.params());
-    s.insert("states".into(), json!(game.size()));
-    let illegal = tables.first().map_or(0, |t| t.1.counts.illegal);
-    s.insert("illegal".into(), json!(illegal));
-    if tables.iter().any(|(l, _)| run.is_elsewhere(&l.name)) {
-        // The tables are on the workers: their counts and digests, nothing read from them.
-        let layers: Map<String, Value> = tables
-            .iter()
-            .map(|(l, t)| (l.name.clone(), layer_json(t)))
-            .collect();
-        s.insert("layers".into(), Value::Object(layers));
-        s.insert("kept_on_workers".into(), json!(true));
-        return Ok(Value::Object(s));
-    }
+    let mut s = head(info, game, tables);
     let layers: Map<String, Value> = tables
         .iter()
         .map(|(l, t)| -> Result<(String, Value)> {

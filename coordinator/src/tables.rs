@@ -6,6 +6,7 @@
 use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_probe::tables::OpenRemotePart;
+use kingmaker_probe::ProbeError;
 pub use kingmaker_probe::Tables;
 use kingmaker_rpc::auth::TOKEN_ENV;
 use kingmaker_rpc::RemotePart;
@@ -17,7 +18,14 @@ use std::sync::Arc;
 /// Open the tables at `dir` ([`Tables::open`]), reading the parts of layers kept on the workers
 /// where they are ([`remote_parts`]).
 pub fn open_tables(dir: &Path) -> Result<Tables> {
-    Ok(Tables::open_reading_parts_with(dir, remote_parts())?)
+    Tables::open_reading_parts_with(dir, remote_parts()).map_err(|e| match e {
+        // Without a token: say how to read them where they are, too.
+        ProbeError::KeptOnWorkers { .. } => anyhow::anyhow!(
+            "{e}; or set {TOKEN_ENV} to the run's token to read them on the workers (which must \
+             be up)"
+        ),
+        e => e.into(),
+    })
 }
 
 /// How this binary reads a part kept on its worker: with `ReadPart` and the run's token
@@ -28,6 +36,7 @@ pub fn remote_parts() -> Option<OpenRemotePart> {
         move |addr: &str, run_id: &str, part: &kingmaker_tablefmt::kept::KeptPart| {
             RemotePart::connect(addr, &token, run_id, &part.file)
                 .map(|p| Box::new(p) as Box<dyn ReadAt>)
+                .map_err(|e| format!("{}: {e}", part.file))
         },
     ))
 }

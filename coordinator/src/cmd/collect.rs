@@ -9,7 +9,8 @@
 
 use crate::cmd::summarize::write_summary;
 use crate::lock::lock_run;
-use crate::rundir::RunDir;
+use crate::rundir::{describe_table, RunDir};
+use crate::summary::default_reach;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_rpc::auth::TOKEN_ENV;
@@ -82,7 +83,7 @@ pub fn run(args: CollectArgs) -> Result<()> {
     // A finished run's summary held only the kept layers' counts and digests: now that the tables
     // are here, it is written as a gathered build writes it (start's value, classes, witnesses).
     if run.summary_path().exists() {
-        write_summary(&run, &info, false)?;
+        write_summary(&run, &info, default_reach(info.states))?;
         println!("summary.json written again from the tables");
     }
     Ok(())
@@ -137,11 +138,9 @@ fn collect_layer(
     let agrees = |read: &TableSummary| -> Result<()> {
         if *read != kept.summary {
             bail!(
-                "layer {name}: the parts read together give digest {} and {:?}; the layer's record says {} and {:?}",
-                read.digest,
-                read.counts,
-                kept.summary.digest,
-                kept.summary.counts
+                "layer {name}: the parts read together give {}; the layer's record says {}",
+                describe_table(read),
+                describe_table(&kept.summary)
             );
         }
         Ok(())

@@ -4,8 +4,10 @@
 //! when complete, so `--out` is either absent/empty or a whole release. A pack that is killed
 //! leaves its staging directory behind; the next pack into the same `--out` removes it.
 
+use crate::cmd::summarize::compute_summary;
 use crate::digits::thousands;
 use crate::rundir::{RunDir, RunInfo};
+use crate::summary::{default_reach, is_counts_only};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_kernel::Game;
@@ -55,6 +57,18 @@ pub fn run(args: PackArgs) -> Result<()> {
     )
     .with_context(|| format!("{} is malformed", summary_path.display()))?;
     check_out_dir(&args.out)?;
+    let summary = if is_counts_only(&summary) {
+        // The build kept its layers on the workers and wrote only their counts: the release's
+        // summary is computed from the parts, as a gathered build would have written it.
+        tracing::info!(
+            "summary.json of {} has only the counts of the layers kept on the workers; computing \
+             the rest from their parts",
+            args.run.display()
+        );
+        compute_summary(&run, &info, default_reach(info.states))?
+    } else {
+        summary
+    };
     let opts = PackOptions {
         block_states: args.block_states,
         zstd_level: args.zstd_level,

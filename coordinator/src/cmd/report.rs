@@ -4,7 +4,10 @@
 //! ([`kingmaker_games::view::GameView::report`]).
 //! Charts are drawn with plotters as SVG, their numbers listed beside them.
 
+use crate::cmd::summarize::compute_summary;
 use crate::digits::thousands;
+use crate::rundir::RunDir;
+use crate::summary::{default_reach, is_counts_only};
 use crate::tables::open_tables;
 use crate::tables::{kind_name, Tables};
 use anyhow::{Context, Result};
@@ -74,7 +77,9 @@ pub fn run(args: ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// The build's `summary.json`: a run's own, or the copy a release's manifest keeps.
+/// The build's `summary.json`: a run's own, or the copy a release's manifest keeps. A run whose
+/// layers stayed on the workers has only their counts there: the rest (classes, the start) is
+/// computed from the parts, which `tables` reads too.
 fn summary_of(tables: &Tables) -> Result<Value> {
     match tables.manifest() {
         Some(m) => Ok(m.provenance.summary.clone()),
@@ -82,7 +87,14 @@ fn summary_of(tables: &Tables) -> Result<Value> {
             let path = tables.dir().join("summary.json");
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))
+            let summary: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is malformed", path.display()))?;
+            if !is_counts_only(&summary) {
+                return Ok(summary);
+            }
+            eprintln!("report: computing the summary from the layers kept on the workers");
+            let (run, info) = RunDir::open(tables.dir())?;
+            compute_summary(&run, &info, default_reach(info.states))
         }
     }
 }

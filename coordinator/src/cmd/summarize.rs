@@ -45,6 +45,14 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
 /// Write `summary.json` of a finished run again from its layers (each checked against its record
 /// first); the caller holds the run's lock.
 pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
+    let summary = compute_summary(run, info, reachable)?;
+    write_json_atomically(&run.summary_path(), &summary)?;
+    Ok(summary)
+}
+
+/// The summary of a finished run computed from its layers (each checked against its record
+/// first), read where they are: here, or kept on the workers (with the run's token).
+pub fn compute_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
     let dir = &run.path;
     let mut state = run.state()?;
     let damaged = run.recheck_finished(&mut state);
@@ -73,9 +81,7 @@ pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Va
         tables.push((layer.clone(), t.clone()));
     }
     let game = std::sync::Arc::new(info.spec.build()?);
-    let summary = summarize(run, info, &game, &tables, reachable)?;
-    write_json_atomically(&run.summary_path(), &summary)?;
-    Ok(summary)
+    summarize(run, info, &game, &tables, reachable)
 }
 
 /// `summarize` on a release: its summary is the run's, fixed in the manifest when it was packed;
