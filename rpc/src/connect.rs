@@ -51,7 +51,11 @@ pub async fn connect(addr: &str, token: &AddToken, keep_alive: Duration) -> Resu
         let mut msg = e.to_string();
         let mut source = std::error::Error::source(&e);
         while let Some(s) = source {
-            msg = format!("{msg}: {s}");
+            // Transport errors repeat their cause at every level: keep each piece once.
+            let piece = s.to_string();
+            if !msg.contains(&piece) {
+                msg = format!("{msg}: {piece}");
+            }
             source = s.source();
         }
         format!("cannot connect to worker {addr}: {msg}")

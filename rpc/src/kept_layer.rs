@@ -231,7 +231,7 @@ pub fn fetch_part(addr: &str, token: &str, run_id: &str, file: &str, dest: &Path
                 length: 0,
             })
             .await
-            .map_err(|s| anyhow!("worker {addr}: {}", status_message(&s)))?
+            .map_err(|s| anyhow!("worker {addr}: {file}: {}", status_message(&s)))?
             .into_inner();
         let mut out =
             std::fs::File::create(dest).with_context(|| format!("creating {}", dest.display()))?;
@@ -239,7 +239,7 @@ pub fn fetch_part(addr: &str, token: &str, run_id: &str, file: &str, dest: &Path
         while let Some(chunk) = stream
             .message()
             .await
-            .map_err(|s| anyhow!("worker {addr}: {}", status_message(&s)))?
+            .map_err(|s| anyhow!("worker {addr}: {file}: {}", status_message(&s)))?
         {
             out.write_all(&chunk.data)
                 .with_context(|| format!("writing {}", dest.display()))?;

@@ -1,14 +1,22 @@
 //! A kept part read where it is: each read asks the worker that holds the part for the bytes it
 //! needs (`ReadPart` with a range), so that `query`, `serve`, `pack` and the rest read a layer
-//! that stayed on its workers without copying it (the blocks read are checked as any are).
+//! that stayed on its workers without copying it (the blocks read are checked as any are). A
+//! worker that does not answer within [`READ_TIMEOUT`] (stopped, or cut off) fails the read.
 
 use super::auth::AddToken;
+use super::auth::TOKEN_ENV;
+use super::connect::keep_alive_for;
 use super::connect::{connect, Client};
 use super::status::status_message;
 use kingmaker_proto::v1 as pb;
 use kingmaker_tablefmt::layer::ReadAt;
 use std::io::{Error, ErrorKind};
 use std::time::Duration;
+use tonic::{Code, Status};
+
+/// How long a read of a part (connecting, or one range asked and sent) may take: a range is a
+/// block or the file's index, so a worker that takes longer is not answering.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The bytes of one kept part on its worker.
 pub struct RemotePart {
@@ -37,7 +45,15 @@ impl RemotePart {
             .map_err(|e| format!("starting the network runtime: {e}"))?;
         let addr_owned = addr.to_string();
         let client = run(&runtime, async move {
-            connect(&addr_owned, &token, Duration::from_secs(30)).await
+            let connecting = connect(&addr_owned, &token, keep_alive_for(READ_TIMEOUT));
+            tokio::time::timeout(READ_TIMEOUT, connecting)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "worker {addr_owned} did not answer within {} s (stopped, or cut off?)",
+                        READ_TIMEOUT.as_secs()
+                    ))
+                })
         })??;
         Ok(RemotePart {
             addr: addr.to_string(),
@@ -73,26 +89,35 @@ impl ReadAt for RemotePart {
         };
         let addr = self.addr.clone();
         let want = buf.len();
+        // The caller names the part: the messages name the worker and what went wrong.
         let bytes = run(&self.runtime, async move {
-            let fail = |s: tonic::Status| format!("worker {addr}: {}", status_message(&s));
-            let mut stream = client.read_part(request).await.map_err(fail)?.into_inner();
-            let mut bytes = Vec::with_capacity(want);
-            while let Some(chunk) = stream.message().await.map_err(fail)? {
-                bytes.extend_from_slice(&chunk.data);
-                if bytes.len() > want {
-                    break;
+            let fail = |s: Status| format!("worker {addr}: {}", read_failed(&s));
+            let silent = format!(
+                "worker {addr} did not answer within {} s (stopped, or cut off?)",
+                READ_TIMEOUT.as_secs()
+            );
+            let reading = async move {
+                let mut stream = client.read_part(request).await.map_err(fail)?.into_inner();
+                let mut bytes = Vec::with_capacity(want);
+                while let Some(chunk) = stream.message().await.map_err(fail)? {
+                    bytes.extend_from_slice(&chunk.data);
+                    if bytes.len() > want {
+                        break;
+                    }
                 }
-            }
-            Ok::<_, String>(bytes)
+                Ok::<_, String>(bytes)
+            };
+            tokio::time::timeout(READ_TIMEOUT, reading)
+                .await
+                .unwrap_or(Err(silent))
         })
         .and_then(|r| r)
-        .map_err(|e| Error::other(format!("{}: {e}", self.file)))?;
+        .map_err(Error::other)?;
         if bytes.len() != want {
             return Err(Error::new(
                 ErrorKind::UnexpectedEof,
                 format!(
-                    "{} on worker {}: {} bytes at {offset} asked, {} sent",
-                    self.file,
+                    "worker {}: {} bytes at {offset} asked, {} sent",
                     self.addr,
                     want,
                     bytes.len()
@@ -101,5 +126,16 @@ impl ReadAt for RemotePart {
         }
         buf.copy_from_slice(&bytes);
         Ok(())
+    }
+}
+
+/// A failed read in words: a wrong token names the variable readers take it from (they have no
+/// `--token`); anything else as the coordinator says it.
+fn read_failed(status: &Status) -> String {
+    match status.code() {
+        Code::Unauthenticated => format!(
+            "refused the token in {TOKEN_ENV}: set it to the token the workers were started with"
+        ),
+        _ => status_message(status),
     }
 }

@@ -4,14 +4,15 @@
 //! embedded build's table, state for state, with its digest (carried from part to part).
 
 use kingmaker_e2e::{
-    addrs, assert_ok, bin, kingmaker, read_json, slow_workers, wait_for_wave, Worker, TOKEN,
+    addrs, assert_ok, bin, kingmaker, read_json, slow_workers, wait_for_wave, Stopped, Worker,
+    TOKEN,
 };
 use kingmaker_tablefmt::fsio::file_sha256;
 use kingmaker_tablefmt::kept::read_kept;
 use kingmaker_tablefmt::layer::LayerFile;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `build GAME... --workers ... --keep-layers-on-workers` into `run`, shards of `shard_size`.
 fn build_kept(game: &[&str], run: &Path, workers: &[Worker], shard_size: &str) -> Output {
@@ -185,6 +186,199 @@ fn cc3p_layers_stay_on_two_workers() {
     );
 }
 
+/// `kingmaker ARGS...` with `KINGMAKER_TOKEN` set to `token` (or unset).
+fn with_token(args: &[&str], token: Option<&str>) -> Output {
+    let mut command = Command::new(bin("kingmaker"));
+    command.args(args).env_remove("KINGMAKER_TOKEN");
+    if let Some(token) = token {
+        command.env("KINGMAKER_TOKEN", token);
+    }
+    command.output().unwrap()
+}
+
+/// cc3p level 1 built in process into `tmp/embedded` and with its layers kept on `workers` into
+/// `tmp/kept`.
+fn embedded_and_kept(tmp: &Path, workers: &[Worker]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let game = ["cc3p", "--level", "1"];
+    let embedded = tmp.join("embedded");
+    assert_ok(&build(&game, &embedded, &[]), "embedded build");
+    let run = tmp.join("kept");
+    assert_ok(&build_kept(&game, &run, workers, "128"), "kept build");
+    (embedded, run)
+}
+
+/// The build of a kept run writes only the layers' counts (the coordinator reads no table); the
+/// readers that need the rest compute it from the parts on the workers, as a gathered build
+/// writes it: `pack`'s manifest has the embedded build's summary (classes, reachable counts),
+/// `report` shows who controls the game, and `summarize --reachable` writes the embedded build's
+/// summary.
+#[test]
+fn readers_compute_what_a_kept_runs_summary_lacks_from_the_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    let (embedded, run) = embedded_and_kept(tmp.path(), &workers);
+    let run_s = run.to_str().unwrap();
+    let want = read_json(&embedded.join("summary.json"));
+    assert!(
+        want["classes"].is_object() && want["reachable"].is_object(),
+        "{want}"
+    );
+    assert!(read_json(&run.join("summary.json"))["classes"].is_null());
+    let rel = tmp.path().join("rel");
+    let out = with_token(
+        &["pack", run_s, "--out", rel.to_str().unwrap()],
+        Some(TOKEN),
+    );
+    assert_ok(&out, "pack in place");
+    let packed = read_json(&rel.join("manifest.json"));
+    assert_eq!(packed["provenance"]["summary"], want);
+    let page = tmp.path().join("report.html");
+    let out = with_token(
+        &["report", run_s, "--out", page.to_str().unwrap()],
+        Some(TOKEN),
+    );
+    assert_ok(&out, "report in place");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("Who controls the game"),
+        "no classes in the report"
+    );
+    let out = with_token(&["summarize", run_s, "--reachable"], Some(TOKEN));
+    assert_ok(&out, "summarize --reachable in place");
+    assert_eq!(read_json(&run.join("summary.json")), want);
+    assert!(
+        !run.join("layers/solo.kmt").exists(),
+        "a reader gathered the table"
+    );
+}
+
+/// A kept run read in place fails in words that are true and say what to do: without a token,
+/// every reader names `KINGMAKER_TOKEN`; with a wrong one, the readers (which have no `--token`)
+/// name it too; a part's path is named once; a record whose size disagrees with the part is
+/// called the recorded size; a stopped worker fails the read within seconds, naming it.
+#[test]
+fn reading_a_kept_run_in_place_fails_in_true_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    let (_, run) = embedded_and_kept(tmp.path(), &workers);
+    let run_s = run.to_str().unwrap();
+    let page = tmp.path().join("report.html");
+    let rel = tmp.path().join("rel");
+    let readers: [&[&str]; 6] = [
+        &["query", run_s, "start"],
+        &["line", run_s, "start"],
+        &["serve", run_s, "--listen", "127.0.0.1:0"],
+        &["report", run_s, "--out", page.to_str().unwrap()],
+        &["summarize", run_s],
+        &["pack", run_s, "--out", rel.to_str().unwrap()],
+    ];
+    let fails = |args: &[&str], token: Option<&str>| {
+        let out = with_token(args, token);
+        assert!(
+            !out.status.success(),
+            "{args:?} with token {token:?} worked"
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for args in readers {
+        let said = fails(args, None);
+        assert!(said.contains("KINGMAKER_TOKEN"), "{args:?}: {said}");
+    }
+    let kept = read_kept(&run.join("layers"), "solo").unwrap().unwrap();
+    let once = |said: &str, what: &str| {
+        assert_eq!(
+            said.matches(&kept.parts[0].file).count() + said.matches(&kept.parts[1].file).count(),
+            1,
+            "{what}: the part is named once: {said}"
+        );
+    };
+    for args in [readers[0], readers[2], readers[5]] {
+        let said = fails(args, Some("not-the-token"));
+        assert!(
+            said.contains("KINGMAKER_TOKEN") && !said.contains("--token"),
+            "{args:?}: {said}"
+        );
+        once(&said, "a wrong token");
+    }
+    // The first part's record says it is shorter than it is.
+    let list = run.join("layers/solo.kept.json");
+    let good = std::fs::read_to_string(&list).unwrap();
+    let mut bad: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let size = kept.parts[0].size;
+    bad["parts"][0]["size"] = (size - 100).into();
+    std::fs::write(&list, bad.to_string()).unwrap();
+    let said = fails(readers[0], Some(TOKEN));
+    assert!(
+        said.contains(&format!("recorded size is {} bytes", size - 100))
+            && said.contains(&format!("end at byte {size}"))
+            && !said.contains("the file has"),
+        "{said}"
+    );
+    once(&said, "a wrong record");
+    std::fs::write(&list, &good).unwrap();
+    // The part itself cut short on its worker.
+    let worker = workers
+        .iter()
+        .find(|w| w.addr == kept.parts[0].worker)
+        .unwrap();
+    let path = worker.data.join(&kept.parts[0].file);
+    let whole = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let said = fails(readers[0], Some(TOKEN));
+    assert!(said.contains(&worker.addr), "{said}");
+    once(&said, "a part cut short");
+    std::fs::write(&path, &whole).unwrap();
+    assert_ok(&with_token(readers[0], Some(TOKEN)), "query once mended");
+    // A stopped worker: the read fails in seconds, naming it (not after keep-alives give up).
+    let stopped = &workers[1];
+    let started = Instant::now();
+    let said = {
+        let _held = Stopped::hold(stopped.pid());
+        fails(readers[0], Some(TOKEN))
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a read of a stopped worker took {:?}",
+        started.elapsed()
+    );
+    assert!(said.contains(&stopped.addr), "{said}");
+}
+
+/// A layer whose parts, read together, are not what its record says is refused by `collect` in
+/// words: counts and digests, as the rest of the tools print them.
+#[test]
+fn collect_names_a_layer_that_disagrees_with_its_record_in_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    let (_, run) = embedded_and_kept(tmp.path(), &workers);
+    let list = run.join("layers/solo.kept.json");
+    let mut kept: serde_json::Value = read_json(&list);
+    let recorded = "ab".repeat(32);
+    kept["summary"]["digest"] = recorded.clone().into();
+    std::fs::write(&list, kept.to_string()).unwrap();
+    let out = kingmaker(&[
+        "collect",
+        run.to_str().unwrap(),
+        "--token",
+        TOKEN,
+        "--in-parts",
+    ]);
+    assert!(
+        !out.status.success(),
+        "a layer unlike its record was collected"
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    let win = kept["summary"]["counts"]["win"].as_u64().unwrap();
+    assert!(
+        said.contains(&recorded) && said.contains(&format!("W {win}")),
+        "{said}"
+    );
+    assert!(
+        !said.contains("ValueCounts") && !said.contains("win:"),
+        "debug text: {said}"
+    );
+}
+
 /// A reduced game (cc2p's quarter) is expanded on the workers: each routes its shards to the
 /// zones of the full table, each fills its own zones; the parts are the full solve's table.
 #[test]
@@ -268,6 +462,10 @@ fn readers_read_the_parts(run: &Path, full: &Path, workers: &mut [Worker]) {
         let rel = run.parent().unwrap().join(release);
         at(run_s, &["pack", "--out", rel.to_str().unwrap()], token);
         assert_eq!(release_digest(&rel), want["layers"]["solo"]["digest"]);
+        // The release's summary is the full build's: the start's value, the witnesses.
+        let packed = read_json(&rel.join("manifest.json"))["provenance"]["summary"].clone();
+        assert_eq!(packed["start"], want["start"], "{packed}");
+        assert_eq!(packed["layers"], want["layers"], "{packed}");
     };
     // With the token: read on the workers, block by block, nothing copied.
     all_agree(true, "rel-on-workers");

@@ -306,12 +306,12 @@ impl WorkerService {
                 ))
             })?;
         check_name("part file", name)?;
+        // The caller names the part it asked for: these messages say what is wrong with it.
         let path = self.inner.opts.data_dir.join(&req.file);
-        let mut file =
-            File::open(&path).map_err(|e| Status::not_found(format!("{}: {e}", req.file)))?;
+        let mut file = File::open(&path).map_err(|e| Status::not_found(format!("opening: {e}")))?;
         let size = file
             .metadata()
-            .map_err(|e| Status::internal(format!("{}: {e}", req.file)))?
+            .map_err(|e| Status::internal(format!("reading its size: {e}")))?
             .len();
         let end = match req.length {
             0 => size,
@@ -319,12 +319,12 @@ impl WorkerService {
         };
         if req.offset > size || end > size {
             return Err(Status::out_of_range(format!(
-                "{}: bytes {}..{end} asked of {size}",
-                req.file, req.offset
+                "bytes {}..{end} asked of a file of {size} bytes",
+                req.offset
             )));
         }
         file.seek(SeekFrom::Start(req.offset))
-            .map_err(|e| Status::internal(format!("{}: {e}", req.file)))?;
+            .map_err(|e| Status::internal(format!("seeking: {e}")))?;
         let mut file = file.take(end - req.offset);
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || loop {

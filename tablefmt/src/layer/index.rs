@@ -30,13 +30,30 @@ pub(super) fn index_bytes(entries: &[BlockEntry]) -> Vec<u8> {
     out
 }
 
+/// The length a layer file is read with: its size here, or the size recorded for a file read
+/// elsewhere (a kept part on its worker), which the file itself may contradict.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum FileLen {
+    Actual(u64),
+    Recorded(u64),
+}
+
+impl FileLen {
+    pub(super) fn bytes(self) -> u64 {
+        match self {
+            FileLen::Actual(n) | FileLen::Recorded(n) => n,
+        }
+    }
+}
+
 /// Parse and check a block index against its header and the file length.
 pub(super) fn parse_index(
     bytes: &[u8],
     header: &LayerHeader,
-    file_len: u64,
+    len: FileLen,
     name: &str,
 ) -> Result<Vec<BlockEntry>, FormatError> {
+    let file_len = len.bytes();
     let bad = |what: String| FormatError::Corrupt(format!("{name}: {what}"));
     let (entries, crc) = bytes.split_at(bytes.len() - 4);
     if crc32(entries) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
@@ -61,16 +78,26 @@ pub(super) fn parse_index(
         at += entry.len as u64;
         out.push(entry);
     }
-    if at > file_len {
-        return Err(bad(format!(
-            "truncated: the blocks end at byte {at} but the file has {file_len} bytes"
-        )));
-    }
-    if at < file_len {
-        return Err(bad(format!(
-            "{} unexpected bytes after the last block",
-            file_len - at
-        )));
+    match len {
+        FileLen::Actual(_) if at > file_len => {
+            return Err(bad(format!(
+                "truncated: the blocks end at byte {at} but the file has {file_len} bytes"
+            )))
+        }
+        FileLen::Actual(_) if at < file_len => {
+            return Err(bad(format!(
+                "{} unexpected bytes after the last block",
+                file_len - at
+            )))
+        }
+        // The file's own size is not known here: say what disagrees with what.
+        FileLen::Recorded(_) if at != file_len => {
+            return Err(bad(format!(
+                "its index says its blocks end at byte {at}, but its recorded size is {file_len} \
+                 bytes (the file or its record was altered)"
+            )))
+        }
+        _ => {}
     }
     Ok(out)
 }

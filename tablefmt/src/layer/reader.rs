@@ -2,7 +2,7 @@
 //! against its crc32 before it is decompressed, recently used blocks kept in an LRU cache.
 
 use super::block::max_payload;
-use super::index::parse_index;
+use super::index::{parse_index, FileLen};
 use super::{
     Block, BlockEntry, LayerHeader, LayerIdentity, ValuesPlane, ENCODING_PACKED, HEADER_LEN,
 };
@@ -58,24 +58,37 @@ impl LayerFile {
             _ => FormatError::io(path, e),
         })?;
         let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
-        LayerFile::from_source(path, Box::new(file), file_len)
+        LayerFile::read_from(path, Box::new(file), FileLen::Actual(file_len))
     }
 
-    /// Open the layer file of `file_len` bytes that `file` reads (`path` names it in messages),
-    /// checked as [`LayerFile::open`] checks a file here.
+    /// Open the layer file that `file` reads elsewhere (`path` names it in messages), whose size
+    /// is recorded as `file_len` bytes, checked as [`LayerFile::open`] checks a file here.
     pub fn from_source(
         path: &Path,
         file: Box<dyn ReadAt>,
         file_len: u64,
     ) -> Result<LayerFile, FormatError> {
+        LayerFile::read_from(path, file, FileLen::Recorded(file_len))
+    }
+
+    fn read_from(
+        path: &Path,
+        file: Box<dyn ReadAt>,
+        len: FileLen,
+    ) -> Result<LayerFile, FormatError> {
         let name = path.display().to_string();
+        let file_len = len.bytes();
         let mut h = vec![0u8; HEADER_LEN.min(file_len) as usize];
         file.read_exact_at(&mut h, 0)
             .map_err(|e| FormatError::io(path, e))?;
         let header = LayerHeader::parse(&h, &name)?;
         if file_len < header.data_offset() {
+            let size = match len {
+                FileLen::Actual(_) => "truncated: the file has",
+                FileLen::Recorded(_) => "its recorded size is",
+            };
             return Err(FormatError::Corrupt(format!(
-                "{name}: truncated: {file_len} bytes, shorter than its header and block index ({} bytes)",
+                "{name}: {size} {file_len} bytes, shorter than its header and block index ({} bytes)",
                 header.data_offset()
             )));
         }
@@ -90,7 +103,7 @@ impl LayerFile {
         let mut idx = vec![0u8; header.index_len as usize];
         file.read_exact_at(&mut idx, header.index_offset)
             .map_err(|e| FormatError::io(path, e))?;
-        let index = parse_index(&idx, &header, file_len, &name)?;
+        let index = parse_index(&idx, &header, len, &name)?;
         Ok(LayerFile {
             path: path.to_path_buf(),
             name,

@@ -464,3 +464,32 @@ fn identity_records_round_trip_and_bad_ones_are_named() {
     let huge = LayerIdentity::new(serde_json::json!("x".repeat(5000)), "solo");
     assert!(huge.to_record().is_err());
 }
+
+/// A file read elsewhere is opened with its recorded size: a record that disagrees with the
+/// file's index is named as the recorded size, never as the file's own.
+#[test]
+fn a_recorded_size_that_disagrees_with_the_index_is_called_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (values, depth) = layer_data(300, 9, false);
+    let opts = PackOptions {
+        block_states: 64,
+        zstd_level: 3,
+    };
+    write(tmp.path(), "x", &values, &depth, &opts);
+    let path = tmp.path().join("x.kmt");
+    let size = std::fs::metadata(&path).unwrap().len();
+    let open = |recorded: u64| {
+        let file = std::fs::File::open(&path).unwrap();
+        LayerFile::from_source(&path, Box::new(file), recorded)
+    };
+    open(size).unwrap();
+    for recorded in [size - 7, size + 7] {
+        let err = open(recorded).err().expect("a wrong record").to_string();
+        assert!(
+            err.contains(&format!("blocks end at byte {size}"))
+                && err.contains(&format!("recorded size is {recorded} bytes"))
+                && !err.contains("the file has"),
+            "{err}"
+        );
+    }
+}
