@@ -48,15 +48,14 @@ pub fn needs(solved: u64, full: u64, layers: usize, budget: u64, remote: bool) -
 
 /// Free bytes on the filesystem holding `path` (or its nearest existing ancestor).
 pub fn free_disk(path: &Path) -> Option<u64> {
-    let mut at = path;
+    // Absolute first: a relative path that does not exist yet (`--out huge`) has the working
+    // directory as its nearest existing ancestor, which walking up its own components never
+    // reaches (the parent of `huge` is "", and "" does not exist).
+    let absolute = std::path::absolute(path).ok()?;
+    let mut at = absolute.as_path();
     while !at.exists() {
         at = at.parent()?;
     }
-    let at = if at.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        at
-    };
     let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -85,15 +84,19 @@ pub fn check(needs: &Needs, budget: u64, out: &Path) -> Result<()> {
         gib(needs.cells),
         gib(needs.disk)
     );
-    if let Some(free) = free_disk(out) {
-        if needs.disk > free {
-            bail!(
-                "this build does not fit: {plan}, and {} has {} free. Give it a smaller game, a \
-                 disk with room (--out), more memory (--memory-budget), or workers (--workers)",
-                out.display(),
-                gib(free)
-            );
-        }
+    match free_disk(out) {
+        Some(free) if needs.disk > free => bail!(
+            "this build does not fit: {plan}, and {} has {} free. Give it a smaller game, a disk \
+             with room (--out), more memory (--memory-budget), or workers (--workers)",
+            out.display(),
+            gib(free)
+        ),
+        Some(_) => {}
+        None => tracing::warn!(
+            "the free disk space at {} cannot be read: the build's {} of disk are not checked",
+            out.display(),
+            gib(needs.disk)
+        ),
     }
     tracing::info!("{plan}");
     Ok(())
@@ -144,5 +147,21 @@ mod tests {
             "{err}"
         );
         check(&needs(1000, 1000, 1, 1 << 20, false), 1 << 20, dir.path()).unwrap();
+    }
+
+    /// A relative path that does not exist yet is measured where it would be made (the working
+    /// directory's filesystem), as its absolute form is.
+    #[test]
+    fn free_disk_is_read_for_relative_paths_not_yet_made() {
+        let here = free_disk(Path::new(".")).expect("the working directory's free disk");
+        for relative in ["kingmaker-no-such-run", "kingmaker-no-such/run/below"] {
+            let free = free_disk(Path::new(relative))
+                .unwrap_or_else(|| panic!("no free disk read for {relative}"));
+            // Other processes write meanwhile: the same filesystem, within a gigabyte.
+            assert!(
+                free.abs_diff(here) < 1 << 30,
+                "{relative}: {free} vs {here}"
+            );
+        }
     }
 }

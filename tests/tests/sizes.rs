@@ -29,6 +29,59 @@ fn a_build_larger_than_the_disk_is_refused_with_its_numbers_before_the_run_exist
     assert!(!run.exists(), "nothing is created for a refused build");
 }
 
+/// The same build with `--out` relative to the working directory (a new directory, or one below
+/// a new one): refused at once with the same numbers, nothing created. Should the check be
+/// skipped, the build is held to 4 GiB of address space and a minute, not left to fill the
+/// machine.
+#[test]
+fn a_relative_out_is_checked_like_an_absolute_one() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    for out in ["go", "runs/go"] {
+        let mut command = Command::new(bin("kingmaker"));
+        command
+            .args(["build", "go", "--surface", "plane", "--size", "1x31"])
+            .args(["--out", out])
+            .current_dir(tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        // SAFETY: setrlimit only, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 4 << 30,
+                    rlim_max: 4 << 30,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &limit);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("--out {out}: the build ran for a minute instead of being refused");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let done = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(!done.status.success(), "--out {out} was accepted: {err}");
+        assert!(
+            err.contains("does not fit")
+                && err.contains(" states: cells of ")
+                && err.contains("free"),
+            "--out {out}: the refusal gives the states, the cells and the free disk: {err}"
+        );
+        assert!(
+            std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+            "--out {out}: something was created for a refused build"
+        );
+    }
+}
+
 #[test]
 fn count_gives_the_size_of_an_index_space_too_large_to_enumerate_at_once() {
     let t = Instant::now();
