@@ -150,6 +150,9 @@ fn bad_terrains_are_refused_clearly() {
         ("#####/...../#####", "not edge-connected"),
         ("#####/....#/##x##", "only `#`"),
         ("", "SPEC"),
+        // A stray `/` is refused, not read as a row of no cells.
+        ("####/#..#/####/", "row 4 of 4 is empty"),
+        ("/####/#..#/####", "row 1 of 4 is empty"),
     ] {
         let out = kingmaker(&["census", dir, "--terrain", spec]);
         assert!(!out.status.success(), "{spec:?} was accepted");

@@ -83,7 +83,20 @@ pub fn parse_cells(spec: &str) -> Result<Vec<Cell>, ToppenError> {
         });
     }
     let mut cells = Vec::new();
+    let rows = spec.split('/').count();
     for (r, row) in spec.split('/').enumerate() {
+        // An empty row is a stray `/` (leading, trailing or doubled), not a row of no cells:
+        // a row with no cell is written with `.`.
+        if row.trim().is_empty() {
+            return Err(ToppenError::BadSpec {
+                spec: spec.into(),
+                why: format!(
+                    "row {} of {rows} is empty (a stray `/`?); write each row with `#` (cell) and \
+                     `.` (empty), rows separated by one `/`",
+                    r + 1
+                ),
+            });
+        }
         for (c, ch) in row.trim().chars().enumerate() {
             match ch {
                 '#' => cells.push((r as i32, c as i32)),
@@ -242,6 +255,23 @@ pub fn all_decominoes() -> Vec<Terrain> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stray_slash_is_refused_not_read_as_an_empty_row() {
+        assert!(parse_terrain("####/#..#/####").is_ok());
+        for (spec, row) in [
+            ("####/#..#/####/", "row 4 of 4"),
+            ("/####/#..#/####", "row 1 of 4"),
+            ("####//#..#/####", "row 2 of 4"),
+            ("####/#..#/####/ ", "row 4 of 4"),
+        ] {
+            let err = parse_terrain(spec).unwrap_err().to_string();
+            assert!(
+                err.contains(row) && err.contains("empty"),
+                "{spec:?}: {err}"
+            );
+        }
+    }
 
     #[test]
     fn free_polyomino_counts() {
