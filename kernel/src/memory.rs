@@ -1,8 +1,11 @@
 //! How much memory a worker may use, and what follows from it: whether a worker's cells live in
 //! memory or in mapped files ([`CellStorage`]), and, in files, how much memory holds the wave's
-//! held-back updates before they go to disk. The send buffers do not follow it: they are fixed
+//! held-back updates before they go to disk; and the defaults that follow from what this process
+//! may use (the budget, from the machine's memory or its cgroup's limit, and the shard size). The send buffers do not follow it: they are fixed
 //! ([`super::engine::SEND_BATCH`] updates per destination and parallel task, at most threads ×
 //! (workers − 1) × 512 KiB), and [`CellStorage::for_budget`] only keeps an allowance for them.
+
+use std::path::{Path, PathBuf};
 
 /// Where a worker keeps its cells while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -51,19 +54,174 @@ pub fn physical_memory() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// The memory limit of this process's cgroup (v2), e.g. a systemd unit's `MemoryMax`.
-fn cgroup_memory_limit() -> Option<u64> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let max = std::fs::read_to_string(format!("/sys/fs/cgroup{path}/memory.max")).ok()?;
-    max.trim().parse().ok() // "max" (no limit) does not parse
+/// What this process may use: the machine's memory, or its memory cgroup's limit where that is
+/// lower (a container, a systemd unit's `MemoryMax`, `scripts/in-cgroup.sh`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Bytes.
+    pub bytes: u64,
+    /// Where the number comes from, for the log: `physical memory`, or the cgroup's file.
+    pub source: String,
 }
 
-/// The memory budget when none is given: three quarters of physical memory, or of the cgroup's
-/// limit when that is lower (a worker under systemd's `MemoryMax`).
-pub fn default_memory_budget() -> u64 {
+/// This process's [`MemoryLimit`].
+pub fn memory_limit() -> MemoryLimit {
     let physical = physical_memory();
-    cgroup_memory_limit().map_or(physical, |l| l.min(physical)) / 4 * 3
+    match cgroup_memory_limit() {
+        Some((limit, file)) if physical == 0 || limit < physical => MemoryLimit {
+            bytes: limit,
+            source: format!(
+                "the limit of this process's memory cgroup ({})",
+                file.display()
+            ),
+        },
+        _ => MemoryLimit {
+            bytes: physical,
+            source: "physical memory".into(),
+        },
+    }
+}
+
+/// The memory budget when none is given: three quarters of [`memory_limit`].
+pub fn default_memory_budget() -> u64 {
+    memory_limit().bytes / 4 * 3
+}
+
+/// The memory budget: `given` (`--memory-budget`), else [`default_memory_budget`]; with a line
+/// for the log that says which, and from what limit.
+pub fn choose_memory_budget(given: Option<u64>) -> (u64, String) {
+    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
+    match given {
+        Some(bytes) => (
+            bytes,
+            format!("memory budget {} (--memory-budget)", gib(bytes)),
+        ),
+        None => {
+            let limit = memory_limit();
+            let budget = limit.bytes / 4 * 3;
+            let line = format!(
+                "memory budget {}: three quarters of {} ({}); --memory-budget sets it",
+                gib(budget),
+                limit.source,
+                gib(limit.bytes)
+            );
+            (budget, line)
+        }
+    }
+}
+
+/// The lowest memory limit of this process's cgroup and the cgroups above it (v1
+/// `memory.limit_in_bytes`, v2 `memory.max`), with the file that sets it.
+fn cgroup_memory_limit() -> Option<(u64, PathBuf)> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    cgroup_limit_in(&cgroups, &mounts, |p| std::fs::read_to_string(p).ok())
+}
+
+/// [`cgroup_memory_limit`] from the texts of `/proc/self/cgroup` and `/proc/self/mountinfo`,
+/// reading the limit files with `read`.
+fn cgroup_limit_in(
+    cgroups: &str,
+    mountinfo: &str,
+    read: impl Fn(&Path) -> Option<String>,
+) -> Option<(u64, PathBuf)> {
+    let mut lowest: Option<(u64, PathBuf)> = None;
+    for line in cgroups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        // v2 lists no controllers; v1 has a hierarchy per controller, memory's among them.
+        let v2 = controllers.is_empty();
+        if !v2 && !controllers.split(',').any(|c| c == "memory") {
+            continue;
+        }
+        let file = if v2 {
+            "memory.max"
+        } else {
+            "memory.limit_in_bytes"
+        };
+        for (mount, own) in cgroup_dirs(mountinfo, v2, path) {
+            // A limit anywhere above the process's cgroup holds it too.
+            let mut at = own;
+            loop {
+                let limit_file = at.join(file);
+                // "max" (v2: no limit) does not parse.
+                let limit = read(&limit_file).and_then(|t| t.trim().parse::<u64>().ok());
+                if let Some(limit) = limit {
+                    if lowest.as_ref().is_none_or(|(l, _)| limit < *l) {
+                        lowest = Some((limit, limit_file));
+                    }
+                }
+                if at == mount || !at.pop() {
+                    break;
+                }
+            }
+        }
+    }
+    lowest
+}
+
+/// Where the cgroup `path` of a hierarchy (v2, or v1's memory controller) is mounted: (mount
+/// point, the cgroup's directory), from `mountinfo`; the usual mount points where it lists none.
+fn cgroup_dirs(mountinfo: &str, v2: bool, path: &str) -> Vec<(PathBuf, PathBuf)> {
+    let under = |mount: &Path, root: &str| {
+        // A mount of a cgroup below the hierarchy's root (a container's): the path below it.
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let own = mount.join(rel.trim_start_matches('/'));
+        (mount.to_path_buf(), own)
+    };
+    let mut dirs: Vec<(PathBuf, PathBuf)> = mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (mount, fs) = line.split_once(" - ")?;
+            let mount: Vec<&str> = mount.split(' ').collect();
+            let fs: Vec<&str> = fs.split(' ').collect();
+            let (root, point) = (*mount.get(3)?, *mount.get(4)?);
+            let ours = match (v2, fs.first()?) {
+                (true, &"cgroup2") => true,
+                (false, &"cgroup") => fs.get(2)?.split(',').any(|o| o == "memory"),
+                _ => false,
+            };
+            ours.then(|| under(Path::new(point), root))
+        })
+        .collect();
+    if dirs.is_empty() {
+        let usual: &[&str] = if v2 {
+            &["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
+        } else {
+            &["/sys/fs/cgroup/memory"]
+        };
+        dirs = usual.iter().map(|m| under(Path::new(m), "/")).collect();
+    }
+    dirs
+}
+
+/// The largest shard size the default allows: 16,777,216 states.
+pub const DEFAULT_SHARD_SIZE: u64 = 1 << 24;
+/// The smallest shard size a budget makes the default: smaller shards cost more per state than
+/// they save (each has its files, its wave-log frame and a few kilobytes of bookkeeping).
+pub const MIN_DEFAULT_SHARD_SIZE: u64 = 1 << 16;
+/// Bytes a shard's state takes at a time, per thread, and then some: out of core a thread closes
+/// a whole shard (its cells through the page cache, the bitmaps of the states it decided and
+/// won: about 1.25 bytes a state), and a table is gathered a shard at a time (its values,
+/// depths and the writer's copy: about 9 bytes a state of one shard).
+const SHARD_BYTES_PER_STATE: u64 = 16;
+
+/// The shard size when none is given: [`DEFAULT_SHARD_SIZE`], or less where `threads` threads
+/// closing a shard each within `budget` bytes ask for it (a power of two, at least
+/// [`MIN_DEFAULT_SHARD_SIZE`]).
+pub fn default_shard_size(budget: u64, threads: usize) -> u64 {
+    let fits = budget / (SHARD_BYTES_PER_STATE * threads.max(1) as u64);
+    if fits >= DEFAULT_SHARD_SIZE {
+        DEFAULT_SHARD_SIZE
+    } else {
+        // The largest power of two that fits.
+        let power = 1u64 << (63 - fits.max(1).leading_zeros());
+        power.max(MIN_DEFAULT_SHARD_SIZE)
+    }
 }
 
 /// Read a size such as `16G`, `16GiB`, `800M`, `512k` or `1000000` (bytes). Units are binary:
@@ -129,6 +287,102 @@ mod tests {
         assert!(parse_size("99999999T").unwrap_err().contains("too large"));
         assert!(parse_size("16777216T").is_err());
         assert_eq!(parse_size("16777215T").unwrap(), 16777215 << 40);
+    }
+
+    /// The lowest limit from the process's cgroup up to its hierarchy's mount, in v1 (a
+    /// controller's hierarchy, found in mountinfo) and v2; "max" and other hierarchies ignored.
+    #[test]
+    fn cgroup_limits_are_read_in_v1_and_v2_up_the_hierarchy() {
+        let mounts = "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                      36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        let files = |pairs: &'static [(&'static str, &'static str)]| {
+            move |p: &Path| {
+                pairs
+                    .iter()
+                    .find(|(f, _)| Path::new(f) == p)
+                    .map(|(_, t)| t.to_string())
+            }
+        };
+        let v1 = "4:memory:/jobs/build\n5:devices:/jobs/build\n0::/\n";
+        let got = cgroup_limit_in(
+            v1,
+            mounts,
+            files(&[
+                (
+                    "/sys/fs/cgroup/memory/jobs/build/memory.limit_in_bytes",
+                    "209715200\n",
+                ),
+                (
+                    "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes",
+                    "9223372036854771712\n",
+                ),
+                (
+                    "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                    "9223372036854771712\n",
+                ),
+                (
+                    "/sys/fs/cgroup/devices/jobs/build/memory.limit_in_bytes",
+                    "1",
+                ),
+            ]),
+        );
+        assert_eq!(
+            got,
+            Some((
+                200 << 20,
+                PathBuf::from("/sys/fs/cgroup/memory/jobs/build/memory.limit_in_bytes")
+            ))
+        );
+        // A parent's lower limit holds the child too.
+        let got = cgroup_limit_in(
+            v1,
+            mounts,
+            files(&[
+                (
+                    "/sys/fs/cgroup/memory/jobs/build/memory.limit_in_bytes",
+                    "209715200",
+                ),
+                (
+                    "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes",
+                    "104857600",
+                ),
+            ]),
+        );
+        assert_eq!(got.map(|g| g.0), Some(100 << 20));
+        // v2 (unified, mounted at /sys/fs/cgroup): "max" is no limit.
+        let v2_mounts = "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        let unit = files(&[
+            (
+                "/sys/fs/cgroup/system.slice/w.service/memory.max",
+                "1073741824\n",
+            ),
+            ("/sys/fs/cgroup/system.slice/memory.max", "max\n"),
+        ]);
+        let got = cgroup_limit_in("0::/system.slice/w.service\n", v2_mounts, unit);
+        assert_eq!(got.map(|g| g.0), Some(1 << 30));
+        // Without mountinfo, the usual mount points.
+        let got = cgroup_limit_in("0::/system.slice/w.service\n", "", unit);
+        assert_eq!(got.map(|g| g.0), Some(1 << 30));
+        assert_eq!(cgroup_limit_in("0::/\n", v2_mounts, files(&[])), None);
+    }
+
+    #[test]
+    fn the_default_shard_size_follows_the_budget() {
+        assert_eq!(default_shard_size(64 << 30, 32), DEFAULT_SHARD_SIZE);
+        assert_eq!(default_shard_size(u64::MAX, 1), DEFAULT_SHARD_SIZE);
+        // 36 MiB on 2 threads: 1,179,648 states fit, so shards of 2^20.
+        assert_eq!(default_shard_size(36 << 20, 2), 1 << 20);
+        assert_eq!(default_shard_size(150 << 20, 2), 1 << 22);
+        assert_eq!(default_shard_size(1 << 20, 8), MIN_DEFAULT_SHARD_SIZE);
+        assert_eq!(default_shard_size(0, 0), MIN_DEFAULT_SHARD_SIZE);
+        for (budget, threads) in [(1u64 << 28, 3), (5 << 30, 7), (123_456_789, 1)] {
+            let s = default_shard_size(budget, threads);
+            assert!(s.is_power_of_two() && s <= DEFAULT_SHARD_SIZE, "{s}");
+            assert!(
+                s * 16 * threads as u64 <= budget.max(MIN_DEFAULT_SHARD_SIZE * 16 * threads as u64)
+            );
+        }
     }
 
     #[test]

@@ -88,13 +88,15 @@ pub fn check_memory_budget(bytes: u64) -> Result<u64, String> {
     Ok(bytes)
 }
 
-/// A warning for a memory budget larger than the machine's physical memory, if it is.
+/// A warning for a memory budget larger than what this process may use (the machine's physical
+/// memory, or its memory cgroup's limit), if it is.
 pub fn memory_budget_warning(bytes: u64) -> Option<String> {
-    let physical = crate::memory::physical_memory();
-    (physical > 0 && bytes > physical).then(|| {
+    let limit = crate::memory::memory_limit();
+    (limit.bytes > 0 && bytes > limit.bytes).then(|| {
         format!(
-            "--memory-budget {bytes} bytes is more than this machine's {physical} bytes of memory: \
-             cells kept in memory may be swapped or the process killed"
+            "--memory-budget {bytes} bytes is more than the {} bytes of {}: cells kept in memory \
+             may be swapped or the process killed",
+            limit.bytes, limit.source
         )
     })
 }

@@ -116,6 +116,15 @@ impl Cluster {
         self.workers.iter().map(|w| w.0.clone()).collect()
     }
 
+    /// What every worker said about itself: its memory in bytes (0 if unknown) and its compute
+    /// threads, in worker-number order.
+    pub fn worker_resources(&self) -> Vec<(u64, u32)> {
+        self.workers
+            .iter()
+            .map(|w| (w.2.memory_bytes, w.2.cores))
+            .collect()
+    }
+
     /// One heartbeat task per worker, on a connection of its own (so a long transfer on the
     /// data connection does not delay it).
     fn start_heartbeats(&mut self, token: &AddToken) -> Result<()> {

@@ -1,9 +1,10 @@
-//! `--memory-budget`: workers whose budget puts their cells in mapped files, and the peak memory
-//! of a build held to its budget.
+//! `--memory-budget`: workers whose budget puts their cells in mapped files, the peak memory of a
+//! build held to its budget, and the defaults that follow the memory cgroup a process runs in
+//! (those tests need root and a writable `/sys/fs/cgroup/memory`, as `tests/out_of_core.rs`).
 
 use kingmaker_e2e::{
-    assert_like, bin, distributed, finish, log_text, read_json, reference_build, spawn,
-    wait_for_wave, Stopped, Worker, HANG, TOKEN,
+    addrs, assert_like, assert_same_tables, bin, distributed, finish, log_text, read_json,
+    reference_build, spawn, wait_for_wave, Stopped, Worker, HANG, TOKEN,
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -240,4 +241,74 @@ fn a_builds_peak_memory_stays_within_its_budget() {
         mib(small.peak_bytes),
         mib(ALLOWANCE)
     );
+}
+
+/// `kingmaker ARGS...` run by `scripts/in-cgroup.sh` in a memory cgroup of `limit` bytes (which
+/// counts the page cache too): whether it succeeded, and its log.
+fn in_cgroup(name: &str, limit: u64, args: &[&str]) -> (bool, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/in-cgroup.sh");
+    let group = format!("e2e-{}-{name}", std::process::id());
+    let out = Command::new(script)
+        .args([&group, &limit.to_string(), "--"])
+        .arg(bin("kingmaker"))
+        .args(args)
+        .output()
+        .expect("running scripts/in-cgroup.sh");
+    let _ = std::fs::remove_dir(format!("/sys/fs/cgroup/memory/kingmaker-{group}"));
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), log)
+}
+
+/// The defaults follow the memory cgroup: a coordinator in a 64 MiB cgroup builds cc2p 6×6 / 3
+/// (solved as its quarter, 19,778,000 states) on two workers without `--memory-budget` or
+/// `--shard-size`: its budget is three quarters of the cgroup's limit (the log names the file),
+/// so the quarter's values and depths (39 MB) are routed, not gathered into memory, and its
+/// shards are small enough to gather within it. And the same build in process with a 36 MiB
+/// budget in a 48 MiB cgroup gets shards that fit that budget (with the former 16 Mi states per
+/// shard a wave thrashed for seconds and the build was killed). Both give the same tables.
+#[test]
+fn the_default_budget_and_shards_follow_the_memory_cgroup() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let game = ["cc2p", "--board", "6x6", "--pieces", "3"];
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    let on_workers = tmp.path().join("on-workers");
+    let mut args = vec!["build"];
+    args.extend(game);
+    let list = addrs(&workers);
+    args.extend([
+        "--workers",
+        &list,
+        "--token",
+        TOKEN,
+        "--worker-timeout",
+        "60",
+    ]);
+    args.extend(["--out", on_workers.to_str().unwrap()]);
+    let (ok, log) = in_cgroup("coordinator", 64 << 20, &args);
+    assert!(ok, "the coordinator in a 64 MiB cgroup failed:\n{log}");
+    assert!(
+        log.contains("three quarters of the limit of this process's memory cgroup")
+            && log.contains("memory.limit_in_bytes"),
+        "the budget does not come from the cgroup:\n{log}"
+    );
+    assert!(
+        log.contains("routing it to"),
+        "the quarter was not routed:\n{log}"
+    );
+
+    let in_process = tmp.path().join("in-process");
+    let mut args = vec!["build"];
+    args.extend(game);
+    args.extend(["--memory-budget", "36M", "--threads", "2"]);
+    args.extend(["--out", in_process.to_str().unwrap()]);
+    let (ok, log) = in_cgroup("shards", 48 << 20, &args);
+    assert!(
+        ok,
+        "the build with a 36 MiB budget in a 48 MiB cgroup failed:\n{log}"
+    );
+    assert!(
+        log.contains("shards of 1048576 states"),
+        "the shards do not follow the budget:\n{log}"
+    );
+    assert_same_tables(&on_workers, &in_process);
 }

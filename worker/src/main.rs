@@ -42,7 +42,8 @@ struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics.
     #[arg(long)]
     metrics: Option<String>,
-    /// Memory this worker may use (e.g. 100G; default: three quarters of physical memory). Its
+    /// Memory this worker may use (e.g. 100G; default: three quarters of physical memory, or of
+    /// its memory cgroup's limit where that is lower). Its
     /// cells stay in memory when they fit, else they are files in the data directory, worked
     /// through out of core (a shard per thread at a time: mind `--shard-size`).
     #[arg(long, value_parser = parse_size)]

@@ -7,7 +7,9 @@ use crate::solve::SolveOptions;
 use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_games::GameChoice;
-use kingmaker_kernel::memory::{default_memory_budget, parse_size};
+use kingmaker_kernel::memory::{
+    choose_memory_budget, default_shard_size, parse_size, DEFAULT_SHARD_SIZE,
+};
 use kingmaker_kernel::options;
 use kingmaker_kernel::Game;
 use kingmaker_rpc::auth::TOKEN_ENV;
@@ -27,9 +29,10 @@ pub struct BuildArgs {
     /// Compute threads (default: all cores).
     #[arg(long, global = true)]
     pub threads: Option<usize>,
-    /// States per shard.
-    #[arg(long, global = true, default_value_t = 1 << 24)]
-    pub shard_size: u64,
+    /// States per shard (default: 16,777,216, or fewer where the memory budget asks: about 16
+    /// bytes per state of a shard and thread; on workers, also each worker's memory and cores).
+    #[arg(long, global = true)]
+    pub shard_size: Option<u64>,
     /// In-process workers (more than one routes updates between them, as remote workers do).
     #[arg(long, global = true, default_value_t = 1)]
     pub local_workers: usize,
@@ -40,7 +43,7 @@ pub struct BuildArgs {
     #[arg(long, global = true, default_value_t = 600)]
     pub checkpoint_every_secs: u64,
     /// Memory the embedded workers may use (e.g. 16G; default: three quarters of physical
-    /// memory). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
+    /// memory, or of this process's memory cgroup's limit where that is lower). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
     /// under the run directory, worked through a shard at a time (keep threads × shard size well
     /// inside the budget).
     #[arg(long, global = true, value_parser = parse_size)]
@@ -85,7 +88,9 @@ pub fn run(args: BuildArgs) -> Result<()> {
     // From here on a signal is ours (setup: exit at once; waves: checkpoint, then stop).
     crate::solve::stop_on_signals()?;
     let spec = args.game.spec();
-    options::check_shard_size(args.shard_size).map_err(anyhow::Error::msg)?;
+    if let Some(size) = args.shard_size {
+        options::check_shard_size(size).map_err(anyhow::Error::msg)?;
+    }
     check_options(
         args.threads,
         args.local_workers,
@@ -118,7 +123,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     // Before anything is allocated or written: does it fit?
-    let budget = args.memory_budget.unwrap_or_else(default_memory_budget);
+    let (budget, said) = choose_memory_budget(args.memory_budget);
+    tracing::info!("{said}");
     let solved_as = if args.no_symmetry {
         None
     } else {
@@ -128,11 +134,12 @@ pub fn run(args: BuildArgs) -> Result<()> {
         Some(reduced) => reduced.build()?.size(),
         None => game.size(),
     };
+    let shard_size = args
+        .shard_size
+        .unwrap_or_else(|| budget_shard_size(budget, cluster.as_ref()));
     let shard_size = match (&solved_as, args.keep_layers_on_workers) {
-        (Some(reduced), true) => {
-            crate::kept::whole_block_shards(&reduced.build()?, args.shard_size)
-        }
-        _ => args.shard_size,
+        (Some(reduced), true) => crate::kept::whole_block_shards(&reduced.build()?, shard_size),
+        _ => shard_size,
     };
     if args.keep_layers_on_workers && spec.next_layer(&[]).is_some() {
         bail!(
@@ -175,10 +182,31 @@ pub fn run(args: BuildArgs) -> Result<()> {
         checkpoint_every_secs: args.checkpoint_every_secs,
         memory_budget: budget,
     };
-    let reach = args.reachable.unwrap_or(game.size() < 1 << 24);
+    let reach = args
+        .reachable
+        .unwrap_or(crate::summary::default_reach(game.size()));
     if let Some(addr) = &args.metrics {
         let at = crate::progress::serve_metrics(addr)?;
         tracing::info!("metrics at http://{at}/metrics");
     }
     solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
+}
+
+/// The shard size when `--shard-size` is not given: what this process's `budget` allows its
+/// threads (in process it closes the shards; on workers it gathers them), and on workers what
+/// each worker's memory (three quarters of it, as its default budget) allows its cores.
+fn budget_shard_size(budget: u64, cluster: Option<&crate::remote::Cluster>) -> u64 {
+    let mut size = default_shard_size(budget, rayon::current_num_threads());
+    for (memory, cores) in cluster.map(|c| c.worker_resources()).unwrap_or_default() {
+        if memory > 0 {
+            size = size.min(default_shard_size(memory / 4 * 3, cores as usize));
+        }
+    }
+    if size < DEFAULT_SHARD_SIZE {
+        tracing::info!(
+            "shards of {size} states, fewer than the default {DEFAULT_SHARD_SIZE}: what the memory \
+             allows (--shard-size sets it)"
+        );
+    }
+    size
 }

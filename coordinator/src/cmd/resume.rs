@@ -8,7 +8,7 @@ use crate::runner::{check_options, select_layers, solve_run_with};
 use crate::solve::SolveOptions;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use kingmaker_kernel::memory::{default_memory_budget, parse_size};
+use kingmaker_kernel::memory::{choose_memory_budget, parse_size};
 use kingmaker_kernel::Game;
 use kingmaker_rpc::auth::TOKEN_ENV;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct ResumeArgs {
     #[arg(long, default_value_t = 600)]
     pub checkpoint_every_secs: u64,
     /// Memory the embedded workers may use (e.g. 16G; default: three quarters of physical
-    /// memory). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
+    /// memory, or of this process's memory cgroup's limit where that is lower). Cells that fit stay in memory and are saved by checkpoints; larger ones are files
     /// under the run directory, worked through a shard at a time (keep threads × shard size well
     /// inside the budget).
     #[arg(long, value_parser = parse_size)]
@@ -152,14 +152,16 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             state.finished.len()
         ),
     }
+    let (budget, said) = choose_memory_budget(args.memory_budget);
+    tracing::info!("{said}");
     let opts = SolveOptions {
         shard_size: info.shard_size,
         local_workers,
         checkpoint_every_waves: args.checkpoint_every_waves,
         checkpoint_every_secs: args.checkpoint_every_secs,
-        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
+        memory_budget: budget,
     };
-    let reach = game.size() < 1 << 24;
+    let reach = crate::summary::default_reach(game.size());
     let cluster = match &info.distributed {
         None if !args.workers.is_empty() => bail!(
             "{} was built in process, not on workers: resume it without --workers (its checkpoints are in \

@@ -7,7 +7,7 @@ use crate::auth::{AddToken, CheckToken};
 use crate::metrics::Registry;
 use crate::{resolve, serve};
 use anyhow::{Context, Result};
-use kingmaker_kernel::memory::default_memory_budget;
+use kingmaker_kernel::memory::choose_memory_budget;
 use kingmaker_kernel::options;
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,7 +26,8 @@ pub struct ProcessOptions {
     pub threads: Option<usize>,
     /// Serve Prometheus metrics at http://ADDR/metrics.
     pub metrics: Option<String>,
-    /// Memory this worker may use (default: three quarters of physical memory).
+    /// Memory this worker may use (default: three quarters of physical memory, or of its memory
+    /// cgroup's limit where that is lower).
     pub memory_budget: Option<u64>,
     /// Test only: sleep this long before every wave.
     pub wave_delay: Duration,
@@ -59,11 +60,13 @@ pub fn run(args: ProcessOptions) -> Result<()> {
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let listen = resolve(&args.listen)?;
     let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
+    let (budget, said) = choose_memory_budget(args.memory_budget);
+    tracing::info!("{said}");
     let opts = WorkerOptions {
         data_dir: args.data_dir.clone(),
         token,
         threads,
-        memory_budget: args.memory_budget.unwrap_or_else(default_memory_budget),
+        memory_budget: budget,
         wave_delay: args.wave_delay,
         protocol_version: args
             .protocol_version
