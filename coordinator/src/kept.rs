@@ -2,12 +2,12 @@
 //! a reduced layer's full table is cut among the workers, and the list of the parts written into
 //! the run directory in place of the table (`layers/NAME.kept.json`).
 
-use crate::remote::Cluster;
+use crate::cluster::Cluster;
+use crate::cluster::ZonePlan;
 use crate::rundir::RunDir;
 use anyhow::Result;
 use kingmaker_games::AnyGame;
 use kingmaker_kernel::{Game, Layer};
-use kingmaker_rpc::ZonePlan;
 use kingmaker_tablefmt::kept::write_kept;
 use kingmaker_tablefmt::table::{table_path, TableSummary};
 

@@ -1,13 +1,13 @@
-//! The run-directory lock of `build` and `resume` (see `kingmaker_rpc::lock`): one process at
+//! The run-directory lock of `build` and `resume` (see `kingmaker_process::lock`): one process at
 //! a time works on a run directory; a second one is refused with the holder's pid, and `status`
 //! tells a running build from a stopped one by trying the lock. `fetch` locks the directory it
 //! downloads into the same way.
 
 use anyhow::Result;
-use kingmaker_rpc::lock::{DirLock, LockError};
+use kingmaker_process::lock::{DirLock, LockError};
 use std::path::Path;
 
-pub use kingmaker_rpc::lock::{Holder, LOCK_FILE};
+pub use kingmaker_process::lock::{Holder, LOCK_FILE};
 
 /// Lock the run directory `dir` for `command` (e.g. `kingmaker resume`) for as long as the
 /// returned lock lives, or refuse with who holds it and what to do.

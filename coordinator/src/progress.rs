@@ -2,7 +2,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kingmaker_kernel::WaveSummary;
-use kingmaker_rpc::metrics::Registry;
+use kingmaker_process::metrics::Registry;
 use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 
@@ -124,7 +124,7 @@ pub fn serve_metrics(addr: &str) -> anyhow::Result<std::net::SocketAddr> {
                 Err(e) => return drop(tx.send(Err(e))),
             };
             runtime.block_on(async move {
-                let _ = tx.send(kingmaker_rpc::metrics::serve(addr, metrics()).await);
+                let _ = tx.send(kingmaker_process::metrics::serve(addr, metrics()).await);
                 std::future::pending::<()>().await
             })
         })?;

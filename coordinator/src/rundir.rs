@@ -23,8 +23,8 @@ use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_kernel::{Layer, WaveSummary};
 use kingmaker_probe::tables::open_kept;
+use kingmaker_process::lock::DirLock;
 use kingmaker_rpc::auth::TOKEN_ENV;
-use kingmaker_rpc::lock::DirLock;
 use kingmaker_tablefmt::kept::{kept_path, parts_here, read_kept};
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::layer::LayerTable;
@@ -480,7 +480,7 @@ impl Progress {
     }
 }
 
-pub use kingmaker_rpc::lock::unix_now;
+pub use kingmaker_process::lock::unix_now;
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! left of a run (embedded or on remote workers) up to its summary; and printing a summary
 //! (`summarize` too).
 
-use crate::remote::Cluster;
+use crate::cluster::Cluster;
 use crate::rundir::{write_json_atomically, Progress, RunDir, RunInfo};
 use crate::solve::{
     adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,

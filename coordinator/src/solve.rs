@@ -2,9 +2,9 @@
 //! good checkpoint, stopping cleanly on a signal. The workers may be in-process (the embedded
 //! default) or remote; this module only sees them through `WorkerHandle`.
 
+use crate::cluster::Cluster;
 use crate::expansion::{expand_out_of_core, is_out_of_core};
 use crate::progress::LayerProgress;
-use crate::remote::Cluster;
 use crate::rundir::{Progress, RunDir, RunInfo, RunState};
 use crate::table_progress::TableProgress;
 use anyhow::{Context, Result};

@@ -3,13 +3,13 @@
 //! `verify --deep` read what library users read; a run's layers kept on its workers are read
 //! there, over gRPC, when the run's token is at hand.
 
+use crate::cluster::RemotePart;
 use anyhow::{Context, Result};
 use kingmaker_games::GameSpec;
 use kingmaker_probe::tables::OpenRemotePart;
 use kingmaker_probe::ProbeError;
 pub use kingmaker_probe::Tables;
 use kingmaker_rpc::auth::TOKEN_ENV;
-use kingmaker_rpc::RemotePart;
 use kingmaker_tablefmt::layer::ReadAt;
 use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest};
 use std::path::Path;

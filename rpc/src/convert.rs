@@ -8,12 +8,15 @@ use kingmaker_proto::v1 as pb;
 /// `From` for the conversions of this crate: between kingmaker-proto's messages and
 /// kingmaker-kernel's types, where the orphan rule allows no `From` impl (neither side is ours).
 pub trait Convert<T> {
+    /// `value` as this type.
     fn convert(value: T) -> Self;
 }
 
 /// `TryFrom`, likewise.
 pub trait TryConvert<T>: Sized {
+    /// Why a value does not convert.
     type Error;
+    /// `value` as this type, or why not.
     fn try_convert(value: T) -> Result<Self, Self::Error>;
 }
 

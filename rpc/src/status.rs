@@ -3,6 +3,7 @@
 
 use crate::convert::Convert;
 use kingmaker_kernel::KernelError;
+use tokio::sync::watch;
 use tonic::{Code, Status};
 
 /// A kernel error as a status. A damaged or missing checkpoint chunk (a format error) is
@@ -34,7 +35,7 @@ pub fn describe_status(status: &Status) -> String {
 }
 
 /// A failed call to a worker, in words an operator can act on.
-pub(super) fn status_message(status: &Status) -> String {
+pub fn status_message(status: &Status) -> String {
     match status.code() {
         Code::Unauthenticated => {
             "refused our token: give the coordinator the token the workers were started with \
@@ -52,13 +53,13 @@ pub(super) fn status_message(status: &Status) -> String {
 }
 
 /// A transport failure (connection refused or reset), as opposed to an error the worker returned.
-pub(super) fn is_transport(status: &Status) -> bool {
+pub fn is_transport(status: &Status) -> bool {
     use std::error::Error;
     status.code() == Code::Unavailable || status.source().is_some()
 }
 
 /// The call `what` to `worker` failed with `status`: the kernel error the driver sees.
-pub(super) fn call_failed(worker: &str, what: &str, status: &Status) -> KernelError {
+pub fn call_failed(worker: &str, what: &str, status: &Status) -> KernelError {
     if status.code() == Code::DataLoss && !is_transport(status) {
         // A damaged or missing checkpoint chunk on the worker: keep the meaning of the kernel's
         // format error, so the run falls back to an older checkpoint.
@@ -75,6 +76,15 @@ pub(super) fn call_failed(worker: &str, what: &str, status: &Status) -> KernelEr
     KernelError::Worker {
         worker: worker.to_string(),
         message,
+    }
+}
+
+/// Wait until `abort` carries a reason, and return it; `dropped` when its sender is gone (the
+/// run was dropped). Both ends use it: the worker's router, the coordinator's heartbeats.
+pub async fn aborted<T: Clone>(abort: &mut watch::Receiver<Option<T>>, dropped: T) -> T {
+    match abort.wait_for(|r| r.is_some()).await {
+        Ok(reason) => reason.clone().unwrap_or(dropped),
+        Err(_) => dropped,
     }
 }
 

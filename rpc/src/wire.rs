@@ -22,12 +22,21 @@ const ZSTD_LEVEL: i32 = 1;
 /// What was wrong with a message.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
+    /// The chunk's bytes do not parse.
     #[error("malformed update chunk: {0}")]
     Malformed(&'static str),
+    /// The chunk holds another number of updates than it announces.
     #[error("update chunk announces {announced} updates but holds {found}")]
-    Count { announced: usize, found: usize },
+    Count {
+        /// Updates announced.
+        announced: usize,
+        /// Updates found.
+        found: usize,
+    },
+    /// An encoding this build does not know.
     #[error("unknown update encoding {0}")]
     Encoding(i32),
+    /// The zstd stream is damaged.
     #[error("zstd: {0}")]
     Zstd(std::io::Error),
 }

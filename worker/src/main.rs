@@ -1,5 +1,5 @@
 //! `kingmaker-worker`: serves shards of a build to a coordinator over gRPC. This file parses the
-//! command line; the process is `kingmaker_rpc::server::run`.
+//! command line; the process is `kingmaker_worker::run`.
 //!
 //! ```text
 //! KINGMAKER_TOKEN=... kingmaker-worker --listen 10.0.0.5:7070 --data-dir /var/lib/kingmaker
@@ -10,7 +10,7 @@
 use clap::Parser;
 use kingmaker_kernel::memory::parse_size;
 use kingmaker_rpc::auth::TOKEN_ENV;
-use kingmaker_rpc::server::ProcessOptions;
+use kingmaker_worker::ProcessOptions;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ struct Args {
 }
 
 fn main() {
-    kingmaker_rpc::logging::init_logging();
+    kingmaker_process::logging::init_logging();
     let args = Args::parse();
     let opts = ProcessOptions {
         listen: args.listen,
@@ -70,7 +70,7 @@ fn main() {
         wave_delay: Duration::from_millis(args.wave_delay_ms),
         protocol_version: args.protocol_version,
     };
-    if let Err(err) = kingmaker_rpc::server::run(opts) {
+    if let Err(err) = kingmaker_worker::run(opts) {
         eprintln!("kingmaker-worker: error: {err:#}");
         std::process::exit(1);
     }

@@ -1,0 +1,682 @@
+//! `kingmaker fetch URL DIR`: download a release over HTTP(S).
+//!
+//! `URL` is the release directory as served (`https://host/releases/NAME/`). First
+//! `manifest.sha256` and `manifest.json` are fetched and checked against each other (and against
+//! `--manifest-sha256` when given); then every listed file is downloaded to `NAME.part`, resumed
+//! with a `Range` request after an interruption (within this run, up to `--retries` times, and by
+//! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
+//! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
+//! whole release. A file whose sha256 does not match is deleted, never kept.
+//!
+//! `--timeout T` (1 to 86400 s) bounds the wait for a connection, for a response's headers, and
+//! for every read of a body: a server that sends nothing for T seconds, mid-file included, has
+//! dropped the connection (resumed as above; the last error says the server stopped sending for T
+//! s). A slow server that keeps sending is never cut off. Redirects are followed to http:// and
+//! https:// URLs only; any other is an error that names where it pointed.
+//!
+//! `--layers L,…` and `--values-only` take part of a release: the chosen layers' files, with
+//! depths (`L.kmt`) or values alone (`L.values.kmt`). The copy then holds `parts.json`, the list
+//! of the files it has (unioned with an earlier partial fetch of the same release), which
+//! `verify` checks instead of every listed file; a whole fetch removes it.
+//!
+//! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
+//! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
+//! one at work. A write that fails names the file, and says when the disk is full. A `DIR` that
+//! holds another release (its manifest differs) or a run is refused, naming it; a fetch that
+//! fails before anything is downloaded removes the directory it created.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_tablefmt::release::file_sha256;
+use kingmaker_tablefmt::release::manifest::{
+    manifest_sha256_line, read_manifest, write_file_atomically, Manifest, ManifestFile, MANIFEST,
+    MANIFEST_SHA256,
+};
+use kingmaker_tablefmt::release::parts::{
+    order_as_listed, read_parts, write_parts, PartChoice, Parts, PARTS,
+};
+use kingmaker_tablefmt::run::RUN_INFO;
+use kingmaker_tablefmt::FormatError;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The longest `--timeout`, a day. The shortest is a second: 0 would fail every request at once,
+/// and one too long for the clock to add would panic in the HTTP client.
+const MAX_TIMEOUT: u64 = 86_400;
+
+#[derive(Args, Debug)]
+pub struct FetchArgs {
+    /// URL of the release directory (http:// or https://), as served by any static web server.
+    pub url: String,
+    /// Where to put the release (created if needed; partial downloads there are resumed).
+    pub dir: PathBuf,
+    /// How many times to resume a file after the connection drops, within this run.
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
+    /// The expected sha256 of manifest.json (as published beside the URL), to pin the release.
+    #[arg(long)]
+    pub manifest_sha256: Option<String>,
+    /// Seconds to wait for a connection, for a response's headers, and for more of a body: a
+    /// server silent this long has dropped the connection (resumed, see --retries). 1 to 86400.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+    pub timeout: u64,
+    /// Fetch only these layers (comma-separated; default every layer).
+    #[arg(long, value_delimiter = ',', value_name = "LAYERS")]
+    pub layers: Vec<String>,
+    /// Fetch each layer's values alone (W/L/D, 2 bits per state before compression), without
+    /// depths: enough for `query`'s values, not for lines or preference rules.
+    #[arg(long)]
+    pub values_only: bool,
+}
+
+pub fn run(args: FetchArgs) -> Result<()> {
+    let started = Instant::now();
+    let base = base_url(&args.url)?;
+    let http = Http::new(args.timeout);
+    // The release and the parts wanted are settled before anything is written here, so a fetch
+    // refused for them leaves nothing behind.
+    let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
+    let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
+    let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
+        .with_context(|| format!("the release at {base} is not consistent"))?;
+    kingmaker_coordinator::tables::release_game(&manifest, &format!("the release at {base}"))?;
+    if let Some(pin) = &args.manifest_sha256 {
+        let got = &manifest_sha256_line(&manifest_bytes)[..64];
+        if !got.eq_ignore_ascii_case(pin.trim()) {
+            bail!("{base}{MANIFEST} has sha256 {got}, not the {pin} you asked for: refusing this release");
+        }
+    }
+    let choice = PartChoice {
+        layers: args.layers.clone(),
+        values_only: args.values_only,
+    };
+    let take = choice.files(&manifest)?;
+    let release = Fetched {
+        base: &base,
+        manifest: &manifest,
+        manifest_bytes: &manifest_bytes,
+        sha_line: &sha_line,
+    };
+    release.check_destination(&args.dir)?;
+    let created = !args.dir.exists();
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("creating {}", args.dir.display()))?;
+    let lock = match kingmaker_coordinator::lock::lock_fetch(&args.dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            if created {
+                // Empty unless another fetch has its lock file here: then it stays.
+                let _ = std::fs::remove_dir(&args.dir);
+            }
+            return Err(e);
+        }
+    };
+    // Again under the lock: another fetch may have finished here since.
+    let result = release
+        .check_destination(&args.dir)
+        .and_then(|()| fetch_into(&args, &http, &release, &choice, &take, started));
+    if result.is_err() && created {
+        discard_if_empty(&args.dir);
+    }
+    drop(lock);
+    result
+}
+
+/// The release being fetched: where it is and its manifest as served.
+struct Fetched<'a> {
+    base: &'a str,
+    manifest: &'a Manifest,
+    manifest_bytes: &'a [u8],
+    sha_line: &'a [u8],
+}
+
+impl Fetched<'_> {
+    /// Refuse a `dir` that holds something other than this release (another release, whose
+    /// manifest differs, or a run directory): the fetch would replace its files. A copy of the
+    /// same release, whole or partial or interrupted, is added to or resumed.
+    fn check_destination(&self, dir: &Path) -> Result<()> {
+        let refuse = |what: String| {
+            anyhow::anyhow!(
+                "{} holds {what}, not the release {} at {}: fetching there would replace its \
+                 files. Fetch into an empty or new directory, or remove {} first",
+                dir.display(),
+                self.manifest.name,
+                self.base,
+                dir.display()
+            )
+        };
+        if dir.join(RUN_INFO).exists() {
+            return Err(refuse("a run directory (it has run.json)".into()));
+        }
+        let read = |name: &str| match std::fs::read(dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(local("reading", &dir.join(name), e)),
+        };
+        match read(MANIFEST)? {
+            Some(here) if here != self.manifest_bytes => {
+                let other = match serde_json::from_slice::<Manifest>(&here) {
+                    Ok(m) if m.name == self.manifest.name => format!(
+                        "another release of {} (packed {} by kingmaker {}; the one fetched was \
+                         packed {})",
+                        m.name,
+                        m.provenance.packed_at,
+                        m.provenance.kingmaker_version,
+                        self.manifest.provenance.packed_at
+                    ),
+                    Ok(m) => format!("the release {} ({MANIFEST} names it)", m.name),
+                    Err(_) => format!("a {MANIFEST} that is not this release's"),
+                };
+                Err(refuse(other))
+            }
+            Some(_) => Ok(()),
+            // Written last, after manifest.json: alone it is a fetch cut between the two.
+            None => match read(MANIFEST_SHA256)? {
+                Some(here) if here != self.sha_line => {
+                    Err(refuse(format!("the {MANIFEST_SHA256} of another release")))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+/// Remove the directory a failed fetch created if it holds nothing but its lock file (nothing to
+/// resume), while the lock is still held.
+fn discard_if_empty(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    if names
+        .iter()
+        .all(|n| n == kingmaker_coordinator::lock::LOCK_FILE)
+    {
+        let _ = std::fs::remove_file(dir.join(kingmaker_coordinator::lock::LOCK_FILE));
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// Download the files of `take` into `args.dir` (locked), then the parts list and the manifest.
+fn fetch_into(
+    args: &FetchArgs,
+    http: &Http,
+    release: &Fetched,
+    choice: &PartChoice,
+    take: &[String],
+    started: Instant,
+) -> Result<()> {
+    let (base, manifest) = (release.base, release.manifest);
+    let parts = parts_after(&args.dir, manifest, choice, take)?;
+    let files: Vec<&ManifestFile> = manifest
+        .files
+        .iter()
+        .filter(|f| take.contains(&f.path))
+        .collect();
+    let total: u64 = files.iter().map(|f| f.size).sum();
+    eprintln!(
+        "fetching {} from {base}: {} of its {} files, {total} bytes",
+        manifest.name,
+        files.len(),
+        manifest.files.len()
+    );
+    let mut downloaded = 0u64;
+    for f in &files {
+        downloaded += fetch_file(http, base, f, &args.dir, args.retries)?;
+    }
+    // The parts list before the manifest, which marks the copy complete.
+    match &parts {
+        Some(p) => write_parts(&args.dir, p)?,
+        None => match std::fs::remove_file(args.dir.join(PARTS)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(local("removing", &args.dir.join(PARTS), e))
+            }
+            _ => {}
+        },
+    }
+    for (name, bytes) in [
+        (MANIFEST, release.manifest_bytes),
+        (MANIFEST_SHA256, release.sha_line),
+    ] {
+        write_file_atomically(&args.dir, name, bytes).map_err(|e| match e {
+            FormatError::Io { path, error } => local("writing", Path::new(&path), error),
+            e => e.into(),
+        })?;
+    }
+    println!(
+        "fetched {} into {} ({} files, {downloaded} bytes downloaded in {:.1}s); every sha256 matches the manifest",
+        manifest.name,
+        args.dir.display(),
+        files.len() + 2,
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(p) = &parts {
+        println!(
+            "a partial copy: {} of the release's {} files, listed in {PARTS}",
+            p.files.len(),
+            manifest.files.len()
+        );
+    }
+    Ok(())
+}
+
+/// The parts list the copy in `dir` will have once the files of `take` are in: None for a whole
+/// copy (every file taken, or taken already: the same release there whole), else `take` and
+/// the parts of an earlier partial fetch of the same release.
+fn parts_after(
+    dir: &Path,
+    manifest: &Manifest,
+    choice: &PartChoice,
+    take: &[String],
+) -> Result<Option<Parts>> {
+    if choice.is_whole() {
+        return Ok(None);
+    }
+    if !read_manifest(dir).is_ok_and(|m| &m == manifest) {
+        return Ok(Some(Parts::new(take.to_vec())));
+    }
+    Ok(read_parts(dir, manifest)?.map(|earlier| {
+        let all = earlier
+            .files
+            .into_iter()
+            .chain(take.iter().cloned())
+            .collect();
+        Parts::new(order_as_listed(manifest, all))
+    }))
+}
+
+/// Redirects followed for one request, at most (ureq's default).
+const MAX_REDIRECTS: u32 = 10;
+
+/// The HTTP client and its timeout.
+struct Http {
+    agent: ureq::Agent,
+    /// `--timeout`, in seconds.
+    timeout: u64,
+}
+
+impl Http {
+    fn new(timeout: u64) -> Http {
+        let t = Some(Duration::from_secs(timeout));
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(t)
+            .timeout_recv_response(t)
+            // Each read from the connection, the body's included: no progress for T seconds is
+            // an error, however long the whole body takes.
+            .timeout_per_read(t)
+            // Redirects are followed by `get`, which keeps to http(s).
+            .max_redirects(0)
+            .user_agent(format!("kingmaker/{}", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Http { agent, timeout }
+    }
+
+    /// GET `url` (from byte `from` on, with a Range header, when `from` > 0), following up to
+    /// [`MAX_REDIRECTS`] redirects to http:// and https:// URLs. A redirect anywhere else is
+    /// refused as what it is (left to ureq, `file:///x` would be asked of the same server as a
+    /// relative path, and answered 404).
+    fn get(&self, url: &str, from: u64) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let mut current = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut req = self.agent.get(&current);
+            if from > 0 {
+                req = req.header("Range", format!("bytes={from}-"));
+            }
+            let resp = match req.call() {
+                Ok(r) => r,
+                Err(ureq::Error::Io(e)) => {
+                    return Err(Failure::Retry(format!("connection failed: {e}")))
+                }
+                Err(e @ ureq::Error::Timeout(_)) => return Err(Failure::Retry(self.describe(e))),
+                Err(e) => return Err(fatal(format!("{url}: {e}"))),
+            };
+            let location = resp
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string());
+            let Some(location) =
+                location.filter(|_| matches!(resp.status().as_u16(), 301 | 302 | 303 | 307 | 308))
+            else {
+                // Not a redirect (or one without a Location, reported as its status).
+                return Ok(resp);
+            };
+            let next = url::Url::parse(&current)
+                .and_then(|u| u.join(&location))
+                .map_err(|e| {
+                    fatal(format!(
+                        "{url}: redirected to {location:?}, which is not a URL ({e})"
+                    ))
+                })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(fatal(format!(
+                    "{url}: redirected to {next}, which fetch does not follow (only http:// and \
+                     https:// URLs are)"
+                )));
+            }
+            current = next.into();
+        }
+        Err(fatal(format!(
+            "{url}: more than {MAX_REDIRECTS} redirects: is the server misconfigured?"
+        )))
+    }
+
+    /// What went wrong, in words: timeouts say which wait ran out.
+    fn describe(&self, e: ureq::Error) -> String {
+        let t = self.timeout;
+        match e {
+            ureq::Error::Timeout(ureq::Timeout::PerRead) => {
+                format!("the server stopped sending for {t} s")
+            }
+            ureq::Error::Timeout(ureq::Timeout::Connect) => format!("no connection within {t} s"),
+            ureq::Error::Timeout(what) => format!("no answer within {t} s (timeout: {what})"),
+            e => e.to_string(),
+        }
+    }
+}
+
+/// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped).
+fn base_url(url: &str) -> Result<String> {
+    let url = url.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        bail!("{url:?} is not an http:// or https:// URL");
+    }
+    let url = url.strip_suffix(MANIFEST).unwrap_or(url);
+    Ok(if url.ends_with('/') {
+        url.to_string()
+    } else {
+        format!("{url}/")
+    })
+}
+
+/// A small file, whole.
+fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
+    let url = format!("{base}{name}");
+    let mut resp = http.get(&url, 0).map_err(|e| match e {
+        Failure::Retry(msg) => anyhow::anyhow!("{url}: {msg}"),
+        Failure::Fatal(e) => e,
+    })?;
+    let status = resp.status().as_u16();
+    if status == 404 {
+        bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
+    }
+    if status != 200 {
+        bail!("{url}: the server answered HTTP {status}");
+    }
+    let mut out = Vec::new();
+    let read = resp
+        .body_mut()
+        .with_config()
+        .limit(limit)
+        .reader()
+        .read_to_end(&mut out);
+    if let Err(e) = read {
+        match ureq::Error::from(e) {
+            e @ ureq::Error::Timeout(_) => bail!("{url}: {}; run fetch again", http.describe(e)),
+            e => {
+                return Err(anyhow::Error::new(e)).with_context(|| {
+                    format!("{url}: the download broke off (truncated); run fetch again")
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Download one file into `dir` (resuming `NAME.part`); the bytes actually transferred.
+fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u32) -> Result<u64> {
+    let target = dir.join(&f.path);
+    let part = dir.join(format!("{}.part", f.path));
+    if target.exists()
+        && file_sha256(&target)
+            .map(|(n, s)| n == f.size && s == f.sha256)
+            .unwrap_or(false)
+    {
+        eprintln!("  {}: already here", f.path);
+        return Ok(0);
+    }
+    let url = format!("{base}{}", f.path);
+    let mut transferred = 0u64;
+    let mut attempt = 0;
+    // Bytes of a `.part` left by an earlier run: not checked against the server's copy until
+    // the file is whole, and possibly damaged here. A mismatch then downloads the file afresh
+    // before anyone blames the server.
+    let mut earlier_part = std::fs::metadata(&part).is_ok_and(|m| m.len() > 0);
+    loop {
+        let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+        if have > f.size {
+            // Longer than the manifest says: a different file, or a server sending too much.
+            std::fs::remove_file(&part).with_context(|| format!("removing {}", part.display()))?;
+            if attempt >= retries {
+                bail!(
+                    "{url}: the server sends more than the {} bytes the manifest lists",
+                    f.size
+                );
+            }
+            attempt += 1;
+            continue;
+        }
+        let outcome = if have == f.size {
+            Ok(())
+        } else {
+            download(http, &url, &part, have, f.size, &mut transferred)
+        };
+        match outcome {
+            Ok(()) => {}
+            Err(Failure::Fatal(e)) => return Err(e),
+            Err(Failure::Retry(msg)) => {
+                let now = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+                if attempt >= retries {
+                    bail!(
+                        "{url}: {msg}; {now} of {} bytes are kept in {} (truncated download): run the same \
+                         fetch again to resume",
+                        f.size,
+                        part.display()
+                    );
+                }
+                attempt += 1;
+                eprintln!(
+                    "  {}: {msg} at byte {now} of {}; resuming (retry {attempt} of {retries})",
+                    f.path, f.size
+                );
+                std::thread::sleep(Duration::from_millis(200 * attempt as u64));
+                continue;
+            }
+        }
+        let (size, sha) = file_sha256(&part)?;
+        if size != f.size {
+            // The server's copy is shorter than the manifest says and it ended cleanly.
+            std::fs::remove_file(&part).ok();
+            bail!("{url}: the server sent {size} bytes, the manifest lists {} (truncated on the server?)", f.size);
+        }
+        if sha != f.sha256 && earlier_part {
+            std::fs::remove_file(&part).with_context(|| format!("removing {}", part.display()))?;
+            earlier_part = false;
+            eprintln!(
+                "  {}: sha256 mismatch in the file resumed from {} (kept from an earlier fetch, so \
+                 the fault may be local): downloading it afresh",
+                f.path,
+                part.display()
+            );
+            continue;
+        }
+        if sha != f.sha256 {
+            std::fs::remove_file(&part).ok();
+            bail!(
+                "{url}: sha256 mismatch: the download is {sha}, the manifest says {}: the server's copy is \
+                 corrupt; nothing was kept",
+                f.sha256
+            );
+        }
+        File::open(&part)
+            .and_then(|p| p.sync_all())
+            .map_err(|e| local("syncing", &part, e))?;
+        std::fs::rename(&part, &target)
+            .with_context(|| format!("renaming {} into place", part.display()))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        eprintln!("  {}: {} bytes, sha256 ok", f.path, f.size);
+        return Ok(transferred);
+    }
+}
+
+/// Why one GET did not complete the file.
+enum Failure {
+    /// Worth resuming after: the connection dropped, the body ended early.
+    Retry(String),
+    /// Retrying cannot fix it: 404, an unexpected status, a local I/O error.
+    Fatal(anyhow::Error),
+}
+
+fn fatal(msg: String) -> Failure {
+    Failure::Fatal(anyhow::anyhow!(msg))
+}
+
+/// A local I/O error while `doing` (e.g. "writing") `path`: names the file, and says so when the
+/// disk is full (or a quota or the file-size limit is reached).
+fn local(doing: &str, path: &Path, e: std::io::Error) -> anyhow::Error {
+    let full = matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG)
+    );
+    let hint = if full {
+        ": out of room (the disk is full, or a quota or file-size limit is reached); make room \
+         and run the same fetch again: what is downloaded is kept, and resumed"
+    } else {
+        ""
+    };
+    anyhow::anyhow!("{doing} {}: {e}{hint}", path.display())
+}
+
+/// One GET of `url` from byte `have` on, appended to `part`.
+fn download(
+    http: &Http,
+    url: &str,
+    part: &Path,
+    have: u64,
+    size: u64,
+    transferred: &mut u64,
+) -> Result<(), Failure> {
+    let mut resp = http.get(url, have)?;
+    let status = resp.status().as_u16();
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    // The size of the server's copy, where the answer says it: `Content-Range: bytes A-B/TOTAL`
+    // (206, 416) or the Content-Length of a whole file (200).
+    let range = header("content-range");
+    let server_total = match status {
+        200 => header("content-length").trim().parse::<u64>().ok(),
+        _ => range
+            .rsplit_once('/')
+            .and_then(|(_, t)| t.trim().parse::<u64>().ok()),
+    };
+    let wrong_size = |total: u64| {
+        fatal(format!(
+            "{url}: the server's copy is {total} bytes, the manifest lists {size}: {} on the \
+             server? (nothing to resume: ask whoever publishes the release)",
+            if total < size {
+                "truncated"
+            } else {
+                "a different file"
+            }
+        ))
+    };
+    if let Some(total) = server_total.filter(|&t| t != size && matches!(status, 200 | 206 | 416)) {
+        return Err(wrong_size(total));
+    }
+    // Where this answer's bytes go in the file.
+    let (mut file, from) = match status {
+        206 if have > 0 => {
+            if !range.starts_with(&format!("bytes {have}-")) {
+                return Err(fatal(format!(
+                    "{url}: asked for bytes {have}- and got Content-Range {range:?}"
+                )));
+            }
+            let file = OpenOptions::new().append(true).open(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("opening", part, e)))?,
+                have,
+            )
+        }
+        // A full answer (the server ignores Range, or this is the first request): start over.
+        200 => {
+            if have > 0 {
+                eprintln!(
+                    "  {url}: the server ignores range requests and sends the whole file: \
+                     downloading it from the start"
+                );
+            }
+            let file = File::create(part);
+            (
+                file.map_err(|e| Failure::Fatal(local("creating", part, e)))?,
+                0,
+            )
+        }
+        404 => {
+            return Err(fatal(format!(
+                "{url}: 404 Not Found: the server does not have this file of the release"
+            )))
+        }
+        // We asked for bytes `have`.. of a file the manifest says has `size` > `have`: the
+        // server's copy is shorter (it did not say how long: the case of a full answer is above).
+        416 => {
+            return Err(fatal(format!(
+                "{url}: the server has no bytes from {have} on of a file the manifest lists as \
+                 {size} bytes: its copy is shorter (truncated on the server?); the {have} bytes \
+                 downloaded are kept in {}",
+                part.display()
+            )))
+        }
+        s => return Err(fatal(format!("{url}: the server answered HTTP {s}"))),
+    };
+    let mut reader = resp
+        .body_mut()
+        .with_config()
+        .limit(size - from + 1)
+        .reader();
+    let io = |doing: &'static str| move |e| Failure::Fatal(local(doing, part, e));
+    let mut buf = vec![0u8; 1 << 16];
+    let result = loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                file.write_all(&buf[..n]).map_err(io("writing"))?;
+                *transferred += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // More than the manifest lists (the body limit): the next attempt drops the file.
+            Err(_) if file.metadata().map_err(io("reading"))?.len() > size => {
+                break Err(Failure::Retry(format!(
+                    "the server sends more than the {size} bytes the manifest lists"
+                )))
+            }
+            Err(e) => {
+                break Err(Failure::Retry(match ureq::Error::from(e) {
+                    ureq::Error::Io(e) => format!("connection lost ({e})"),
+                    e @ ureq::Error::Timeout(_) => http.describe(e),
+                    e => format!("connection lost ({e})"),
+                }))
+            }
+        }
+    };
+    file.sync_all().map_err(io("syncing"))?;
+    result?;
+    let now = file.metadata().map_err(io("reading"))?.len();
+    if now < size {
+        return Err(Failure::Retry("the response ended early".into()));
+    }
+    Ok(())
+}

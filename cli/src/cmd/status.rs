@@ -1,0 +1,284 @@
+//! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
+
+use anyhow::Result;
+use clap::Args;
+use kingmaker_coordinator::digits::thousands;
+use kingmaker_coordinator::lock::run_holder;
+use kingmaker_coordinator::rundir::{unix_now, RunDir};
+use kingmaker_coordinator::runner::print_summary;
+use kingmaker_tablefmt::release::manifest::{
+    counts_in_words, release_bytes, MANIFEST, MANIFEST_SHA256,
+};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: StatusArgs) -> Result<()> {
+    if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
+        return release_status(&args);
+    }
+    let (run, info) = RunDir::open(&args.dir)?;
+    let state = run.state()?;
+    let complete = run.summary_path().exists();
+    let mut progress = run.progress()?;
+    if let Some(p) = progress.as_mut().filter(|_| complete) {
+        // A run that finished before progress.json said so at the end: its last wave's progress
+        // (the last layer not yet among the finished, its draws not yet decided).
+        if p.phase != "finished" {
+            p.phase = "finished".into();
+            p.layers_finished = state
+                .finished
+                .iter()
+                .map(|f| f.layer.name.clone())
+                .collect();
+            p.decided_total = p.states;
+            p.decided_in_wave = 0;
+        }
+    }
+    // Running means a build or resume holds the run directory's lock: not the pid in
+    // progress.json, which a crashed run leaves behind (and which the system may reuse).
+    let holder = if complete {
+        None
+    } else {
+        run_holder(&args.dir)?
+    };
+    let running = holder.is_some();
+    // The holder's own announcement (restoring, starting, running), if it has made one yet;
+    // before that the progress is an earlier process's.
+    let current = progress
+        .as_ref()
+        .filter(|p| holder.as_ref().is_some_and(|h| h.pid == p.pid));
+    let activity = match (&holder, current) {
+        (None, _) => None,
+        (Some(_), Some(p)) => Some(p.phase.as_str()),
+        (Some(_), None) => Some("starting"),
+    };
+    let phase = if complete {
+        "complete"
+    } else if running {
+        "running"
+    } else if progress.is_some() || state.current.is_some() || !state.finished.is_empty() {
+        "stopped (resume with `kingmaker resume`)"
+    } else {
+        "not started"
+    };
+    let finished: Vec<&str> = state
+        .finished
+        .iter()
+        .map(|f| f.layer.name.as_str())
+        .collect();
+    let layers: Vec<&str> = info.layers.iter().map(|l| l.name.as_str()).collect();
+    // A complete run's counts, from its summary (progress.json may predate the last layer's
+    // end: runs from before progress said `finished`).
+    let summary: Option<serde_json::Value> = complete
+        .then(|| std::fs::read_to_string(run.summary_path()).ok())
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let eta = current
+        .filter(|p| p.rate > 0.0 && p.phase == "running")
+        .map(|p| {
+            // States left in this layer over the layer's average rate (a rough guide: waves vary).
+            (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
+        });
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "run": args.dir,
+                "game": info.spec,
+                "phase": phase,
+                "pid": holder.as_ref().map(|h| h.pid),
+                "activity": activity,
+                "layers": layers,
+                "finished": finished,
+                "checkpoint": state.current,
+                "progress": progress,
+                "eta_seconds": eta,
+                "summary": summary.as_ref().map(summary_counts),
+            }))?
+        );
+        return Ok(());
+    }
+    let doing = match (&holder, activity) {
+        (Some(h), Some("restoring")) => format!(
+            " (pid {}, `{}`: restoring its last checkpoint)",
+            h.pid, h.command
+        ),
+        (Some(h), Some("writing")) => {
+            let step = current.and_then(|p| p.writing.as_ref());
+            format!(
+                " (pid {}, `{}`: writing the table of layer {}{})",
+                h.pid,
+                h.command,
+                current.map_or("", |p| p.layer.as_str()),
+                step.map_or(String::new(), |s| format!(
+                    ": {} {} of {}",
+                    s.step, s.done, s.total
+                ))
+            )
+        }
+        (Some(h), Some("summarizing")) => format!(
+            " (pid {}, `{}`: every layer solved; computing the summary's counts and classes)",
+            h.pid, h.command
+        ),
+        (Some(h), Some(a)) => format!(" (pid {}, `{}`: {a})", h.pid, h.command),
+        _ => String::new(),
+    };
+    if complete {
+        println!(
+            "run {}: complete (finished: every layer solved, {} states); the counts are those of \
+             {}",
+            args.dir.display(),
+            info.states,
+            run.summary_path().display()
+        );
+        match &summary {
+            Some(summary) => print_summary(summary),
+            None => println!("  (summary.json cannot be read)"),
+        }
+        return Ok(());
+    }
+    println!(
+        "run {}: {phase}{doing} ({} states)",
+        args.dir.display(),
+        info.states
+    );
+    println!(
+        "layers: {} — finished: {}",
+        layers.join(", "),
+        if finished.is_empty() {
+            "none".into()
+        } else {
+            finished.join(", ")
+        }
+    );
+    if let Some(p) = &progress {
+        let when = if current.is_some() || !running {
+            ""
+        } else {
+            "before this process started: "
+        };
+        println!(
+            "{when}layer {} wave {}: {} of {} states decided ({:.1}%), {:.0} states/s, last update {}s ago",
+            p.layer,
+            p.wave,
+            p.decided_total,
+            p.states,
+            100.0 * p.decided_total as f64 / p.states.max(1) as f64,
+            p.rate,
+            unix_now().saturating_sub(p.updated_unix)
+        );
+        println!("workers: {}", p.workers.join(", "));
+    }
+    match &state.current {
+        Some(c) => println!(
+            "last checkpoint: layer {} after wave {} ({}s ago)",
+            c.layer,
+            c.last.wave,
+            unix_now().saturating_sub(c.at_unix)
+        ),
+        None => println!("last checkpoint: none in progress"),
+    }
+    if let Some(eta) = eta {
+        println!("eta for this layer: at most about {:.0}s (waves vary)", eta);
+    }
+    Ok(())
+}
+
+/// What `status --json` shows of a complete run's summary: the states, illegal states and each
+/// layer's counts (the whole summary is `summary.json`).
+fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
+    let layers: serde_json::Map<String, serde_json::Value> = summary["layers"]
+        .as_object()
+        .map(|layers| {
+            layers
+                .iter()
+                .map(|(name, l)| {
+                    let counts = json!({"win": l["win"], "loss": l["loss"], "draw": l["draw"]});
+                    (name.clone(), counts)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"states": summary["states"], "illegal": summary["illegal"], "layers": layers})
+}
+
+/// `status` on a release (a directory with `manifest.json`): a release is complete by
+/// construction (`pack` renames it into place whole); its game, layers and counts, from the
+/// manifest (checked against `manifest.sha256`; `verify` checks the files).
+fn release_status(args: &StatusArgs) -> Result<()> {
+    let dir = &args.dir;
+    let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
+    let bytes = release_bytes(dir, &manifest);
+    let files = manifest.files.len() + 2;
+    let names: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
+    let p = &manifest.provenance;
+    if args.json {
+        let layers: serde_json::Map<String, serde_json::Value> = manifest
+            .layers
+            .iter()
+            .map(|l| {
+                let v = json!({
+                    "win": l.counts.win, "loss": l.counts.loss, "draw": l.counts.draw,
+                    "illegal": l.counts.illegal, "max_depth": l.max_depth, "digest": l.digest,
+                });
+                (l.name.clone(), v)
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "release": dir,
+                "kind": "release",
+                "phase": "complete",
+                "game": manifest.game,
+                "name": manifest.name,
+                "states": manifest.states,
+                "layers": names,
+                "finished": names,
+                "counts": layers,
+                "files": files,
+                "bytes": bytes,
+                "packed_at": p.packed_at,
+                "summary": summary_counts(&p.summary),
+            }))?
+        );
+        return Ok(());
+    }
+    println!(
+        "release {}: complete: a release of {} ({} states, every layer finished), packed {} on {} \
+         by kingmaker {}",
+        dir.display(),
+        manifest.name,
+        thousands(manifest.states),
+        p.packed_at,
+        p.host,
+        p.kingmaker_version
+    );
+    println!("layers: {}", names.join(", "));
+    for l in &manifest.layers {
+        println!(
+            "  layer {:<10} {}  max depth {}  digest {}",
+            l.name,
+            counts_in_words(&l.counts),
+            l.max_depth,
+            l.digest
+        );
+    }
+    println!(
+        "{files} files, {} bytes in all; `kingmaker verify {}` checks them, `kingmaker summarize \
+         {}` prints the run's summary",
+        thousands(bytes),
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! `kingmaker summarize RUN_DIR [--reachable]`: write a finished run's `summary.json` again from
+//! its finished layers — e.g. to add the counts over the states reachable from the start, which
+//! `build` leaves out by default on large tables (at 14.8 billion states the bitmap search holds
+//! 5.6 GB and visits every reachable state once).
+
+use anyhow::{bail, Result};
+use clap::Args;
+use kingmaker_coordinator::lock::lock_run;
+use kingmaker_coordinator::rundir::{write_json_atomically, RunDir, RunInfo};
+use kingmaker_coordinator::runner::print_summary;
+use kingmaker_coordinator::summary::summarize;
+use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
+use serde_json::Value;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct SummarizeArgs {
+    /// A run directory whose layers are all finished.
+    pub dir: PathBuf,
+    /// Also count over the states reachable from the start (classes, layers, players).
+    #[arg(long)]
+    pub reachable: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: SummarizeArgs) -> Result<()> {
+    if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
+        return release_summary(&args);
+    }
+    let (run, info) = RunDir::open(&args.dir)?;
+    // Refused while a build or resume works on the run (it writes summary.json itself).
+    let _lock = lock_run(&args.dir, "kingmaker summarize")?;
+    let summary = write_summary(&run, &info, args.reachable)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary);
+        println!("summary.json written to {}", run.path.display());
+    }
+    Ok(())
+}
+
+/// Write `summary.json` of a finished run again from its layers (each checked against its record
+/// first); the caller holds the run's lock.
+pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
+    let summary = compute_summary(run, info, reachable)?;
+    write_json_atomically(&run.summary_path(), &summary)?;
+    Ok(summary)
+}
+
+/// The summary of a finished run computed from its layers (each checked against its record
+/// first), read where they are: here, or kept on the workers (with the run's token).
+pub fn compute_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
+    let dir = &run.path;
+    let mut state = run.state()?;
+    let damaged = run.recheck_finished(&mut state);
+    if !damaged.is_empty() {
+        let lines: Vec<String> = damaged
+            .iter()
+            .map(|(layer, problem)| format!("layer {layer}: {problem}"))
+            .collect();
+        bail!(
+            "{}; `kingmaker resume {}` solves {} again",
+            lines.join("; "),
+            dir.display(),
+            if damaged.len() == 1 { "it" } else { "them" }
+        );
+    }
+    let mut tables = Vec::new();
+    for layer in &info.layers {
+        let Some(t) = state.finished(&layer.name) else {
+            bail!(
+                "layer {} of {} is not finished; `kingmaker resume {}` first",
+                layer.name,
+                dir.display(),
+                dir.display()
+            );
+        };
+        tables.push((layer.clone(), t.clone()));
+    }
+    let game = std::sync::Arc::new(info.spec.build()?);
+    summarize(run, info, &game, &tables, reachable)
+}
+
+/// `summarize` on a release: its summary is the run's, fixed in the manifest when it was packed;
+/// printed, nothing written. `--reachable` needs the run directory.
+fn release_summary(args: &SummarizeArgs) -> Result<()> {
+    let dir = &args.dir;
+    let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
+    let summary = &manifest.provenance.summary;
+    if args.reachable && summary.get("reachable").is_none() {
+        bail!(
+            "{} is a release: its summary was fixed when it was packed, without the counts over \
+             the reachable states. Run `kingmaker summarize RUN_DIR --reachable` on the run it was \
+             packed from, then pack it again",
+            dir.display()
+        );
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(summary)?);
+    } else {
+        print_summary(summary);
+        println!(
+            "the summary of the release {} (its manifest's copy of the run's summary.json; \
+             nothing written)",
+            dir.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,405 @@
+//! `kingmaker verify RELEASE_DIR [--deep]`: check a packed release.
+//!
+//! Always: the manifest against `manifest.sha256`, every file's presence, size and sha256, every
+//! layer file's header, block index and blocks, and the decoded values against the manifest's
+//! counts and digests. With `--deep`: every state of every layer (or, with `--sample N`, N random
+//! states of each) is re-derived from its children by the rules (`kernel::check::expected`), and
+//! any disagreement is reported by position.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use kingmaker_coordinator::digits::thousands;
+use kingmaker_coordinator::tables::open_tables;
+use kingmaker_games::AnyGame;
+use kingmaker_games::Notation;
+use kingmaker_kernel::check::expected;
+use kingmaker_kernel::Game;
+use kingmaker_kernel::Layer;
+use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
+use kingmaker_tablefmt::release::parts::{read_parts, PARTS};
+use kingmaker_tablefmt::release::verify::{held_files, verify_release};
+use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
+use kingmaker_tablefmt::run::RUN_INFO;
+use kingmaker_tablefmt::Value;
+use rayon::prelude::*;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// A release directory written by `kingmaker pack` or `kingmaker fetch`.
+    pub dir: PathBuf,
+    /// Also re-derive every state of every layer from its children (slow: a full pass of the
+    /// game's move generator).
+    #[arg(long)]
+    pub deep: bool,
+    /// With `--deep`: check N distinct states of each layer drawn at random (seeded: the same N
+    /// states every time) instead of all of them; for tables too large for a full pass. At
+    /// least 1; N at or above the layer's size checks every state.
+    #[arg(long, value_name = "N", requires = "deep", value_parser = parse_sample)]
+    pub sample: Option<u64>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--sample N`: a whole number of at least 1.
+fn parse_sample(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err(
+            "a sample of 0 states checks nothing: give at least 1, or leave --sample \
+                      out to check every state"
+                .into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a number of states")),
+    }
+}
+
+/// Layers up to this many states are unpacked in memory by `--deep` (3 bytes per state); larger
+/// ones are read block by block through a large block cache.
+const IN_MEMORY_STATES: u64 = 1 << 30;
+/// Blocks kept decompressed by `--deep` on a layer too large to unpack.
+const DEEP_CACHE_BLOCKS: usize = 4096;
+/// Mismatches listed per layer by `--deep` (the rest are counted).
+const MAX_LISTED: usize = 20;
+
+pub fn run(args: VerifyArgs) -> Result<()> {
+    let started = Instant::now();
+    // A run directory is what `pack` reads, not a release: say so rather than list what a
+    // release would have.
+    if !args.dir.join(MANIFEST).exists()
+        && !args.dir.join(MANIFEST_SHA256).exists()
+        && args.dir.join(RUN_INFO).exists()
+    {
+        bail!(
+            "{dir} is a run directory, not a release: verify checks releases; pack it first \
+             (`kingmaker pack {dir} --out RELEASE_DIR`, which checks every table against the \
+             run's summary.json), then `kingmaker verify RELEASE_DIR`",
+            dir = args.dir.display()
+        );
+    }
+    let report = verify_release(&args.dir);
+    let secs = started.elapsed().as_secs_f64();
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    if !report.ok() {
+        if args.json {
+            println!(
+                "{}",
+                json!({"ok": false, "problems": report.problems, "warnings": report.warnings})
+            );
+        }
+        for p in &report.problems {
+            eprintln!("  {p}");
+        }
+        bail!(
+            "{} failed verification: {} problem{} (listed above)",
+            args.dir.display(),
+            report.problems.len(),
+            if report.problems.len() == 1 { "" } else { "s" }
+        );
+    }
+    let manifest = report
+        .manifest
+        .as_ref()
+        .expect("a verified release has a manifest");
+    kingmaker_coordinator::tables::release_game(manifest, &args.dir.display().to_string())?;
+    let mb = report.bytes as f64 / 1e6;
+    let mut deep = None;
+    if args.deep {
+        deep = Some(deep_check(&args.dir, args.sample)?);
+    }
+    if args.json {
+        // `bytes`: every file of the release, the manifest included (as `pack` and `status`
+        // report it); `states` (= `states_decoded`): states the byte-level check decoded, every
+        // state of every layer; `deep_states_checked`: states the deep check re-derived (all of
+        // them, or `deep_sample_per_layer` distinct random ones per layer).
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "ok": true, "game": manifest.game, "name": manifest.name, "files": report.files,
+                "bytes": report.bytes, "states": report.states, "states_decoded": report.states,
+                "seconds": secs, "deep": deep.is_some(),
+                "deep_states_checked": deep.as_ref().map(|d| d.states),
+                "deep_sample_per_layer": deep.as_ref().and_then(|d| d.sampled.then_some(d.per_layer)),
+                "parts": report.parts.as_ref().map(|p| &p.files),
+                "warnings": report.warnings,
+            }))?
+        );
+    } else {
+        println!(
+            "{}: OK: {} files, {} bytes in all; {} layers of {} states decoded ({} states) with their \
+             counts and digests, in {:.2}s ({:.1} MB/s, {:.1} M states/s)",
+            args.dir.display(),
+            report.files,
+            thousands(report.bytes),
+            report.layers,
+            thousands(manifest.states),
+            thousands(report.states),
+            secs,
+            mb / secs.max(1e-9),
+            report.states as f64 / secs.max(1e-9) / 1e6
+        );
+        if let Some(p) = &report.parts {
+            println!(
+                "a partial copy: {} of the release's {} files, as {PARTS} lists them ({}); the \
+                 others were not fetched",
+                p.files.len(),
+                manifest.files.len(),
+                p.files.join(", ")
+            );
+        }
+        if let Some(d) = deep {
+            if d.sampled {
+                println!(
+                    "deep: a random sample of {} distinct states of each layer ({} states in all) \
+                     agrees with their children, in {:.2}s",
+                    thousands(d.per_layer),
+                    thousands(d.states),
+                    d.seconds
+                );
+            } else {
+                println!(
+                    "deep: every state of every layer agrees with its children ({} states in {:.2}s)",
+                    thousands(d.states),
+                    d.seconds
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A state whose stored (value, depth) differs from what its children give.
+type Mismatch = (u64, (u8, u16), (u8, u16));
+
+pub struct DeepResult {
+    /// States checked, over all layers.
+    pub states: u64,
+    /// States checked in each layer.
+    pub per_layer: u64,
+    /// A sample (fewer than every state of a layer), not a full pass.
+    pub sampled: bool,
+    pub seconds: f64,
+}
+
+/// A layer's values and depths for fast random access: unpacked in memory when small enough,
+/// else the layer file itself with a large block cache. The first lookup error is kept (the
+/// lookup itself answers "illegal" so the pass can go on) and ends the check as itself.
+enum Unpacked {
+    Memory(Vec<u8>, Vec<u16>),
+    File(Box<LayerFile>, std::sync::OnceLock<String>),
+}
+
+impl Unpacked {
+    #[inline]
+    fn get(&self, i: u64) -> (u8, u16) {
+        match self {
+            Unpacked::Memory(v, d) => (v[i as usize], d[i as usize]),
+            Unpacked::File(f, error) => f.get(i).unwrap_or_else(|e| {
+                let _ = error.set(e.to_string());
+                (0, 0)
+            }),
+        }
+    }
+
+    /// The first lookup error, if any.
+    fn error(&self) -> Option<&String> {
+        match self {
+            Unpacked::Memory(..) => None,
+            Unpacked::File(_, error) => error.get(),
+        }
+    }
+}
+
+fn unpack(file: LayerFile) -> Result<Unpacked> {
+    let states = file.states();
+    if states > IN_MEMORY_STATES {
+        file.set_cache_blocks(DEEP_CACHE_BLOCKS);
+        return Ok(Unpacked::File(Box::new(file), Default::default()));
+    }
+    let mut values = vec![0u8; states as usize];
+    let mut depth = vec![0u16; states as usize];
+    file.read_states(0, &mut values, &mut depth)?;
+    Ok(Unpacked::Memory(values, depth))
+}
+
+/// The states a deep check looks at, ascending: all of them, or `n` distinct ones drawn at random
+/// with a fixed seed (all of them when `n` is at least `states`).
+fn deep_states(states: u64, sample: Option<u64>) -> Vec<u64> {
+    match sample {
+        Some(n) if n < states => {
+            // A set of at most half the states is drawn directly; a larger sample is every state
+            // but a drawn set of the others.
+            if n <= states / 2 {
+                distinct_random(states, n)
+            } else {
+                let left_out = distinct_random(states, states - n);
+                let mut out = Vec::with_capacity(n as usize);
+                let mut skip = left_out.iter().peekable();
+                for i in 0..states {
+                    if skip.peek() == Some(&&i) {
+                        skip.next();
+                    } else {
+                        out.push(i);
+                    }
+                }
+                out
+            }
+        }
+        _ => (0..states).collect(),
+    }
+}
+
+/// `n` distinct states of `0..states`, ascending, drawn by a fixed sequence (n ≤ states / 2, so
+/// each round of draws finds at least half of what it still needs).
+fn distinct_random(states: u64, n: u64) -> Vec<u64> {
+    // splitmix64: a fixed, dependency-free sequence, so a sample is reproducible.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % states
+    };
+    let mut out: Vec<u64> = Vec::with_capacity(n as usize);
+    while (out.len() as u64) < n {
+        let missing = n - out.len() as u64;
+        out.extend((0..missing).map(|_| next()));
+        out.sort_unstable();
+        out.dedup();
+    }
+    out.truncate(n as usize);
+    out
+}
+
+/// Re-derive every state of every layer (or a sample of each) from its children.
+pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
+    let started = Instant::now();
+    let tables = open_tables(dir)?;
+    let manifest = tables
+        .manifest()
+        .context("--deep checks a release")?
+        .clone();
+    let game = &**tables.game();
+    let mut failures = Vec::new();
+    let mut states = 0;
+    let mut per_layer = 0;
+    // A partial copy: the layers whose values and depths it holds (any here, as readers see it).
+    let parts = read_parts(dir, &manifest)?;
+    let held_names = held_files(dir, &manifest, parts.as_ref());
+    let held = |f: &str| held_names.iter().any(|g| g == f);
+    if !manifest.layers.iter().any(|l| held(&l.file)) {
+        bail!("--deep re-derives values and depths: this copy holds no layer's depths (fetched with --values-only)");
+    }
+    for ml in manifest.layers.iter().filter(|l| held(&l.file)) {
+        let layer_started = Instant::now();
+        let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
+        let file = open_listed_file(dir, &manifest, &ml.name, &ml.file)?;
+        let table = unpack(file)?;
+        let which = deep_states(game.size(), sample);
+        let done = AtomicU64::new(0);
+        let bad: Vec<Mismatch> = which
+            .par_iter()
+            .filter_map(|&i| {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_multiple_of(1 << 24) {
+                    tracing::info!("deep check of {}: {n} of {} states", ml.name, which.len());
+                }
+                expected(game, &layer, i, |c| table.get(c)).map(|want| (i, table.get(i), want))
+            })
+            .collect();
+        if let Some(e) = table.error() {
+            bail!("deep check of {}: {e}", ml.name);
+        }
+        states += which.len() as u64;
+        per_layer = which.len() as u64;
+        tracing::info!(
+            "deep check of {}: {} states in {:.2}s, {} mismatches",
+            ml.name,
+            which.len(),
+            layer_started.elapsed().as_secs_f64(),
+            bad.len()
+        );
+        for &(i, stored, want) in bad.iter().take(MAX_LISTED) {
+            failures.push(format!(
+                "{}: {} (index {i}): stored {}, its children give {}",
+                ml.name,
+                position(game, i),
+                label(stored),
+                label(want)
+            ));
+        }
+        if bad.len() > MAX_LISTED {
+            failures.push(format!(
+                "{}: {} more mismatches",
+                ml.name,
+                bad.len() - MAX_LISTED
+            ));
+        }
+    }
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("  {f}");
+        }
+        bail!(
+            "{}: the deep check found states that disagree with their children (listed above): the \
+             tables are wrong although their checksums match; rebuild and repack",
+            dir.display()
+        );
+    }
+    Ok(DeepResult {
+        states,
+        per_layer,
+        sampled: per_layer < game.size(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// A state in its game's notation.
+fn position(game: &AnyGame, index: u64) -> String {
+    game.format_position(index)
+}
+
+fn label((v, d): (u8, u16)) -> String {
+    match Value::from_code(v) {
+        Some(decided @ (Value::Win | Value::Loss)) => format!("{}{d}", decided.letter()),
+        Some(Value::Draw) => Value::Draw.letter().into(),
+        _ => "illegal".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deep_states;
+
+    #[test]
+    fn samples_are_distinct_ascending_and_as_large_as_asked() {
+        for (states, n) in [
+            (1662, 1),
+            (1662, 100),
+            (1662, 831),
+            (1662, 832),
+            (1662, 1661),
+            (10, 9),
+        ] {
+            let s = deep_states(states, Some(n));
+            assert_eq!(s.len() as u64, n, "{n} of {states}");
+            assert!(s.windows(2).all(|w| w[0] < w[1]), "{n} of {states}");
+            assert!(s.iter().all(|&i| i < states));
+            assert_eq!(
+                s,
+                deep_states(states, Some(n)),
+                "the same sample every time"
+            );
+        }
+        assert_eq!(deep_states(5, Some(5)), vec![0, 1, 2, 3, 4]);
+        assert_eq!(deep_states(5, Some(99)), vec![0, 1, 2, 3, 4]);
+        assert_eq!(deep_states(5, None), vec![0, 1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,345 @@
+//! The coordinator's side of the gRPC transport: the `kingmaker-worker` processes of one run,
+//! connected and checked (token, protocol version), heartbeated for the whole run
+//! ([`super::heartbeat`]), given each layer to open, and told when the run ends. Each layer's
+//! workers reach the barrier as [`RemoteWorker`]s, the same [`WorkerHandle`] the in-process
+//! workers implement. When a worker dies or stalls, every pending call returns an error naming
+//! it, so `drive_layer` fails within seconds and the build exits non-zero with its state intact.
+
+use super::heartbeat::{heartbeat_loop, Abort};
+use super::remote_worker::RemoteWorker;
+use anyhow::{bail, Context, Result};
+use kingmaker_games::GameSpec;
+use kingmaker_kernel::{assign_shards, Layer, ShardPlan, WorkerHandle};
+use kingmaker_proto::v1 as pb;
+use kingmaker_proto::PROTOCOL_VERSION;
+use kingmaker_rpc::auth::AddToken;
+use kingmaker_rpc::connect::{connect, keep_alive_for, lazy_client, Client};
+use kingmaker_rpc::convert::Convert;
+use kingmaker_rpc::status::{is_transport, status_message};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How to reach and watch the workers of a distributed build.
+#[derive(Clone, Debug)]
+pub struct RemoteOptions {
+    /// `HOST:PORT` of every worker, in worker-number order.
+    pub addrs: Vec<String>,
+    /// The run's shared token (see [`kingmaker_rpc::auth`]).
+    pub token: String,
+    /// A worker that has not answered heartbeats for this long is reported and the run stops.
+    pub timeout: Duration,
+}
+
+/// The workers of one build, connected and checked.
+pub struct Cluster {
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) run_id: String,
+    /// Address, client for the run's calls, and what the worker said about itself.
+    pub(super) workers: Vec<(String, Client, pb::DescribeReply)>,
+    pub(super) abort: watch::Sender<Abort>,
+    timeout: Duration,
+    monitors: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Cluster {
+    /// Connect to every worker, check the token and the protocol version, and start heartbeats,
+    /// for the run `run_id` (the workers keep its files under `DATA_DIR/<run id>/`). Each worker
+    /// must be listed once.
+    pub fn connect(opts: &RemoteOptions, run_id: String) -> Result<Cluster> {
+        if opts.addrs.is_empty() {
+            bail!("no workers to connect to");
+        }
+        let token = AddToken::new(&opts.token).map_err(anyhow::Error::msg)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("coordinator-net")
+            .enable_all()
+            .build()
+            .context("starting the network runtime")?;
+        let checked = runtime.block_on(async {
+            let mut tasks = Vec::new();
+            let keep_alive = keep_alive_for(opts.timeout);
+            for addr in &opts.addrs {
+                let (addr, token) = (addr.clone(), token.clone());
+                tasks.push(tokio::spawn(async move {
+                    check_worker(&addr, &token, keep_alive).await
+                }));
+            }
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.context("checking a worker")??);
+            }
+            Ok::<_, anyhow::Error>(out)
+        })?;
+        let mut workers = Vec::new();
+        for (addr, client, info) in checked {
+            tracing::info!(
+                "worker {addr}: kingmaker-worker {}, protocol {}, {} cores, {:.1} GiB{}",
+                info.worker_version,
+                info.protocol_version,
+                info.cores,
+                info.memory_bytes as f64 / (1u64 << 30) as f64,
+                if info.run_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(", busy with run {}", info.run_id)
+                }
+            );
+            workers.push((addr, client, info));
+        }
+        let (abort, _) = watch::channel(None);
+        let mut cluster = Cluster {
+            runtime,
+            run_id,
+            workers,
+            abort,
+            timeout: opts.timeout,
+            monitors: Vec::new(),
+        };
+        cluster.start_heartbeats(&token)?;
+        tracing::info!(
+            "run {} on {} workers",
+            cluster.run_id,
+            cluster.workers.len()
+        );
+        Ok(cluster)
+    }
+
+    /// The run's id on the workers (their files are under `DATA_DIR/<run id>/`).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// `HOST:PORT` of every worker, in worker-number order.
+    pub fn addrs(&self) -> Vec<String> {
+        self.workers.iter().map(|w| w.0.clone()).collect()
+    }
+
+    /// What every worker said about itself: its memory in bytes (0 if unknown) and its compute
+    /// threads, in worker-number order.
+    pub fn worker_resources(&self) -> Vec<(u64, u32)> {
+        self.workers
+            .iter()
+            .map(|w| (w.2.memory_bytes, w.2.cores))
+            .collect()
+    }
+
+    /// One heartbeat task per worker, on a connection of its own (so a long transfer on the
+    /// data connection does not delay it).
+    fn start_heartbeats(&mut self, token: &AddToken) -> Result<()> {
+        let interval = Duration::from_millis(1000).min(self.timeout / 3);
+        let _guard = self.runtime.enter(); // clients spawn their connection tasks on it
+        for (addr, _, _) in &self.workers {
+            let client = lazy_client(addr, token, keep_alive_for(self.timeout))
+                .map_err(anyhow::Error::msg)?;
+            let (addr, run_id, abort, timeout) = (
+                addr.clone(),
+                self.run_id.clone(),
+                self.abort.clone(),
+                self.timeout,
+            );
+            self.monitors.push(tokio::spawn(async move {
+                heartbeat_loop(addr, client, run_id, abort, interval, timeout).await
+            }));
+        }
+        Ok(())
+    }
+
+    /// Open `layer` on every worker and return their handles for the driver.
+    pub fn layer_workers(
+        &self,
+        spec: &GameSpec,
+        layer: &Layer,
+        plan: &ShardPlan,
+    ) -> Result<Vec<Arc<dyn WorkerHandle>>> {
+        if plan.shards() < self.workers.len() {
+            tracing::warn!(
+                "{} states in {} shard(s) of {} for {} workers: some workers get no shard; lower --shard-size",
+                plan.size,
+                plan.shards(),
+                plan.shard_size,
+                self.workers.len()
+            );
+        }
+        let owners: Vec<u32> = assign_shards(plan, self.workers.len())
+            .into_iter()
+            .map(|o| o as u32)
+            .collect();
+        let peers = self.addrs();
+        let spec_json = serde_json::to_string(spec)?;
+        // A worker hears nothing from a dead coordinator for this long before it stops writing.
+        let lease_ms = (self.timeout * 3).max(Duration::from_secs(3)).as_millis() as u32;
+        let handles: Vec<Arc<RemoteWorker>> = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(me, (addr, client, _))| {
+                Arc::new(RemoteWorker {
+                    addr: addr.clone(),
+                    run_id: self.run_id.clone(),
+                    client: client.clone(),
+                    runtime: self.runtime.handle().clone(),
+                    abort: self.abort.subscribe(),
+                    plan: *plan,
+                    me,
+                })
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            let tasks: Vec<_> = handles
+                .iter()
+                .map(|w| {
+                    let request = pb::StartLayerRequest {
+                        protocol_version: PROTOCOL_VERSION,
+                        run_id: self.run_id.clone(),
+                        game_spec_json: spec_json.clone(),
+                        layer: Some(pb::LayerSpec::convert(layer)),
+                        plan: Some(pb::ShardPlan::convert(*plan)),
+                        owners: owners.clone(),
+                        me: w.me as u32,
+                        peers: peers.clone(),
+                        lease_ms,
+                    };
+                    scope.spawn(move || {
+                        w.call("start layer", |mut c| async move {
+                            c.start_layer(request).await
+                        })
+                    })
+                })
+                .collect();
+            tasks
+                .into_iter()
+                .map(|t| t.join().expect("start layer thread panicked").map(|_| ()))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        Ok(handles
+            .into_iter()
+            .map(|h| h as Arc<dyn WorkerHandle>)
+            .collect())
+    }
+
+    /// The reason the run was stopped, if it was.
+    pub fn failure(&self) -> Option<(String, String)> {
+        self.abort.borrow().clone()
+    }
+
+    /// After a failure: the first worker that does not answer now (a quick probe of each), if any.
+    /// A dead worker makes its peers fail too; this names the one at fault.
+    pub fn unreachable(&self) -> Option<(String, String)> {
+        self.runtime.block_on(async {
+            let mut probes = Vec::new();
+            for (addr, client, _) in &self.workers {
+                let (mut client, addr, run_id) =
+                    (client.clone(), addr.clone(), self.run_id.clone());
+                probes.push(tokio::spawn(async move {
+                    let probe = client.heartbeat(pb::HeartbeatRequest { run_id });
+                    let wait = Duration::from_secs(2);
+                    match tokio::time::timeout(wait, probe).await {
+                        Ok(Ok(_)) => None,
+                        Ok(Err(s)) if is_transport(&s) => Some((addr, status_message(&s))),
+                        Ok(Err(_)) => None,
+                        Err(_) => Some((
+                            addr,
+                            format!(
+                                "does not answer a heartbeat within {}s of the failure (stopped, \
+                                 or its host or network is)",
+                                wait.as_secs()
+                            ),
+                        )),
+                    }
+                }));
+            }
+            let mut first = None;
+            for p in probes {
+                if let Ok(Some(found)) = p.await {
+                    first = first.or(Some(found));
+                }
+            }
+            first
+        })
+    }
+
+    /// End the run on every worker: after success, delete their shard files; after a failure,
+    /// keep them and just make the workers stop (best effort, a few seconds at most).
+    pub fn shutdown(mut self, success: bool) {
+        for m in self.monitors.drain(..) {
+            m.abort();
+        }
+        let run_id = self.run_id.clone();
+        // The worker that stopped the run is not waited for: it did not answer already.
+        let culprit = self.failure().map(|(addr, _)| addr);
+        self.runtime.block_on(async {
+            let mut calls = Vec::new();
+            for (addr, client, _) in &self.workers {
+                if culprit.as_ref() == Some(addr) {
+                    continue;
+                }
+                let (mut client, addr) = (client.clone(), addr.clone());
+                let request = pb::ShutdownRequest {
+                    run_id: run_id.clone(),
+                    delete_files: success,
+                    exit: false,
+                };
+                // A worker deletes the run's files before it answers: on a large run, minutes
+                // of work for the file system (cc3p level 2: thousands of chunks and logs).
+                let wait = Duration::from_secs(if success { 60 } else { 3 });
+                calls.push(tokio::spawn(async move {
+                    match tokio::time::timeout(wait, client.shutdown(request)).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(s)) if is_transport(&s) => {
+                            tracing::debug!("worker {addr}: gone: {}", status_message(&s))
+                        }
+                        Ok(Err(s)) => {
+                            tracing::warn!("worker {addr}: ending the run: {}", status_message(&s))
+                        }
+                        Err(_) => tracing::warn!(
+                            "worker {addr}: no answer to the end of the run within {} s",
+                            wait.as_secs()
+                        ),
+                    }
+                }));
+            }
+            for c in calls {
+                let _ = c.await;
+            }
+        });
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for m in &self.monitors {
+            m.abort();
+        }
+    }
+}
+
+/// Connect to one worker and check its token and protocol version.
+async fn check_worker(
+    addr: &str,
+    token: &AddToken,
+    keep_alive: Duration,
+) -> Result<(String, Client, pb::DescribeReply)> {
+    let mut client = connect(addr, token, keep_alive)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let reply = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.describe(pb::DescribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+        }),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("worker {addr} did not answer within 10s"))?
+    .map_err(|s| anyhow::anyhow!("worker {addr} {}", status_message(&s)))?
+    .into_inner();
+    if reply.protocol_version != PROTOCOL_VERSION {
+        bail!(
+            "worker {addr} speaks protocol version {} but this coordinator speaks version {PROTOCOL_VERSION}: \
+             run the same Kingmaker version on the coordinator and every worker",
+            reply.protocol_version
+        );
+    }
+    Ok((addr.to_string(), client, reply))
+}
