@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Embedded build vs the same build on 2 kingmaker-worker processes on loopback (same machine,
-# same number of compute threads), for BENCHMARKS.md.
+# same number of compute threads), for docs/benchmarks/distributed.md.
 #
 #   scripts/bench-distributed.sh                     # TOPPEN --diagonal (32 M states)
 #   scripts/bench-distributed.sh toppen --shard-size 1000000
