@@ -39,7 +39,7 @@ base=
 for t in $threads; do
   out="$work/run-$t"
   rm -rf "$out"
-  /usr/bin/time -v -o "$work/time-$t.txt" "$kingmaker" build "$@" --threads "$t" --out "$out" \
+  "${GNU_TIME:-/usr/bin/time}" -v -o "$work/time-$t.txt" "$kingmaker" build "$@" --threads "$t" --out "$out" \
     >"$work/log-$t.txt" 2>&1 || { echo "threads $t: the build failed (see $work/log-$t.txt)" >&2; exit 1; }
   rm -rf "$out"
   read -r wall cpu < <(awk -F': ' '

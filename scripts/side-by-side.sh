@@ -3,7 +3,7 @@
 #   scripts/side-by-side.sh [ROUNDS] [WORK_DIR]      (defaults: 3 rounds, a temporary directory)
 # Notes:
 # 1. Each round runs Kingmaker (`build cc2p --board 7x7 --pieces 3 --threads 1`) then
-#    FasterSymmetry (`cc49_3_pem2 fsym`), each from scratch, under /usr/bin/time -v; the next
+#    FasterSymmetry (`cc49_3_pem2 fsym`), each from scratch, under /usr/bin/time -v (GNU_TIME names another); the next
 #    round swaps the order, so a drift in the machine's speed falls on both alike.
 # 2. It prints per run CPU-s (user + sys), wall, max RSS and the 1-minute load average at the
 #    start, then each solver's best and median CPU-s and peak RSS, and their ratios. A run whose
@@ -35,7 +35,7 @@ run_kingmaker() {
   local round=$1 out="$work/km-$1" load
   rm -rf "$out"
   load=$(cut -d' ' -f1 /proc/loadavg)
-  /usr/bin/time -v -o "$work/km-$round.time" "$kingmaker" build cc2p --board 7x7 --pieces 3 \
+  "${GNU_TIME:-/usr/bin/time}" -v -o "$work/km-$round.time" "$kingmaker" build cc2p --board 7x7 --pieces 3 \
     --threads 1 --out "$out" >"$work/km-$round.log" 2>&1
   grep -q "W 279297470 .*D 180860" "$work/km-$round.log" && grep -q "digest $digest" "$work/km-$round.log" \
     || { echo "kingmaker round $round: not the published row or digest (see $work/km-$round.log)" >&2; exit 1; }
@@ -47,7 +47,7 @@ run_anchor() {
   local round=$1 out="$work/fs-$1" load
   rm -rf "$out"
   load=$(cut -d' ' -f1 /proc/loadavg)
-  /usr/bin/time -v -o "$work/fs-$round.time" "$anchor" fsym "$out/" >"$work/fs-$round.log" 2>&1
+  "${GNU_TIME:-/usr/bin/time}" -v -o "$work/fs-$round.time" "$anchor" fsym "$out/" >"$work/fs-$round.log" 2>&1
   grep -q '^279297470 wins' "$work/fs-$round.log" && grep -q '^180860 draws' "$work/fs-$round.log" \
     || { echo "FasterSymmetry round $round: not the published row (see $work/fs-$round.log)" >&2; exit 1; }
   printf 'fastersymmetry\t%s\t%s\t%s\n' "$round" "$(timing "$work/fs-$round.time" | tr ' ' '\t')" "$load" >>"$results"
