@@ -1,12 +1,8 @@
-//! Kernel benchmarks (a bench binary: `cargo bench -p kingmaker-games --bench kernel`).
-//!
-//! Reports, per core: level-2 3-player Chinese Checkers states expanded per second (unrank, all
-//! successors generated and ranked), successor counts and predecessors generated per second (and
-//! the two combined, the game's share of a wave per state), the full level-1 build,
-//! the TOPPEN universal table, 2-player Chinese Checkers 7×7 / 3 (its quarter's moves, and the
-//! whole quarter solved in memory, per state of the full game), and the kernel's working set in
-//! bytes per state. `costing`: the quarter's moves on the large cc2p boards, and the CPU a solve
-//! of each would take at the rate of the 7×7 / 3 solve measured here.
+//! Kernel benchmarks, per core (`cargo bench -p kingmaker-games --bench kernel [FILTER]`).
+//! 1. FILTER picks sections by name: `cc3p-2` (level-2 unrank, successors, successor counts and
+//!    predecessors, and the two a wave needs per state), `cc3p-1` (the level-1 build), `toppen`,
+//!    `cc2p` (7×7 / 3's quarter: moves, and solved in memory), `costing` (`cost_large_boards`).
+//! 2. Last, the kernel's working set in bytes per state and the peak RSS.
 
 use cpu_time::{ProcessTime, ThreadTime};
 use kingmaker_games::cc2p::reduced::Cc2pReduced;

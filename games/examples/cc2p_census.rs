@@ -1,9 +1,8 @@
 //! Class counts over a whole cc2p index space, on all cores.
-//!
-//! `cargo run --release -p kingmaker-games --example cc2p_census -- M,K[,1]` (`,1`: the
-//! solver-shortcut tip rule; default 7,3). Public API only: a terminal state is won when the player
-//! who just moved has filled its goal (the other's start) with one of its own pieces in it, else
-//! lost for want of a legal move; a live state passes when its only child is the pass.
+//! 1. `cargo run --release -p kingmaker-games --example cc2p_census -- M,K[,1]` (default 7,3;
+//!    `,1`: the solver-shortcut tip rule).
+//! 2. Public API only, so it tells terminals apart itself: won when the player who just moved has
+//!    filled its goal (the other's start) with one of its own pieces, else lost for want of a move.
 
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_kernel::{Game, Node};

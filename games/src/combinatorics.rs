@@ -1,10 +1,8 @@
-//! Ranking arithmetic the games share: exact binomials, Pascal tables, and the colex rank,
-//! unrank and order of k-subsets.
-//!
-//! A k-subset {b₀ < b₁ < … < b₍ₖ₋₁₎} of 0..n has the colex rank Σ C(bᵢ, i + 1): the sets are
-//! numbered 0..C(n, k) with the largest element varying slowest, which is also the numeric order
-//! of their bit masks. Games with a hot path keep their own accelerated variants (cc2p's
-//! bucketed unrank, cc3p's stairs) and test them against these.
+//! Ranking arithmetic the games share: exact binomials, Pascal tables, and the colex rank, unrank
+//! and order of k-subsets.
+//! 1. The colex rank of {b₀ < b₁ < … < b₍ₖ₋₁₎} is Σ C(bᵢ, i + 1): the largest element varies
+//!    slowest, which is also the numeric order of the bit masks. Hot paths keep faster variants
+//!    (cc2p's bucketed unrank, cc3p's stairs), tested against these.
 
 /// C(n, k) exactly; 0 when k > n.
 pub fn binomial(n: usize, k: usize) -> u128 {

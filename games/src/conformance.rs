@@ -1,9 +1,8 @@
-//! The one test every game passes: the kernel's contract ([`Game`]'s), the notation's round trips, and a
-//! small solve against an independent solver. `games/tests/conformance.rs` runs it on every
+//! The one test every game passes: the kernel's contract ([`Game`]'s), the notation's round trips,
+//! and a small solve against an independent solver, run by `games/tests/conformance.rs` on every
 //! family's [`GameFamily::examples`](crate::family::GameFamily::examples).
-//!
-//! A game's own tests keep only what is particular to it (published counts, its symmetries, its
-//! rules against an independent implementation).
+//! 1. So a game's own tests keep only what is particular to it (published counts, its symmetries,
+//!    its rules against an independent implementation).
 
 use crate::notation::Notation;
 use kingmaker_kernel::check::reference_solve;

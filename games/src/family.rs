@@ -1,9 +1,8 @@
 //! What a game family tells the registry: its parameters, how they become a game, its layers.
-//!
-//! A family's parameters are one struct that is at once the command line's flags
-//! (`clap::Args`, for families the command line offers) and `run.json`'s fields (serde), and the
-//! struct implements this trait. The registry (`registry.rs`) lists every family in one line
-//! each and generates the rest: `GameSpec`, `AnyGame` and `GameChoice`.
+//! 1. A family's parameters are one struct, at once the command line's flags (`clap::Args`, for
+//!    families the command line offers) and `run.json`'s fields (serde), implementing this trait.
+//! 2. `registry.rs` lists every family in one line each and generates the rest: `GameSpec`,
+//!    `AnyGame` and `GameChoice`.
 
 use crate::drawing::Drawing;
 use crate::notation::Notation;

@@ -1,14 +1,8 @@
 //! A game the kernel solves in place of a larger one (a symmetry quotient, such as cc2p's
-//! colour-swap half), and how its solved table becomes the full game's, byte-identical to the
-//! table of a full solve, in one of two ways:
-//! - in memory: the reduced table gathered into a [`SolvedTable`], the full table written in
-//!   index order with [`Reduction::expand_rows`] (random reads into it);
-//! - out of core: the full table cut into [`Reduction::zones`]; the reduced table, as it is
-//!   gathered, routed to them with [`Reduction::scatter`] (what each zone needs, in the order it
-//!   needs it, stored on disk by the caller); each zone then filled with
-//!   [`Reduction::expand_zone`] from what was routed to it. The reduced table is read once and
-//!   the full table written twice, whatever the number of zones; memory is a zone per thread and
-//!   a batch of routed states.
+//! colour-swap half), and how its solved table becomes the full game's, byte-identical to a full
+//! solve's: in memory ([`Reduction::expand_rows`]) or out of core, zone by zone.
+//! 1. Out of core, the reduced table is read once and the full table written twice whatever the
+//!    number of zones, in a zone per thread: docs/games-internals.md, `games/src/reduction.rs`.
 
 use std::ops::Range;
 

@@ -1,12 +1,8 @@
 //! The board's left–right reflection, (r, x) ↦ (r, −x), and the blocks of player-0 sets that the
-//! quarter index ([`super::half`]) is built on.
-//!
-//! The reflection fixes both start areas for every piece count but 2 (whose start cells 0 and 1
-//! are not symmetric), both goals' tips and the cells that block them, so it commutes with moves
-//! and keeps every value and depth. It pairs player 0's k-sets: {S, reflect(S)}, or S alone when
-//! S is symmetric. A *block* is the set of lower rank of a pair, or a symmetric set; the quarter
-//! game keeps the half states whose player-0 set is a block, and a half state whose player-0 set
-//! is the higher of a pair is stood for by its reflection.
+//! quarter ([`super::reduced`]) is built on.
+//! 1. The reflection fixes the start areas for every piece count but 2, the goals' tips and the
+//!    cells that block them, so it keeps every value and depth. A *block* is the lower-ranked set
+//!    of a reflected pair, or a symmetric set (docs/cc2p-notation.md, `mirror.rs`).
 
 use super::{bit, bits, Cc2p, K_MAX};
 

@@ -1,38 +1,8 @@
-//! Two-player Chinese Checkers on Sturtevant's m×m diamond boards (`cc2p`), exactly as docs/rules.md §3
-//! defines it.
-//!
-//! **Board.** N = m² cells in rows of widths 1, 2, …, m, …, 2, 1, numbered row by row, left to right.
-//! In doubled coordinates the cell at row r, position i of a row of width w sits at
-//! x = 2i − (w − 1); its neighbours are (r, x ± 2) and (r ± 1, x ± 1). The point reflection
-//! (r, x) ↦ (2m − 2 − r, −x) is cell c ↦ N − 1 − c.
-//!
-//! **State.** Player 0's cell set, player 1's cell set (k cells each, disjoint) and the side to
-//! move. Dense index: `(rank0 · C(N−k, k) + rank1) · 2 + mover`, where `rank0` is the colex rank of
-//! player 0's set among the k-subsets of the N cells and `rank1` is the colex rank of player 1's set
-//! among the k-subsets of the N − k cells player 0 leaves free (renumbered 0.. in cell order).
-//!
-//! **Classification** (`Game::node`):
-//! - *Illegal*: the player to move satisfies its win condition; or (k = 6) a goal's tip is empty while
-//!   the opponent holds the four cells around it (the tip rule). With [`TipRule::SolverShortcut`] the
-//!   tip rule only applies when the player to move has a piece in its own start or goal area.
-//! - *Terminal{winner: y}*: y is the player who just moved and y's goal is full (pieces of either
-//!   colour) with at least one of y's own; or the player to move has moves, but every one of them
-//!   leads into an illegal state (that player has lost: y is the other player).
-//! - *Live{mover}* otherwise. A player with no move at all passes: the pass is its single successor
-//!   (same placement, other player to move).
-//!
-//! Moves are steps and jump chains; a jump chain's reachable landings are the jump-connected
-//! component of the origin (with the moving piece lifted), which is symmetric, so unmoves use the
-//! same reachability from the moved piece's current cell.
-//!
-//! - `board.rs`: the diamond: cell coordinates, neighbours and jumps.
-//! - `rank.rs`: the dense index: colex ranking and unranking, the colour swap.
-//! - `rules.rs`: wins, the tip rule, illegal states, classification.
-//! - `moves.rs`: successors and predecessors (the kernel's hot path).
-//! - `notation.rs`: the position notation (docs/cc2p-notation.md), move texts, pictures.
-//! - `reduced.rs`: the colour-swap half (and quarter) the kernel solves.
-//! - `mirror.rs`: the board's left–right reflection and the quarter's blocks.
-//! - `zones.rs`: the full table from the reduced one out of core, zone by zone.
+//! Two-player Chinese Checkers on Sturtevant's m×m diamond boards (`cc2p`), docs/rules.md §3.
+//! 1. Index: `(rank0 · C(N−k, k) + rank1) · 2 + mover`, the colex ranks of player 0's cells and of
+//!    player 1's among the cells player 0 leaves free (`rank.rs`).
+//! 2. The board, the classification, the moves and the module map: docs/cc2p-notation.md,
+//!    "Inside the code", `games/src/cc2p/mod.rs`.
 
 use kingmaker_kernel::{Game, Node};
 

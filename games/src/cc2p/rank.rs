@@ -1,9 +1,8 @@
-//! The dense index: `(rank0 · C(N−k, k) + rank1) · 2 + mover` (see the module documentation),
+//! The dense index `(rank0 · C(N−k, k) + rank1) · 2 + mover` (docs/cc2p-notation.md, "Index"):
 //! colex ranking and unranking of cell sets, and the colour swap on ranks.
-//!
-//! Unranking a k-subset looks up where to start the search for each element in a table keyed by
-//! the rank's bucket (its value below 16, else its bit length and next three bits), so each
-//! element costs a step or two instead of a search from the top.
+//! 1. Unranking starts each element's search at a table entry keyed by the rank's [`bucket`] (its
+//!    value below 16, else its bit length and next three bits): a step or two per element instead
+//!    of a search from the top.
 
 use super::{bit, bits, Cc2p, Expanded, Pos, K_MAX, MAX_CELLS};
 use crate::combinatorics::Pascal;

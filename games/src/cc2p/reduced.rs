@@ -1,58 +1,8 @@
-//! The symmetry-reduced forms of `cc2p` (the colour-swap half, and the quarter within it): what
-//! the kernel solves for a cc2p build.
-//!
-//! [`Cc2p::swap_colours`] (board flipped, players exchanged, side to move exchanged) is an
-//! involution that commutes with moves and turns a win of one player into a win of the other, and
-//! every move (a pass too) hands the turn to the other player. So a state with player 1 to move is
-//! answered by its twin with player 0 to move, seen from the other side, and only the states with
-//! player 0 to move need solving: half the index space.
-//!
-//! **Index.** Half index `h` is the full index `2h + 1`: placement `h`, player 1 to move.
-//! (Either side would do; this one puts every predecessor of a half state into one run of
-//! consecutive indices, which is what the kernel's updates hit: see below.)
-//!
-//! **Moves.** The successors of `h` are the full successors of `2h + 1` (player 0 to move), each
-//! mapped by the swap to a player-1 state. Since the swap commutes with moves, they are the full
-//! successors of `swap_colours(2h + 1)` (player 0 to move in its placement), which already have
-//! player 1 to move: their placements. Likewise the predecessors of `h` are those of
-//! `swap_colours(2h + 1)`: states with player 1 to move, where player 1's move led to it. Player
-//! 0's cells, and so the high part of the index, are the same in all of them: every predecessor
-//! update of one state lands in one block of C(N − k, k) consecutive states (15,180 bytes of
-//! the kernel's cells on 7×7 / 3), not in ~15 blocks spread over the whole array as with the
-//! player-0 half (about 1.6× faster updates measured in isolation, which dominate the kernel).
-//!
-//! **Values.** Every half state is seen from the side to move: [`Game::node`] gives
-//! `Terminal { outcome: 0 }` when the player to move has won and `Terminal { outcome: 1 }` when it
-//! has lost (in cc2p always the latter), and `mover` is always 0. Along every edge the side to move
-//! changes, so a child's value is flipped when it reaches its parent:
-//! [`Game::alternates_sides`] is true, and the kernel does the flip.
-//!
-//! **Back to the full table** ([`Cc2pReduced::source`], [`Cc2pReduced::expand_rows`]): full index `f`
-//! with player 1 to move is `half[f >> 1]` with W and L exchanged (the table's W is "player 0
-//! wins", the half's "the side to move wins"); with player 0 to move it is
-//! `half[swap_colours(f) >> 1]` as it is, at the same depth (the twin is decided in the same wave:
-//! the two solves are the same retrograde analysis up to the swap). Illegal and drawn states stay
-//! as they are. The expanded table is byte-identical to a full solve's.
-//!
-//! **The quarter.** Where the board's left–right reflection is a symmetry of the rules
-//! (`super::mirror`: every piece count but 2), [`Cc2pReduced::quarter`] halves the half again.
-//! Quarter index `q = block · C(N − k, k) + r1` names the half state whose player-0 set is the
-//! block's and whose player-1 rank is r1 ([`Cc2pReduced::placement`]); a half state whose player-0
-//! set is the higher of a reflected pair is stood for by its reflection ([`Cc2pReduced::reduce`]).
-//! States whose player-0 set is symmetric keep their own index, as does their reflection (a few
-//! per cent of the states, solved twice rather than given a second, sparser index).
-//!
-//! Successors are the half successors, each reduced. Two of them may reduce to the same quarter
-//! state (a child and its reflection, from a parent whose player-0 set is symmetric): the child is
-//! then listed twice, and the parent is listed twice among its predecessors, so that the kernel's
-//! successor counter sees one update per edge ([`Game`]'s contract). The predecessors of `q` share
-//! one player-0 set P (the swapped state's); with Q the player-0 set of `q` itself:
-//! - P the lower of a pair: the half predecessors, as they are;
-//! - P the higher of a pair: those of the reflected state (the reflections of the half
-//!   predecessors, which stand for them), unless Q is symmetric: then the reflected predecessors
-//!   lead to the reflection of `q`, which has its own index, and `q` has none here;
-//! - P symmetric: the half predecessors, and unless Q is symmetric those of the reflected state
-//!   too (parents whose reflected child is `q`).
+//! The symmetry-reduced forms of `cc2p` the kernel solves: the colour-swap half (only player 0 to
+//! move needs solving), and the quarter within it (the board's reflection, `super::mirror`).
+//! 1. Half index `h` is the full index `2h + 1` (player 1 to move): every predecessor of a half
+//!    state then lies in one run of C(N − k, k) consecutive indices, where kernel updates hit.
+//! 2. Moves, values, the way back to the full table, the quarter: docs/cc2p-notation.md.
 
 use super::mirror::{Kind, Mirror};
 use crate::drawing::Drawing;
@@ -64,8 +14,8 @@ use crate::reduction::{ReadRouted, Reduction, SolvedTable};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
-/// colour-swapped twin, and in the quarter only one of each reflected pair (see the module
-/// documentation).
+/// colour-swapped twin, and in the quarter only one of each reflected pair (docs/cc2p-notation.md,
+/// `reduced.rs`).
 #[derive(Clone, Debug)]
 pub struct Cc2pReduced {
     full: Cc2p,
@@ -327,8 +277,8 @@ impl Game for Cc2pReduced {
         }
     }
 
-    /// The full game's node of `2h`: player 0 is to move, so its winner is already relative to
-    /// the side to move.
+    /// The full game's node of `2h + 1` (player 1 to move), its winner made relative to the side
+    /// to move (0: the side to move has won).
     fn node(&self, h: u64) -> Node {
         match self.full.node(self.full_index(h)) {
             Node::Terminal { outcome: winner } => Node::Terminal {
@@ -345,7 +295,14 @@ impl Game for Cc2pReduced {
             .each_successor(&e, |placement| out.push(self.reduce(placement)));
     }
 
-    /// See the module documentation for the quarter's cases.
+    /// The predecessors share one player-0 set P (the swapped state's); with Q the player-0 set of
+    /// `q`, in the quarter:
+    /// - P the lower of a pair: the half predecessors, as they are;
+    /// - P the higher of a pair: those of the reflected state (which stand for them), unless Q is
+    ///   symmetric: then they lead to the reflection of `q`, which has its own index;
+    /// - P symmetric: the half predecessors, and unless Q is symmetric those of the reflected
+    ///   state too (parents whose reflected child is `q`). A parent may so be listed twice: one
+    ///   update per edge, as the successor counter expects.
     fn predecessors(&self, q: u64, out: &mut Vec<u64>) {
         let s = self.full.expand_swapped(self.full_index(q));
         let Some(m) = &self.mirror else {

@@ -1,17 +1,8 @@
-//! The full cc2p table from the reduced one out of core: the reduced table routed, block by
-//! block, to zones of whole rows of the full table (a row is one player-0 set: its
-//! `2 · C(N − k, k)` states), and each zone filled from what was routed to it.
-//!
-//! A block of the reduced table (a player-0 set L, and in the quarter its reflection H when L is
-//! the lower of a pair: [`super::half`]) answers:
-//! - the player-1-to-move states of row L, in order (and of row H, at reflected ranks);
-//! - one player-0-to-move state in every row S0 that leaves the cells `turn(L)` free: the state
-//!   with player 1 on `turn(L)`, whose colour-swapped twin is `(L, turn(S0))` (likewise for H).
-//!
-//! Routing visits every (block, row) pair once and sends each answer to its row's zone, in block
-//! order and, within a block, in row order; a zone is filled by visiting its rows against every
-//! block in the same order. So the reduced table is read once and written once more as the
-//! routed states, whatever the number of zones, and a zone's memory is its own states.
+//! The full cc2p table from the reduced one out of core: the reduced table routed, block by block,
+//! to zones of whole rows of the full table (a row: one player-0 set, `2 · C(N − k, k)` states).
+//! 1. Routing and filling visit the (block, row) pairs in the same order, so the reduced table is
+//!    read once and written once more whatever the number of zones, and a zone's memory is its own
+//!    states. What a block answers: docs/cc2p-notation.md, `zones.rs`.
 
 use super::reduced::Cc2pReduced;
 use super::mirror::Kind;

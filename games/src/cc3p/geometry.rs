@@ -1,10 +1,8 @@
 //! The star board: cells in cube coordinates, the hexagon and the six points, lanes, neighbours,
 //! jumps, the C3 rotation and the cell names of the notation.
-//!
-//! Cells are numbered ("bit order") so that bit masks are cheap: first the hexagon in reading order
-//! (rows from the top, left to right), then the six points in the order +x, −x, +y, −y, +z, −z (that
-//! is A's start, A's goal, B's start, B's goal, C's start, C's goal), each in reading order.
-//! Geometry works for every level; the masks of the game itself need at most 64 cells.
+//! 1. Cells are numbered ("bit order") so that bit masks are cheap: the hexagon in reading order,
+//!    then the points +x, −x, +y, −y, +z, −z (A's start and goal, B's, C's), each in reading order.
+//!    Geometry works for every level; the masks of the game itself need at most 64 cells.
 
 /// The six neighbour directions, as in docs/rules.md.
 pub const DIRS: [(i32, i32, i32); 6] = [

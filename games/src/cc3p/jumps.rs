@@ -1,15 +1,8 @@
 //! Single jumps by table lookup ("magic" multiplication, as for sliding pieces in chess programs).
-//!
-//! Where a piece on cell `u` can land with one jump depends only on which of its (at most six)
-//! neighbours are occupied, the cells it would jump over, and on which landing cells are open. For
-//! each cell the occupied neighbours `occ & over[u]` are gathered into a 6-bit index by one
-//! multiplication with a per-cell constant and a shift; `land[u][index]` is the union of the landing
-//! cells behind the occupied neighbours. So one jump is a multiply, a shift, a load and an `and`
-//! with the open cells, with no loop over directions and no data-dependent branch.
-//!
-//! The constants are found at construction by a deterministic search (a few hundred tries per cell)
-//! and every table entry is checked there: the index of each subset of a cell's neighbours is
-//! either unused or holds exactly that subset's landing cells.
+//! 1. The occupied neighbours `occ & over[u]`, times a per-cell constant and shifted, index
+//!    `land[u]`, the landing cells behind them: one jump is a multiply, a shift, a load and an
+//!    `and` with the open cells, with no loop over directions and no data-dependent branch.
+//! 2. The constants come from a deterministic search, every entry checked: docs/cc3p-notation.md.
 
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::SplitMix64;

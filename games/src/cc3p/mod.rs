@@ -1,21 +1,8 @@
 //! Three-player Chinese Checkers (`cc3p`), levels 1 and 2 as a dense index space (level 3 only as
 //! counts): the rules of docs/rules.md §1.
-//!
-//! - `geometry.rs`: the star, lanes, neighbours, the rotation, cell names.
-//! - `rank.rs`: counting and the dense ranking of placements.
-//! - `moves.rs`: successors and predecessors on bit masks (the hot path of the kernel).
-//! - `jumps.rs`: single jumps by table lookup (a multiplication gathers the occupied neighbours).
-//! - `notation.rs`: the position notation (docs/cc3p-notation.md), move texts, pictures.
-//!
-//! Index: `placement_rank * 3 + mover`, players A = 0, B = 1, C = 2. The placement rank does not
-//! depend on the mover (a pass keeps `index / 3`). Methods taking an index expect `index < size()`
-//! (every index the game, the kernel or `parse_position` hands out); larger ones may panic.
-//!
-//! Speed: successors and predecessors unrank once (no division: reciprocal multiplications, see
-//! `rank.rs`), find each piece's destinations with table-driven single jumps (`jumps.rs`), and
-//! rank each child from the parent: `RankTables::parent` prepares per-stage tables once per state,
-//! `RankTables::lift` once per piece that moves, and a child's rank is then a few table lookups and
-//! one multiplication (`child_hex`, `child_point`), with no popcount, division or allocation.
+//! 1. Index: `placement_rank * 3 + mover` (A = 0, B = 1, C = 2); a pass keeps `index / 3`. Methods
+//!    taking an index expect `index < size()`; larger ones may panic.
+//! 2. The module map, and how moves avoid division and popcount: docs/cc3p-notation.md.
 
 pub mod answers;
 mod family;

@@ -1,14 +1,8 @@
 //! Successors and predecessors (the kernel's hot path): bit masks over cells, no allocation beyond
 //! pushing into `out`.
-//!
-//! A piece's destinations are the empty lane cells one step away plus every cell reachable by a
-//! chain of jumps, with the moving piece lifted off the board (its start cell is empty while it
-//! jumps). Steps and jump chains are symmetric, so the same set, computed for a piece of the
-//! previous player, is the set of cells the piece may have come from: unmoves are exact inverses.
-//!
-//! The chains are searched over landing cells with one table lookup per cell (`jumps.rs`); the
-//! children are ranked from the parent's unranking (`RankTables::parent`, `lift`, `child_hex`,
-//! `child_point` in `rank.rs`).
+//! 1. Steps and jump chains (the moving piece lifted) are symmetric, so a piece's destinations,
+//!    computed for the previous player, are where it may have come from: unmoves are exact.
+//! 2. Jumps by table lookup (`jumps.rs`); children ranked from the parent's unranking (`rank.rs`).
 
 use super::Cc3p;
 

@@ -1,33 +1,8 @@
-//! Counting and the dense ranking of placements.
-//!
-//! A placement is three disjoint cell sets (A's, B's, C's), each of k cells inside its owner's lane.
-//! A player's lane is the hexagon plus its two points, and the points of one player are in no other
-//! lane, so the only interaction between the sets is inside the hexagon. The ranking works in
-//! *stages* s = 0 (A), 1 (B), 2 (C): when stage s begins, `m` hexagon cells are still free (not
-//! taken by earlier stages); the stage's set has `h` hexagon cells among those m and `k − h` cells
-//! among its 2k point cells. Let
-//!
-//! ```text
-//! N_3(m) = 1,   N_s(m) = Σ_h C(m, h) · C(2k, k − h) · N_{s+1}(m − h)
-//! ```
-//!
-//! be the number of ways to place stages s..=2 when m hexagon cells are free. The placements are
-//! `N_0(H)`. Inside a stage the sets are grouped by h (offsets `off[s][m][h]`), then ordered by
-//! (rank of the hexagon part among the m free cells, rank of the point part), each a colex rank of a
-//! bit mask, and each stage set owns a block of `N_{s+1}(m − h)` ranks for the later stages.
-//! The hexagon part of stages 1 and 2 is ranked after deleting the cells taken earlier ("compressed").
-//!
-//! Unranking (`unrank_full`) finds each stage's group by counting the group offsets at most the rank
-//! and the quotients by the group's block and by the point count by multiplying with precomputed
-//! reciprocals ([`Recip`], [`SmallRecip`]): no division instruction.
-//!
-//! Ranking the children of a placement (one piece of player s0 moved from `from` to `to`): the
-//! stages before s0 keep their contribution; stage s0 and the later ones see their colex ranks
-//! change only through which cells lie below `to` and `from`. *Stairs* (3-bit counters per hexagon
-//! cell packed in a u64) give those counts without popcount, so [`RankTables::parent`] (once per
-//! state), [`RankTables::lift`] (once per moving piece) and [`RankTables::child_hex`] /
-//! [`RankTables::child_point`] (per child) replace re-ranking every stage of every child. `rank`
-//! stays the general path and the reference the fast paths are tested against.
+//! Counting and the dense ranking of placements (the scheme: docs/cc3p-notation.md, `rank.rs`).
+//! 1. Stages A, B, C rank their sets' hexagon parts among the hexagon cells still free, so every
+//!    table depends only on how many are free; [`Recip`] quotients replace division.
+//! 2. Children are ranked from the parent ([`RankTables::parent`], `lift`, `child_hex`,
+//!    `child_point`) with stair counters for popcount; `rank` is the reference they are tested on.
 
 use crate::combinatorics::{binomial, subsets, Pascal};
 

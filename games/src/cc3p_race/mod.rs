@@ -1,13 +1,8 @@
-//! 3-player Chinese Checkers with a race for second place (`cc3p_race`, docs/rules.md §1.5):
-//! the same states and moves as cc3p, but a game ends in a ranking. When the first player fills
-//! its goal, the other two play on ([`second::Second`], solved when the game is built) and the
-//! ranking is (the first, who wins that race) or (the first, nobody) when the race goes on for
-//! ever under best play.
-//!
-//! Outcome codes: `3 · first + second`, with `second = first` for "nobody second". The layers
-//! ask, for A (the others by rotation, as in cc3p): can A force first place (`solo`, cc3p's own
-//! question)? At least second place (`top2`)? Can A and B together make B first and A second
-//! (`deal_ab`), and A and C make C first and A second (`deal_ac`)?
+//! 3-player Chinese Checkers with a race for second place (`cc3p_race`, docs/rules.md §1.5): cc3p's
+//! states and moves, but when the first player fills its goal the other two race on for second
+//! ([`second::Second`], solved when the game is built); nobody is second if that never ends.
+//! 1. Outcome: `3 · first + second` ([`ranking`]). Layers, for A (the others by rotation): first
+//!    (`solo`), second or better (`top2`), B 1st A 2nd (`deal_ab`), C 1st A 2nd (`deal_ac`).
 
 mod family;
 pub mod second;

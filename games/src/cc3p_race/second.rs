@@ -1,12 +1,8 @@
 //! The race for second place: A has filled its goal, and B and C play on, in turn, until one of
-//! them fills its own (docs/rules.md §1.5). A's pieces stay on A's goal point, which neither
-//! lane enters.
-//!
-//! Index: `(rank_B · C(L, k) + rank_C) · 2 + m`, where `rank_P` is the colex rank of P's pieces
-//! among the k-subsets of P's lane (L cells, in cell order) and m = 0 when B is to move, 1 when
-//! C is. Players keep cc3p's numbers (B = 1, C = 2); a finished race's outcome is the player
-//! who came second. Placements where B's and C's pieces overlap, or both goals are filled, are
-//! illegal.
+//! them fills its own (docs/rules.md §1.5). A's pieces stay on A's goal, which neither lane enters.
+//! 1. Index: `(rank_B · C(L, k) + rank_C) · 2 + m`: colex ranks in each player's lane of L cells,
+//!    m = 0 with B to move, 1 with C. Players keep cc3p's numbers; the outcome is who came second.
+//!    Overlapping placements, or both goals filled, are illegal.
 
 use crate::cc3p::Cc3p;
 use crate::combinatorics::Pascal;

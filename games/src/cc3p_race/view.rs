@@ -1,9 +1,8 @@
-//! cc3p_race as it is shown: every player's four answers in `query` and on the explorer page
-//! (the mover's `top2` as its value), and in `summary.json` what second
-//! place changes — over all legal states and over those reachable from the start, the control
-//! classes of first place (from `solo`, as in cc3p) and, among the kingmaker states, whether some
-//! player can still secure second place, or make a deal (hand the win to one opponent and keep
-//! second place).
+//! cc3p_race as it is shown: every player's four answers in `query` and on the explorer page (the
+//! mover's `top2` as its value), and in `summary.json` what second place changes: over all legal
+//! and all reachable states, first place's control classes (from `solo`, as in cc3p) and, among
+//! the kingmaker states, whether some player can still secure second place or make a deal (hand
+//! the win to one opponent and keep second place).
 
 use super::Cc3pRace;
 use crate::view::{GameView, Labels, Solved};

@@ -1,14 +1,8 @@
-//! Connect Four on small boards: two players drop discs into the columns of an upright W×H grid;
-//! four in a row (across, up, or diagonally) wins, a full board without one is a draw.
-//!
-//! - `index.rs`: the dense index (each column a number: its height and its discs).
-//! - `rules.rs`: fours, classification, moves and unmoves.
-//! - `notation.rs`: positions, moves and pictures (docs/connect4.md).
-//! - `family.rs`: the parameters, the two layers, the examples.
-//!
-//! Players: 0 = X (moves first), 1 = O. Outcomes: 0 and 1 the winner, [`DRAW_OUTCOME`] a full
-//! board. Two layers tell the three results apart: `solo` (X can force a win) and `second` (O
-//! can).
+//! Connect Four on small boards (docs/connect4.md): discs dropped into the columns of an upright
+//! W×H grid; four in a row (across, up, or diagonally) wins, a full board without one is a draw.
+//! 1. Players: 0 = X (moves first), 1 = O. Outcomes: 0 and 1 the winner, [`DRAW_OUTCOME`] a full
+//!    board; so two layers tell the three results apart: `solo` (X can force a win) and `second`
+//!    (O can). The files: docs/connect4.md, "Inside the code".
 
 mod family;
 mod index;

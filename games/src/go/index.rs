@@ -1,14 +1,8 @@
-//! The dense index: every point's colour in base 3, the bookkeeping flag, the side to move.
-//!
-//! `index = ((board * F + flag) * 2 + side)` where
-//! - `board = Σ digit(p) · 3^p` with digit 0 empty, 1 Black, 2 White (point 0 least significant);
-//! - `F = n + 3` flag values: 0 nothing to remember, 1 the last move was a pass, 2 the game is over
-//!   (two passes in a row), `3 + p` the point `p` is banned by the ko rule;
-//! - `side` is the player to move (0 = Black, 1 = White); for a finished game, the player who
-//!   would be next.
-//!
-//! So the side to move is the lowest bit, and the size is `3^n · (n + 3) · 2`. Which indices are
-//! legal is decided in [`super::legal`].
+//! The dense index `((board * F + flag) * 2 + side)` (docs/go.md, "The index"): every point's
+//! colour in base 3, the bookkeeping flag (F = n + 3 values: clear, pass, game over, a ko ban on
+//! each point), the side to move (0 = Black; for a finished game, the player who would be next).
+//! 1. So the side to move is the lowest bit, and the size is `3^n · (n + 3) · 2`; which indices are
+//!    legal is [`super::legal`]'s.
 
 use super::board::Board;
 

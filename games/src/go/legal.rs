@@ -1,22 +1,14 @@
-//! Which states are legal.
-//!
-//! A state is legal when
-//! 1. every group on the board has at least one liberty, and
-//! 2. if it carries a ko ban on point `p` (side `s` to move, `m` the other player), the ban is
-//!    explained by a last move: there is a stone `x` of `m` next to `p` such that the board `P`
-//!    obtained by removing `x` and putting a stone of `s` on `p` has every group breathing (1), and
-//!    `m` playing `x` on `P` gives exactly this board with a ko ban on `p`.
-//!
-//! Flags "clear", "last move was a pass" and "game over" need nothing beyond (1). Legality is
-//! closed under moves: a move never leaves a group without liberties, and a ko ban set by a move
-//! is explained by that very move. Legal states need not be reachable from the empty board (an
-//! arbitrary board with flag "clear" is legal); they are solved all the same.
+//! Which states are legal (docs/go.md, "Legal states"): (1) every group has a liberty, and (2) a ko
+//! ban on `p` is explained by a last move, a stone `x` of the other player next to `p` whose replay
+//! on the board before it gives exactly this board with this ban.
+//! 1. Legality is closed under moves. Legal states need not be reachable from the empty board (any
+//!    board with flag "clear" whose groups breathe is legal); they are solved all the same.
 
 use super::board::Board;
 use super::index::{Flag, State};
 use super::surface::Geometry;
 
-/// True when `state` is legal (see the module documentation).
+/// True when `state` is legal: conditions (1) and (2) of docs/go.md, "Legal states".
 pub fn is_legal(g: &Geometry, state: &State) -> bool {
     match state.flag {
         // Most indices carry a ko flag and fail its cheap test: take it before the group search.

@@ -1,26 +1,8 @@
-//! Go on five surfaces (docs/go.md): plane, cylinder, torus, Klein bottle
-//! and projective plane, on small R×C boards, with exact area scores.
-//!
-//! Module map:
-//! - [`surface`]: the gluings, the neighbour tables, the steps across glued edges.
-//! - [`board`]: stones, groups, liberties, captures, the legality of a move, the ko ban.
-//! - [`index`]: the dense index (every point's colour in base 3, a flag, the side to move).
-//! - [`legal`]: which indices are legal states.
-//! - [`moves`]: moves and exact unmoves.
-//! - [`score`]: area scoring with the winding rule.
-//! - [`notation`]: the position and move notation of docs/go.md.
-//!
-//! **Scores as forcing layers.** The kernel solves win/loss/draw layers; a score is solved as one
-//! layer per threshold `k`, "Black ends the game with score ≥ k" (score = Black's area − White's
-//! area). A terminal state (two passes in a row) reports its final score as its outcome,
-//! `score + n` for a board of `n` points ([`Go::outcome`]), and the layer of threshold `k`
-//! ([`Go::threshold_layer`]: coalition Black) counts the outcomes of scores ≥ k as won. W at a
-//! state means Black can force a final score ≥ k, L that White can force a score < k, D that
-//! neither can (play may go on forever: there is no superko). Scores lie in `[−n, n]`, so the
-//! thresholds `−n + 1 ..= n` ([`Go::thresholds`]) are the meaningful ones; one game serves them
-//! all.
-//!
-//! Players: 0 = Black (moves first), 1 = White.
+//! Go on five surfaces (docs/go.md): plane, cylinder, torus, Klein bottle and projective plane, on
+//! small R×C boards, with exact area scores.
+//! 1. The kernel solves win/loss/draw layers, so a score is one layer per threshold `k`, "Black
+//!    ends with score ≥ k" ([`Go::threshold_layer`]); terminals' outcomes are `score + n`.
+//! 2. Players: 0 = Black (moves first), 1 = White. The module map: docs/go.md, "Inside the code".
 
 mod family;
 pub use family::{BoardSize, GoParams};

@@ -1,25 +1,7 @@
-//! Moves and exact unmoves.
-//!
-//! **Moves** of a live legal state: a stone on every empty point that is not ko-banned and whose
-//! move is not suicide, and the pass (after a pass the game is over, otherwise the flag becomes
-//! "last move was a pass"). Distinct moves give distinct children (a stone move fills its own
-//! point, a pass changes only the flag), so no list needs de-duplicating.
-//!
-//! **Unmoves** of a legal state with `s` to move, `m = 1 − s` the player who just moved:
-//! - flag "game over": the one parent is the same board, `m` to move, flag "pass";
-//! - flag "pass": the same board with `m` to move and flag "clear", or any legal ko ban;
-//! - flag "clear" or ko ban on `p`: the last move was a stone `x` of `m` (next to `p` in the ko
-//!   case). Undo it: empty `x` and restore any subset of the groups it may have captured — each
-//!   captured group is an empty region next to `x` whose bordering stones all belong to `m`. Each
-//!   candidate board is kept when all its groups breathe and `m` playing `x` on it gives exactly
-//!   this state (board and ko ban): that replay is the exactness check. The parent may carry any
-//!   flag under which `x` was playable: "clear", "pass", or a legal ko ban on a point other than
-//!   `x`.
-//!
-//! Parents are distinct without de-duplicating: two choices of `x` differ on `x` (empty in one
-//! parent, `m`'s stone in the other), two subsets of restored regions differ on a region, and the
-//! flags differ. Every parent of the state is found: a stone move's captured groups are such
-//! regions and its parent board is exactly "this board, `x` emptied, the captured groups back".
+//! Moves and exact unmoves (docs/go.md, "Moves and unmoves").
+//! 1. An unmove of a stone `x` empties `x` and restores any subset of the empty regions next to it
+//!    bordered only by the mover's stones; a candidate is kept when replaying `x` on it gives
+//!    exactly this state (board and ko ban): that replay is the exactness check.
 
 use super::board::Board;
 use super::index::{Flag, State};
@@ -27,6 +9,8 @@ use super::legal::ko_explained;
 use super::surface::Geometry;
 
 /// The children of a live legal state (the caller checks legality and that the game is not over).
+/// Distinct moves give distinct children (a stone move fills its own point, a pass changes only the
+/// flag), so no list needs de-duplicating.
 pub fn successors(g: &Geometry, s: &State, out: &mut Vec<State>) {
     let banned = match s.flag {
         Flag::Ko(p) => 1u64 << p,
@@ -108,7 +92,11 @@ fn push_ko_flags(g: &Geometry, board: Board, m: u8, skip: Option<usize>, out: &m
     }
 }
 
-/// The parents of a legal state.
+/// The parents of a legal state, `m` having just played a stone `x` or passed. They are distinct
+/// without de-duplicating: two choices of `x` differ on `x` (empty in one parent, `m`'s stone in
+/// the other), two subsets of restored regions differ on a region, and the flags differ. Every
+/// parent is found: a stone move's captured groups are such regions and its parent board is
+/// exactly "this board, `x` emptied, the captured groups back".
 pub fn predecessors(g: &Geometry, s: &State, out: &mut Vec<State>) {
     let m = 1 - s.side;
     let ko = match s.flag {

@@ -1,15 +1,7 @@
-//! Position and move notation (docs/go.md, "Notation").
-//!
-//! A position is `ROWS:SIDE[:FLAG]`:
-//! - `ROWS`: the board rows from top (row 1) to bottom, separated by `/`; in a row `X` is a Black
-//!   stone, `O` a White stone, `.` an empty point;
-//! - `SIDE`: `B` or `W`, the player to move;
-//! - `FLAG`: absent when there is nothing to remember, `pass` when the last move was a pass, `end`
-//!   when the game is over (two passes in a row), `ko=PT` when the point `PT` is banned by the ko
-//!   rule.
-//!
-//! A point is named by its column letter (`a` leftmost) and row number (`1` the top row): `b3`. A
-//! move is a point or `pass`. Letters are case-insensitive.
+//! Position and move notation (docs/go.md, "Notation"): `ROWS:SIDE[:FLAG]`, rows from the top
+//! split by `/` (`X` Black, `O` White, `.` empty), `B` or `W` to move, `pass`, `end` or `ko=PT`.
+//! 1. A point is its column letter (`a` leftmost) and row number (`1` the top row): `b3`. A move is
+//!    a point or `pass`. Letters are case-insensitive.
 
 use crate::drawing::Drawing;
 use super::board::Board;

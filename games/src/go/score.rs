@@ -1,18 +1,8 @@
-//! Area scoring with the winding rule (komi 0).
-//!
-//! A colour's area is its stones plus every empty region (a connected set of empty points, maximal)
-//! that borders stones of that colour only and does not wind around the surface. A region that
-//! borders no stone at all (the empty board) counts for nobody. Black's score is Black's area minus
-//! White's.
-//!
-//! **Winding.** A region winds when the surface edges between its points (every step of
-//! [`Geometry::steps`] from a region point to a region point, with multiplicity and self-loops)
-//! contain a closed path that is non-zero in H₁(surface; Q). The steps carry the signed crossings of
-//! the glued edge pairs whose crossing counts are cocycles spanning H¹(surface; Q) (docs/go.md
-//! derives which ones they are). A closed path is rationally non-zero exactly when one of those
-//! counts is non-zero on it, so a search that labels every point of the region with the crossing
-//! vector of a path from a base point winds exactly when it reaches some point with two different
-//! labels.
+//! Area scoring with the winding rule (komi 0): a colour's area is its stones and the empty regions
+//! that border only its stones and do not wind around the surface (docs/go.md, "Rules").
+//! 1. A region winds when it holds a closed path non-zero in H₁(surface; Q), which the crossing
+//!    counts of docs/go.md's table detect: [`winds`] labels every point with the counts of a path
+//!    from a base point, and the region winds when a point gets two labels.
 
 use super::board::Board;
 use super::surface::Geometry;

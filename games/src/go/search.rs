@@ -1,12 +1,8 @@
 //! Black's optimal score from the threshold layers: what the start's values at the solved
-//! thresholds say, and which threshold to solve next (a binary search that solves only the layers
-//! it needs).
-//!
-//! At threshold `k`, W means Black forces a final score ≥ k, L that White forces one < k, D that
-//! neither can. So the values go W…W, D…D, L…L as `k` grows: with `a` the largest W threshold and
-//! `b` the smallest L one, Black forces ≥ a, White forces ≤ b − 1, and the score is exact (`a`)
-//! when `b = a + 1` (no draw). Every final score lies in `[−n, n]`: `k = −n` is always W and
-//! `k = n + 1` always L, so they need no layer.
+//! thresholds say, and which threshold to solve next (a binary search solving only what it needs).
+//! 1. Values go W…W, D…D, L…L as `k` grows: with `a` the largest W and `b` the smallest L, the
+//!    score lies in `[a, b − 1]`, exact when `b = a + 1`. Scores lie in `[−n, n]`, so `k = −n`
+//!    (always W) and `k = n + 1` (always L) need no layer.
 
 use kingmaker_kernel::{DRAW, LOSS, WIN};
 

@@ -1,11 +1,8 @@
 //! The five surfaces: how the edges of the R×C rectangle are glued, the neighbour tables used for
 //! play, and the glued edges with the crossings that the winding rule of scoring counts.
-//!
-//! Points are numbered `r * cols + c` (row-major, row 0 on top). Every point has four *steps*
-//! (up, down, left, right): a step either stays inside the rectangle, crosses a glued edge pair, or
-//! leaves the board (an unglued edge). Play uses the neighbour sets: the targets of the steps,
-//! deduplicated, without the point itself. The winding rule uses the steps themselves, with
-//! multiplicity and self-loops, because they are the edges of the surface (docs/go.md, "Scoring").
+//! 1. Points are `r * cols + c` (row 0 on top), each with four *steps* (inside, across a glued
+//!    pair, or off the board). Play uses their targets deduplicated, without the point itself; the
+//!    winding rule the steps themselves, the surface's edges (docs/go.md, "The winding rule").
 
 use super::GoError;
 

@@ -1,12 +1,8 @@
-//! Go as it is shown: a position's value at every solved threshold ("Black's final
-//! score ≥ k") and the score bounds they prove, in `query` and on the explorer page (with a
-//! principal line at every threshold), and for the start in `summary.json`.
-//!
-//! The bounds are only what the solved thresholds prove at the position: W at k proves Black
-//! forces a score ≥ k, L at k that White keeps it ≤ k − 1. A bound no threshold proves is left
-//! open (the build chose its thresholds for the start, so elsewhere, after a pass say, the
-//! thresholds that would pin the score may never have been solved); a finished game's score is
-//! its final score.
+//! Go as it is shown: a position's value at every solved threshold ("Black's final score ≥ k") and
+//! the score bounds they prove, in `query` and on the explorer page (with a principal line at every
+//! threshold), and for the start in `summary.json`.
+//! 1. Only what the solved thresholds prove at the position: the build chose them for the start, so
+//!    elsewhere (after a pass, say) a bound may stay open. A finished game shows its final score.
 
 use crate::view::two_player::line_json;
 use crate::view::{GameView, Labels};

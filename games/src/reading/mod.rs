@@ -1,9 +1,8 @@
 //! How a game reads its solved tables: one layer's [`Answer`], what the layers mean together at a
 //! position (a [`Verdict`]), and what a move is worth to its mover (a [`Category`]).
-//!
-//! The table files themselves are `kingmaker_tablefmt`'s; opening a run or a release is the
-//! probing library's (`kingmaker_probe`). A family with a reading of its own answers
-//! [`crate::GameFamily::verdict`]; the others get the generic one ([`verdict::generic`]).
+//! 1. The table files are `kingmaker_tablefmt`'s, and opening a run or a release the probing
+//!    library's (`kingmaker_probe`). A family with a reading of its own answers
+//!    [`crate::GameFamily::verdict`]; the others get the generic one ([`verdict::generic`]).
 
 pub mod answer;
 pub mod layers;

@@ -1,20 +1,8 @@
 //! The catalogue of graph classes: every occupied-cell graph that can arise on a decomino, up to
-//! isomorphism, each stored in nauty's canonical labelling.
-//!
-//! The occupied set only shrinks (a cell empties when its last tile leaves) and must stay connected
-//! in the variant's adjacency, so the occupied sets that arise are exactly the connected subsets of
-//! decominoes: every connected subset `S` of a decomino `D` can be reached by emptying cells of
-//! `D \ S` one at a time, each time a cell whose removal keeps the rest connected (the last cell a
-//! breadth-first search from `S` reaches is one). With orthogonal adjacency these are all
-//! polyominoes of 1..10 cells. With 8-neighbour (king) adjacency they are the king-connected subsets
-//! of decominoes: a subset may fall apart orthogonally as long as it stays king-connected, but not
-//! every king-connected set of up to 10 cells fits in a decomino (ten cells on a diagonal do not).
-//! The catalogue is built by brute force over the 4655 decominoes and their 1023 non-empty
-//! subsets, and canonical forms come from nauty's `densenauty`.
-//!
-//! For every class and every vertex whose removal leaves a connected graph, a [`Removal`] says which
-//! class remains and where each vertex goes in that class's canonical labelling. The inverse lists,
-//! [`Extension`]s, say for each class in how many ways it grows back by one vertex.
+//! isomorphism, each in nauty's canonical labelling, with its vertex [`Removal`]s and
+//! [`Extension`]s.
+//! 1. These are exactly the connected subsets of decominoes, found by brute force over the 4655
+//!    decominoes' subsets (why: docs/games-internals.md, `games/src/toppen/catalogue.rs`).
 
 use std::collections::HashMap;
 use std::os::raw::c_int;

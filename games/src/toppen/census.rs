@@ -1,11 +1,7 @@
 //! The census of a terrain: its 252 starting colourings counted by result.
-//!
-//! TOPPEN is solved with one layer, `solo` = `Layer { coalition: 1, objective: 1 }`: the coalition
-//! is player A alone and its objective is "A wins". A state's value is therefore always read from
-//! A's side, whoever is to move in it: W = A can force a win, L = B can force a win, D = neither
-//! (with best play the game goes on forever, a draw). So [`census`] maps W → A wins, L → B wins,
-//! D → draw for either choice of first player; with `first = 1` the starting states simply have B
-//! to move, and a W there still means that A wins.
+//! 1. The one layer, `solo`, reads every state from A's side whoever moves (W = A can force a win,
+//!    L = B can, D = neither), so [`census`] maps W → A wins, L → B wins, D → draw for either
+//!    first player.
 
 use kingmaker_kernel::{DRAW, LOSS, WIN};
 

@@ -1,11 +1,8 @@
 //! `kingmaker census DIR --terrain SPEC` / `--all`: TOPPEN results over the 252 starting
-//! colourings of one terrain, or of every free decomino, read from the `solo` layer of a built run
-//! or of a release packed from one.
-//!
-//! The layer's values read from A's side whoever moves first (W = A wins, L = B wins, D = draw),
-//! so a census is `(A wins, B wins, draws)`; the run's options say who moves first. With
-//! `--report FILE` the `--all` census also writes a Markdown section that answers the questions
-//! of `docs/toppen.md` (scripts/toppen-report.sh assembles that page).
+//! colourings of one terrain, or of every free decomino, from the `solo` layer of a run or release.
+//! 1. The layer reads from A's side whoever moves first, so a census is `(A wins, B wins, draws)`.
+//! 2. `--report FILE` (with `--all`) writes a Markdown section answering the questions of
+//!    `docs/toppen.md` (scripts/toppen-report.sh assembles that page).
 
 use kingmaker_tablefmt::release::manifest::thousands;
 use crate::view::Solved;

@@ -1,18 +1,7 @@
-//! The dense index: one contiguous block per graph class.
-//!
-//! A state is a graph class with `v` vertices, the stack on each canonical vertex (bottom to top)
-//! and the side to move. Within its class a state is ranked by
-//! - the stack heights: a composition of 10 into `v` positive parts, ranked among the C(9, v-1)
-//!   compositions by its set of cut points (the partial sums `h0`, `h0+h1`, ... as a 9-bit mask,
-//!   in increasing mask order);
-//! - the colour sequence: the 10 tiles listed vertex by vertex (canonical vertex order), bottom to
-//!   top, as a 10-bit mask with bit `k` set when tile `k` is A's; exactly 5 bits are set, and the
-//!   mask is ranked among the C(10, 5) = 252 such masks in increasing order;
-//! - the side to move (0 = A, 1 = B).
-//!
-//! `index = (block_start[class] + heights_rank) * 504 + colour_rank * 2 + mover`, where
-//! `block_start` counts blocks of 504 states: a class with `v` vertices owns C(9, v-1) blocks.
-//! Every block has an even size, so the mover is the index's lowest bit.
+//! The dense index: one contiguous block per graph class, ranked by the stack heights, the colour
+//! sequence and the side to move (docs/games-internals.md, `games/src/toppen/index.rs`).
+//! 1. `index = (block_start[class] + heights_rank) * 504 + colour_rank * 2 + mover`, a class of `v`
+//!    vertices owning C(9, v-1) blocks of 504: every block is even, so the mover is the lowest bit.
 
 use super::catalogue::{Catalogue, MAX_V};
 use crate::combinatorics::{binomial, subsets};

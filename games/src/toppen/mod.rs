@@ -1,33 +1,8 @@
-//! TOPPEN (docs/rules.md §2): one universal index space over every terrain.
-//!
-//! The rules only use adjacency and connectivity of the occupied cells, so a state is a *graph
-//! class* (the adjacency graph of the occupied cells up to isomorphism, from a [`Catalogue`] of
-//! every graph that can arise on a decomino), the stack on each vertex and the side to move. One
-//! index space covers all 4655 terrains at once; a terrain only picks its 252 starting states.
-//!
-//! Module map:
-//! - [`polyomino`]: SPEC strings, free polyominoes, [`Terrain`]s.
-//! - [`catalogue`]: graph classes in nauty's canonical labelling, vertex removals and extensions.
-//! - [`index`]: the dense index (class, stack heights, colour sequence, side to move).
-//! - [`moves`]: moves and unmoves.
-//! - [`notation`]: the position and move notation of `docs/toppen-notation.md`, pictures.
-//! - [`census`](mod@census): counting a terrain's 252 starting colourings from a solved layer.
-//!
-//! **Symmetry choice.** States are kept *per labelled vertex*: stacks are stored on the canonical
-//! vertices of the class exactly as they fall, and no state is canonicalised under the class's
-//! automorphism group. Two indices that differ by an automorphism are both legal, distinct states
-//! of the index space with the same value (the index is larger by the average automorphism count,
-//! which is small for polyomino graphs; in exchange moves inside a class need no canonicalisation
-//! and there are no illegal slots). Automorphisms still matter where a vertex vanishes: two moves
-//! can then lead to the same labelled child, and successor and predecessor lists are de-duplicated
-//! there (see [`moves`]). Every index is a legal state: [`Node::Illegal`] never occurs.
-//!
-//! **Variants.** `first` only chooses the side to move in the starting states (the index space
-//! holds both sides to move). `diagonal` switches to 8-neighbour adjacency for moves *and* for the
-//! connectivity rule; it has its own catalogue and index space (terrains stay decominoes).
-//!
-//! Players: 0 = A, 1 = B. A terminal state (all 10 tiles in one tower, the one-vertex class) is won
-//! by the colour of the top tile.
+//! TOPPEN (docs/rules.md §2): one universal index space over every terrain, a state being a graph
+//! class of the occupied cells ([`Catalogue`]), the stack on each vertex and the side to move.
+//! 1. States are kept per labelled vertex, not canonicalised under automorphisms: moves in a class
+//!    need none, and every index is legal. Why, the variants, the module map:
+//!    docs/games-internals.md, `games/src/toppen/mod.rs`.
 
 mod family;
 pub use family::ToppenParams;

@@ -1,26 +1,8 @@
-//! Moves and unmoves (docs/rules.md §2) on decoded states.
-//!
-//! A move takes the top tile of a stack whose top is the mover's colour onto an adjacent occupied
-//! vertex. From a stack of two or more tiles the occupied set is unchanged, so the state stays in
-//! its class with the same vertex labels. From a stack of one tile the vertex disappears; the move
-//! is legal only when the rest stays connected (a precomputed [`Removal`]), and the child is
-//! re-expressed in the smaller class's canonical labelling through the removal's vertex map.
-//!
-//! Unmoves are the exact inverses, for the player who moved last (the one not to move now):
-//! - a pass, when that player had no legal move in the same stacks;
-//! - a tile of the last mover's colour taken from the top of a stack of two or more tiles back onto
-//!   an adjacent vertex of the same class;
-//! - a vertex reappearing: for each [`Extension`] of the class (a parent class and the vertex `x`
-//!   whose removal gives this class) and each neighbour `y` of `x`, the top tile of `y` (two or
-//!   more tiles, the last mover's colour) goes back onto the new vertex `x`, and the stacks are
-//!   pulled back through the extension's vertex map.
-//!
-//! Same-class moves from one state give pairwise different height vectors, so only children with a
-//! vanished vertex can coincide (an automorphism of the smaller class can identify two different
-//! moves); those are sorted and de-duplicated, and the same holds for reappearing-vertex unmoves.
-//!
-//! [`Removal`]: super::catalogue::Removal
-//! [`Extension`]: super::catalogue::Extension
+//! Moves and unmoves (docs/rules.md §2) on decoded states; the cases: docs/games-internals.md.
+//! 1. Only a move that empties a vertex changes the class (the child relabelled through a
+//!    [`Removal`](super::catalogue::Removal)), and only such children can coincide (by an
+//!    automorphism of the smaller class): only they, and the matching
+//!    [`Extension`](super::catalogue::Extension) unmoves, are sorted and de-duplicated.
 
 use super::catalogue::MAX_V;
 use super::index::State;

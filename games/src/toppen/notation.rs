@@ -1,15 +1,7 @@
-//! Position and move notation (docs/toppen-notation.md) and pictures.
-//!
-//! A position is `SPEC:STACKS[:SIDE]`:
-//! - `SPEC`: grid rows separated by `/`, `#` a cell, `.` no cell;
-//! - `STACKS`: one stack per `#` in reading order (rows top to bottom, left to right), bottom to top
-//!   in letters `A`/`B`, separated by commas; `-` or nothing is a cell that has been emptied. When
-//!   every stack is one letter (or `-`) the commas may be left out;
-//! - `SIDE`: `A` or `B`, the player to move (default: the options' first player).
-//!
-//! Letters are case-insensitive. Indices are written on their class's representative drawing;
-//! parsing that text gives the same index back. A move is `from-to` with cells named by column
-//! letter (`a` leftmost) and row number (`1` the top row) of that drawing, or `pass`.
+//! Position and move notation (docs/toppen-notation.md) and pictures: a position is
+//! `SPEC:STACKS[:SIDE]`, a stack per `#` in reading order, bottom to top in `A`/`B`.
+//! 1. Indices are written on their class's representative drawing, so parsing that text gives the
+//!    same index back; a move is `from-to` in that drawing's cell names (`a1` top left), or `pass`.
 
 use crate::drawing::Drawing;
 use super::catalogue::MAX_V;

@@ -1,10 +1,6 @@
 //! Cell sets on the square grid: SPEC strings, free polyominoes, terrains.
-//!
-//! A SPEC lists grid rows top to bottom separated by `/`; in a row `#` is a cell and `.` is empty.
-//! Cells are `(row, column)` pairs with row 0 at the top. Every cell set here is *normalised*:
-//! translated so that its smallest row and column are 0, and sorted in reading order (row by row,
-//! left to right). Free polyominoes are compared in a canonical orientation: the smallest
-//! normalised cell list over the 8 rotations and reflections of the square.
+//! 1. Every cell set here is normalised ([`normalise`]: smallest row and column 0, reading order),
+//!    so equal sets compare equal; free polyominoes are compared in [`free_canonical`] orientation.
 
 use std::collections::BTreeSet;
 

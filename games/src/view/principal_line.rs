@@ -1,20 +1,8 @@
-//! A principal line of optimal play in one solved forcing layer, read as a two-team game.
-//!
-//! A layer `(coalition, objective)` gives every state W (the coalition's players can force an end
-//! won by a player of the objective), L (the other players can force the opposite) or D (neither:
-//! with best play the game goes on forever). In a two-player game's `solo` layer the coalition is
-//! player 0 and the objective "player 0 wins", so W means player 0 wins and L player 1; in cc3p's
-//! `enable_ab` the coalition is A and B, the objective "B wins", against C. The depth of a decided
-//! state is the wave that decided it: a won state's depth is one more than its best winning
-//! child's, a lost state's depth one more than its slowest child's.
-//!
-//! From a decided state the line plays the *shortest win* for the side that wins (a winning child
-//! of least depth) and the *longest resistance* for the side that loses (a child of greatest
-//! depth). The depth drops by one every ply, so the line ends in a terminal state after exactly
-//! `depth` plies. From a drawn state the line follows drawn children (the only ones that keep the
-//! draw) until a state repeats; it then ends with the repeating cycle, a draw record. To keep the
-//! cycle short it prefers a drawn child that is already on the line. Ties go to the first move in
-//! the game's move order, so the line is deterministic.
+//! A principal line of optimal play in one solved forcing layer, read as a two-team game (the
+//! coalition against the rest): docs/games-internals.md, `games/src/view/principal_line.rs`.
+//! 1. A decided line plays the shortest win and the longest resistance, so the depth drops by one
+//!    every ply and the line ends after exactly `depth` plies; a drawn line follows drawn children
+//!    until a state repeats (preferring one already on the line). Ties: the first move in order.
 
 use crate::AnyGame;
 use kingmaker_kernel::Node;

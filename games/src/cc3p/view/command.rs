@@ -1,9 +1,8 @@
 //! `kingmaker preferences DIR [--rule RULE]... [--sample N] [--json]`: who wins a cc3p build when
 //! every player follows a preference rule (docs/rules.md §1.4): the outcome census over all states
-//! and over the kingmaker states, how often the win goes to the player who moved last, and the
-//! start's outcome with its line. A game too large to hold every state's outcome (level 2) gets
-//! the start's outcome exactly and the census over a uniform sample of states, each followed to
-//! its end.
+//! and the kingmaker states, how often the last mover gets the win, the start's outcome and line.
+//! 1. A game too large to hold every state's outcome (level 2) gets the start's outcome exactly
+//!    and the census over a uniform sample of states, each followed to its end.
 
 use super::preferences::{
     follow, follow_until, line, move_texts, outcomes, Outcome, Rule, AT_HAND_STATES, ENDLESS, ILLEGAL,

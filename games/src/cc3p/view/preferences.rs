@@ -1,12 +1,7 @@
 //! Preference rules over the solved cc3p tables (docs/rules.md §1.4): how players who cannot win
-//! alone behave, and who wins when everyone follows the rule.
-//!
-//! A rule picks one move in every live state from the position and the three solved layers
-//! ([`choose`]). Following the chosen moves from a state ends in a won terminal state or enters
-//! a cycle; that end is the state's outcome under the rule. Each state has exactly one chosen
-//! child, so the outcomes are computed in one retrograde pass ([`outcomes`]): from every terminal
-//! state back through the unmoves, a predecessor takes its child's outcome when the child is the
-//! one it chooses; the states never reached go round a cycle for ever.
+//! alone behave ([`choose`]), and who wins when everyone follows the rule ([`outcomes`]).
+//! 1. Each state has exactly one chosen child, so following the rule ends in a won terminal state
+//!    or a cycle, and one retrograde pass from the terminal states finds every outcome.
 
 use crate::cc3p::Cc3p;
 use crate::Notation;
@@ -200,7 +195,9 @@ pub struct Outcomes {
 }
 
 /// The outcomes of every state under `rule`: the chosen child of every live state, then one
-/// retrograde pass from the terminal states through the unmoves.
+/// retrograde pass from the terminal states through the unmoves, in which a predecessor takes its
+/// child's outcome when the child is the one it chooses. The states never reached go round a
+/// cycle for ever.
 pub fn outcomes<T: Lookup + Sync>(
     game: &Cc3p,
     tables: &Cc3pTables<T>,
@@ -422,7 +419,8 @@ mod tests {
 
     use super::super::level_one::level_1;
 
-    /// The rule as first written: every child's twelve answers read, then the steps in turn.
+    /// The reference [`choose`] is tested against: every child's twelve answers read, then the
+    /// steps in turn.
     fn choose_from_all_answers<T: Lookup>(
         game: &Cc3p,
         tables: &Cc3pTables<T>,
