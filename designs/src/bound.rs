@@ -1,31 +1,8 @@
 //! The fewest pictures for K cards of m pictures each, every two cards sharing exactly one.
-//!
-//! **Counting.** Let v be the number of pictures shown and r_x the number of cards showing picture
-//! x (r_x ≥ 1). Counting (card, picture) incidences gives Σ r_x = K·m; counting pairs of cards by
-//! the one picture they share gives Σ C(r_x, 2) = C(K, 2), so Σ r_x² = K·(K + m − 1). By
-//! Cauchy–Schwarz (Σ r_x)² ≤ v·Σ r_x², hence
-//!
-//! ```text
-//! v ≥ K·m² / (K + m − 1).
-//! ```
-//!
-//! With integers r_x the sum of squares for a given sum and count is smallest when the r_x differ
-//! by at most one, so v is at least the smallest v whose balanced split of K·m has a sum of
-//! squares ≤ K·(K + m − 1) (never below the Cauchy–Schwarz bound, sometimes above it).
-//!
-//! **Pencils.** If one picture is on every card (a *pencil*), two cards share nothing else, so
-//! every other picture is on one card and v = 1 + K·(m − 1). The counting holds for pencils as for
-//! any deck. If no picture is on every card, each picture x is on at most m cards (the cards through
-//! x meet a card without x in distinct pictures), and the K − 1 other cards each meet a fixed card
-//! in one of its m pictures, at most m − 1 through each: K ≤ m² − m + 1. So for K > m² − m + 1
-//! every such deck is a pencil and the fewest pictures is exactly 1 + K·(m − 1).
-//!
-//! **Constructions** (upper bounds): the pencil; when a projective plane of order m − 1 exists
-//! (m − 1 a prime power, or m = 2: the triangle), any K ≤ m² − m + 1 of its lines use at most
-//! m² − m + 1 pictures, and any K ≤ (m − 1)² of the lines missing one point use at most m² − m;
-//! for K ≤ m + 1, a picture for every pair of cards plus pictures of each card's own uses
-//! K·m − C(K, 2).
-//! When the lower bound meets an upper bound, the minimum is known exactly.
+//! 1. Lower bound by counting incidences and pairs of cards, v ≥ K·m² / (K + m − 1), with an
+//!    integer refinement; beyond m² − m + 1 cards every deck is a pencil, so the bound is exact.
+//! 2. Upper bounds by construction: the pencil, a projective plane of order m − 1, a picture per
+//!    pair of cards. The proofs: docs/decks.md, "How few pictures?".
 
 use crate::field::prime_power;
 use serde::Serialize;

@@ -1,19 +1,8 @@
-//! Finite fields GF(q), q = p^k, by tables.
-//!
-//! An element of GF(p^k) is a polynomial of degree below k over GF(p), written as the integer whose
-//! base-p digits are its coefficients (constant term least significant): in GF(8) the element 6 is
-//! 1·x² + 1·x + 0. Addition adds coefficients mod p; multiplication multiplies polynomials and
-//! reduces modulo a monic irreducible polynomial f of degree k (the *modulus*).
-//!
-//! **Which f.** Monic polynomials of degree k are written x^k + c with c read as above, and the
-//! modulus is the first irreducible one for c = 0, 1, 2, …: for GF(8) that is x³ + x + 1, for GF(9)
-//! x² + 1, for GF(4) x² + x + 1. Irreducibility is tested by trial division by every monic
-//! polynomial of degree 1 … k/2 (a reducible polynomial of degree k has a factor of degree at most
-//! k/2); for k = 1 the modulus is x and GF(p) is the integers mod p. Any irreducible f gives the
-//! same field up to isomorphism, so the choice only fixes the numbering of the elements.
-//!
-//! Both operations are precomputed as q×q tables (plus negation and inverse), so a field operation
-//! is one lookup. Orders up to [`MAX_ORDER`] are supported.
+//! Finite fields GF(q), q = p^k, by tables: a field operation is one lookup.
+//! 1. An element is the integer whose base-p digits are its polynomial's coefficients (constant
+//!    term least significant): in GF(8) the element 6 is x² + x.
+//! 2. The modulus is the first monic irreducible x^k + c for c = 0, 1, 2, …: any gives the same
+//!    field, so the choice only fixes the numbering (docs/decks.md, "The field").
 
 use std::fmt;
 
@@ -288,7 +277,7 @@ fn monic(c: u32, p: u32, deg: u32) -> Vec<u32> {
     f
 }
 
-/// The first monic irreducible polynomial of degree k over GF(p), in the order of the module docs.
+/// The first monic irreducible polynomial of degree k over GF(p), in the order of [`monic`]'s `c`.
 fn first_irreducible(p: u32, k: u32) -> Vec<u32> {
     (0..p.pow(k - 1) * p)
         .map(|c| monic(c, p, k))

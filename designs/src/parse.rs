@@ -1,10 +1,8 @@
 //! Read a deck from JSON or from text. Bad input gives an error naming the line, never a panic.
-//!
-//! - JSON: `{"cards": [[0, 1, 2], [0, 3, 4], ...]}` (other fields are ignored, so the output of
-//!   `kingmaker deck --json` reads back), or a bare array of cards. Chosen when the first
-//!   non-blank character is `{` or `[`.
-//! - Text: one card per line, picture ids (whole numbers from 0 to 4294967295) separated by spaces
-//!   and/or commas. Blank lines are skipped and `#` starts a comment to the end of the line.
+//! 1. JSON (`{"cards": [[0, 1, 2], ...]}`, other fields ignored, or a bare array of cards) when the
+//!    first non-blank character is `{` or `[`, so that `kingmaker deck --json` reads back.
+//! 2. Text: one card per line, ids (0 to 4294967295) separated by spaces and/or commas; blank lines
+//!    are skipped and `#` starts a comment to the end of the line.
 
 use crate::deck::Deck;
 use serde::Deserialize;

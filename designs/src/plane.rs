@@ -1,15 +1,7 @@
-//! The projective plane PG(2, q) over GF(q), and what is known for orders that are not prime
-//! powers.
-//!
-//! Points are the 1-dimensional subspaces of GF(q)³, written in *normalised homogeneous
-//! coordinates*: the first non-zero coordinate is 1, so each point has exactly one name among
-//! (1, a, b), (0, 1, b), (0, 0, 1) — q² + q + 1 points. Lines are the 2-dimensional subspaces,
-//! named the same way by the coefficients [u : v : w] of their equation u·x + v·y + w·z = 0, so
-//! there are as many lines as points. Two distinct points span exactly one line and two distinct
-//! lines meet in exactly one point (two independent equations in three unknowns leave a
-//! 1-dimensional solution space); every line has q + 1 points and every point is on q + 1 lines.
-//!
-//! Points and lines are numbered alike: (1, a, b) ↦ a·q + b, (0, 1, b) ↦ q² + b, (0, 0, 1) ↦ q² + q.
+//! The projective plane PG(2, q) over GF(q), and what is known of orders that are not prime powers.
+//! 1. Points and lines are named by normalised homogeneous coordinates (the first non-zero is 1)
+//!    and numbered alike: (1, a, b) ↦ a·q + b, (0, 1, b) ↦ q² + b, (0, 0, 1) ↦ q² + q.
+//! 2. Why two lines meet in exactly one point, and the known non-existence results: docs/decks.md.
 
 use crate::field::{prime_power, Field, FieldError};
 

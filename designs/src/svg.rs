@@ -1,17 +1,7 @@
-//! Cards drawn as SVG, and a page to look at a deck.
-//!
-//! A card is a circle; each picture is a symbol, a shape × a colour (10 shapes × 12 colours: 120
-//! distinct symbols; from picture 120 on the symbol also carries its number). As on printed cards,
-//! pictures sit at different places, sizes and angles on every card: the positions come from a
-//! layout of m non-overlapping slots in the circle (points pushed apart, computed once per deck)
-//! and each card turns the layout, deals its pictures to the slots, and sizes and rotates each
-//! one, all from a hash of the card's and picture's numbers, so the drawing is the same every
-//! time.
-//!
-//! The page (`index.html`) shows every card and a pair view: two cards side by side with the
-//! picture they share highlighted, chosen with `?a=3&b=17`, the number boxes, the buttons, or by
-//! clicking cards. Every card's `<g class="pic" data-picture="…">` carries a hidden halo
-//! (`circle.halo`) that the page shows for the shared picture (`g.pic.shared`).
+//! Cards drawn as SVG, and a page (`index.html`) to look at a deck and compare two cards.
+//! 1. A picture is a shape × a colour (10 × 12 symbols; from picture 120 on it carries its number).
+//! 2. Places, sizes and angles come from a hash of the card's and picture's numbers, so the drawing
+//!    is the same every time (docs/decks.md, "Drawing the cards").
 
 use crate::deck::Deck;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -231,6 +221,7 @@ impl<'a> Drawer<'a> {
             let size = self.radius * CARD * (0.62 + 0.38 * unit(c64, id as u64, 2));
             let angle = unit(c64, id as u64, 3) * 360.0;
             let sym = Symbol::of(id);
+            // The halo stays hidden until the page's script marks the picture `shared`.
             let _ = write!(
                 out,
                 "<g class=\"pic\" data-picture=\"{id}\" transform=\"translate({:.2} {:.2}) rotate({angle:.1}) scale({size:.2})\">\

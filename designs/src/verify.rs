@@ -1,31 +1,8 @@
-//! Check any deck: no card is empty, every two cards share exactly one picture, every card shows
-//! as many pictures as the first, no card shows a picture twice, and (optionally) the expected
-//! numbers of cards, pictures per card and pictures. The first violation is named: for the pairs,
-//! the pair (a, b) with the smallest b, then the smallest a. Cards are numbered from 0 in deck
-//! order.
-//!
-//! **How it is fast.** Pictures are renumbered densely and each gets the ascending list of the
-//! cards showing it (r_x cards for picture x); every card shows m pictures (checked first). Two
-//! checks find the first bad pair, and the cheaper one for the deck is run:
-//!
-//! - *By cards* (a deck passing costs Σ_x C(r_x, 2) = C(K, 2) steps: every pair of cards, met
-//!   once). For each card b, walking its pictures' lists up to b counts, for every earlier card
-//!   a, how many pictures a shares with b (a stamp per card avoids clearing the counters). If the
-//!   walk made exactly b steps and no counter passed 1, every earlier card shares exactly one
-//!   picture with b; otherwise the earlier cards are scanned for the first whose count is not 1.
-//!   A failing deck stops at its first bad card, after at most C(b, 2) + b·m steps.
-//! - *By pictures* (K·C(m, 2) steps, plus a pass over the incidences). Two cards share two
-//!   pictures exactly when a pair of pictures is on two cards: for each picture x, walking its
-//!   cards and marking the pictures above x on each finds the first card that repeats a pair
-//!   with an earlier card. Before that card, no two cards share more than one picture, so card b
-//!   meets every earlier card exactly when the counts of earlier cards on its pictures add up to
-//!   b — one addition per incidence.
-//!
-//! A whole projective plane costs the same both ways (C(K, 2) = K·C(m, 2)): PG(2, 101), 10,303
-//! cards of 102 pictures, is 53 million steps. A large deck of small cards — which must be a
-//! pencil, one picture on every card, when K > m² − m + 1 (`bound`) — costs a few steps per
-//! incidence by pictures where the walk by cards would meet all C(K, 2) pairs: 200,000 cards of
-//! 3 pictures are 600,000 steps instead of 2·10^10.
+//! Check any deck: every two cards share exactly one picture, all cards show as many, none twice.
+//! 1. The first violation is named: for the pairs, the smallest b, then the smallest a (cards
+//!    numbered from 0 in deck order); optionally the expected numbers are checked too.
+//! 2. The cheaper of two checks runs, by pairs of cards or by pairs of pictures: a large pencil
+//!    costs a few steps per incidence (docs/decks.md, "How verification is fast").
 
 use serde::Serialize;
 use std::collections::HashMap;
@@ -375,7 +352,7 @@ impl Dense {
 }
 
 /// The first pair (a, b), a < b, smallest b then smallest a, that does not share exactly one
-/// picture, by the cheaper of the two checks (see the module docs). Cards show no picture twice
+/// picture, by the cheaper of the two checks (docs/decks.md). Cards show no picture twice
 /// here.
 fn first_bad_pair(dense: &Dense) -> Option<(usize, usize)> {
     let pairs = |n: usize| (n as u128) * (n as u128).saturating_sub(1) / 2;
@@ -459,7 +436,8 @@ fn first_bad_pair_by_pictures(dense: &Dense) -> Option<(usize, usize)> {
     Some((a, b))
 }
 
-/// [`first_bad_pair`] by pairs of cards (see the module docs).
+/// [`first_bad_pair`] by pairs of cards: for each card b, count what each earlier card shares
+/// with it by walking its pictures' cards up to b (docs/decks.md).
 fn first_bad_pair_by_cards(dense: &Dense) -> Option<(usize, usize)> {
     let k = dense.cards.len();
     // Per earlier card a: [the card b it was last counted for, how many pictures it shares with b],

@@ -1,10 +1,8 @@
-//! What one predecessor update costs the memory system: random updates of a large array of cell
-//! bytes, applied as the kernel applies them (prefetch a batch of 256, then load and
-//! compare-and-swap each) against plain loads and stores (what exclusive ownership of the cells
-//! would allow) and against updates grouped by destination zone first.
-//!
-//! `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
-//! cells and 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
+//! Benchmark: what one predecessor update costs the memory system (docs/kernel.md, cells.rs).
+//! 1. Random updates of cell bytes as the kernel applies them (prefetch 256, then load and
+//!    compare-and-swap), against plain loads and stores and against updates grouped by zone first.
+//! 2. `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
+//!    cells, 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
 
 use cpu_time::ThreadTime;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};

@@ -1,29 +1,8 @@
-//! The cells of a shard: what a worker keeps per state while a layer is being solved.
-//!
-//! While a layer is being solved a state costs **one byte**, its *cell*: undecided (successors
-//! not counted yet, or a counter of successors not yet known to be bad for the mover), or decided
-//! W or L in one of three generations — decided in an earlier wave (*old*), in the previous wave
-//! (*current*: the frontier being expanded) or in this wave (*new*) — or illegal. The frontier is
-//! thus part of the cells: a checkpoint of the cells holds it. Closing a wave builds the bitmap of
-//! the states it decided anyway (for the wave log), and the engine keeps it until the next wave
-//! has walked it; after a restore the next wave finds its frontier in the cells instead.
-//!
-//! The depth of a state is the wave that decided it. It is not kept per state while solving:
-//! when a wave closes, the set of states it decided is appended to the shard's *wave log* (one
-//! zstd-compressed bitmap per wave, see [`WaveLog`]; its format is `tablefmt::wave_log`), and
-//! depths are rebuilt from the log when the finished table is gathered.
-//!
-//! Cells are a memory map, either of a file in the worker's data directory, when they exceed the
-//! worker's memory budget, or anonymous memory with transparent huge pages when they fit
-//! ([`CellStorage`]). Cells in files are only ever walked in order, a shard at a time (see
-//! [`super::update_buckets`]): mapped files updated at random thrash once they outgrow memory. An
-//! anonymous map is never written back behind the kernel's back (a shared file map is, page by
-//! page, all the time) and huge pages spare the TLB the misses of random updates; nothing is lost
-//! by it, since a checkpoint holds every cell.
-//!
-//! Each block of [`BLOCK_STATES`] cells has a flag byte saying whether it holds frontier cells
-//! (decided in the previous wave) or fresh ones (decided in this wave), so that expanding a
-//! frontier and closing a wave only visit the blocks that have something to do.
+//! The cells of a shard: one byte per state while a layer is solved (docs/kernel.md, cells.rs).
+//! 1. The frontier is a generation of the cells, so a checkpoint of the cells holds it; depths are
+//!    not kept per state but appended per wave to the shard's [`WaveLog`].
+//! 2. Cells in files are only walked in order (see [`super::update_buckets`]): mapped files updated
+//!    at random thrash. Cells that fit are anonymous memory with huge pages ([`CellStorage`]).
 
 use super::memory::CellStorage;
 use super::shard::ShardPlan;

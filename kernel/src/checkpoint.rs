@@ -1,15 +1,8 @@
-//! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them.
-//!
-//! After wave `w` has closed, a worker's whole state is its cells (which include the frontier of
-//! wave `w`) and its wave logs up to wave `w`. The cells are cut into chunks of [`CHUNK_STATES`]
-//! states and saved as zstd frames with crc32s; a chunk whose bytes did not change since the
-//! previous checkpoint is not written again but shared. The wave logs are append-only: a
-//! checkpoint fsyncs them and records their length and crc32. The worker then writes its manifest
-//! `worker-<me>.<layer>.w<wave>.json` atomically. Only the two newest checkpoints are kept, so a
-//! corrupt newest one can fall back to the one before.
-//!
-//! The files (chunks, manifests, their names) are `kingmaker_tablefmt::checkpoint`, described in
-//! docs/format.md; this module decides when and what to save, share, restore and prune.
+//! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them (docs/kernel.md).
+//! 1. After a wave a worker's whole state is its cells (frontier included) and its wave logs; a
+//!    chunk of [`CHUNK_STATES`] cells unchanged since the last checkpoint is shared, not rewritten.
+//! 2. The two newest are kept, so a corrupt newest one falls back to the one before. The files are
+//!    `kingmaker_tablefmt::checkpoint` (docs/format.md); this module decides when and what to save.
 
 use super::cells::ShardArrays;
 use super::engine::WorkerEngine;

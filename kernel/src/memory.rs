@@ -1,9 +1,8 @@
-//! How much memory a worker may use, and what follows from it: whether a worker's cells live in
-//! memory or in mapped files ([`CellStorage`]), and, in files, how much memory holds the wave's
-//! held-back updates before they go to disk; and the defaults that follow from what this process
-//! may use (the budget, from the machine's memory or its cgroup's limit, and the shard size). The send buffers do not follow it: they are fixed
-//! ([`super::engine::SEND_BATCH`] updates per destination and parallel task, at most threads ×
-//! (workers − 1) × 512 KiB), and [`CellStorage::for_budget`] only keeps an allowance for them.
+//! How much memory a worker may use, and what follows: where the cells live, and the defaults.
+//! 1. [`CellStorage`] puts the cells in memory or in mapped files, and in files sizes the memory
+//!    for held-back updates; the default budget is the machine's memory or its cgroup's limit.
+//! 2. The send buffers do not follow the budget: they are fixed ([`super::engine::SEND_BATCH`]
+//!    updates per destination and task); [`CellStorage::for_budget`] keeps an allowance for them.
 
 use std::path::{Path, PathBuf};
 

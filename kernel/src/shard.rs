@@ -51,7 +51,7 @@ mod tests {
     use super::ShardPlan;
 
     /// Any shard size and any index space give a plan whose shards cover `[0, size)` in order,
-    /// without overflow or a division by zero (`--shard-size 18446744073709551615` once did).
+    /// without overflow or a division by zero: `--shard-size` takes any u64, up to `u64::MAX`.
     #[test]
     fn shard_plans_never_overflow() {
         for size in [0, 1, 64, 1662, 1 << 40, u64::MAX - 1, u64::MAX] {

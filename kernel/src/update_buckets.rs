@@ -1,11 +1,8 @@
-//! Predecessor updates held back until the close of the wave, one bucket per owned shard: how a
-//! worker whose cells live in files applies a wave's updates in one pass over its shards, each
-//! shard's cells read and written once, instead of touching cells larger than memory at random.
-//!
-//! A bucket keeps its latest updates in memory and appends the rest to a file in the worker's
-//! directory (`kingmaker_tablefmt::update_bucket`, docs/format.md): sorted, delta-encoded and
-//! crc-checked frames. This is the zone bucketing of external-memory searches (Korf's disk-based
-//! search, Sturtevant's ParallelEM) with the shard as the zone.
+//! Predecessor updates held back until the close of the wave, one bucket per owned shard.
+//! 1. A worker whose cells live in files applies a wave's updates in one pass over its shards, each
+//!    shard read and written once, not cells larger than memory at random (docs/kernel.md).
+//! 2. A bucket keeps its latest updates in memory and appends the rest to a file whose frames are
+//!    `kingmaker_tablefmt::update_bucket` (docs/format.md).
 
 use super::memory::start_writeback;
 use super::shard::ShardPlan;

@@ -1,11 +1,7 @@
-//! Which of C's moves keep A's draw? Over cc3p tables, the states where A can hold a draw alone
-//! (`solo` D) with C to move, counted by how many of C's moves keep the draw (the others let A
-//! win), and the first few where exactly one does: the explorer's question filter
-//! ("A alone" = D) shows that move alone.
-//!
-//! ```sh
-//! cargo run --release -p kingmaker-probe --example one_move_keeps_the_draw -- releases/cc3p-2 [SHOW]
-//! ```
+//! Which of C's moves keep A's draw? Over cc3p tables, the states with `solo` D and C to move.
+//! 1. Counted by how many of C's moves keep the draw (the others let A win), with the first few
+//!    where exactly one does: the explorer's question filter ("A alone" = D) shows that move alone.
+//! 2. `cargo run --release -p kingmaker-probe --example one_move_keeps_the_draw -- RELEASE [SHOW]`
 
 use kingmaker_kernel::{Game, Node};
 use kingmaker_probe::games::Notation;

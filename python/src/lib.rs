@@ -1,9 +1,8 @@
-//! The Python module `kingmaker._kingmaker`: the probing library's `Tables` for Python. The
-//! package `kingmaker` (kingmaker/__init__.py) wraps it with numpy arrays and iteration.
-//!
-//! Every argument is checked before it is used: an index or a count is a Python int (not a
-//! bool), and one outside the game is refused (`PositionError` for a position, `IndexError` for
-//! a bulk read) before anything is allocated or read, so no input panics or aborts.
+//! The Python module `kingmaker._kingmaker`: the probing library's `Tables` for Python.
+//! 1. The package `kingmaker` (kingmaker/__init__.py) wraps it with numpy arrays and iteration.
+//! 2. Every argument is checked before anything is allocated or read: an index or a count is a
+//!    Python int (not a bool), and one outside the game is refused (`PositionError`; `IndexError`
+//!    in a bulk read), so no input panics or aborts.
 
 use kingmaker_probe::{Game, Kind, Notation, ProbeError, Tables};
 use pyo3::create_exception;

@@ -1,16 +1,8 @@
-//! Release reader and writer speeds: lookup latency (p50/p99/p99.9, warm), and for a synthetic
-//! layer also pack and check throughput and bits per state.
-//!
-//! ```sh
-//! cargo bench -p kingmaker-tablefmt --bench release                      # synthetic 16 M-state layer
-//! cargo bench -p kingmaker-tablefmt --bench release -- runs/cc3p-1.rel   # every layer of a release
-//! cargo bench -p kingmaker-tablefmt --bench release -- runs/cc3p-1.rel --lookups-only  # no verify
-//! ```
-//! "Warm" means the file is in the page cache (it is read once before timing); the reader's own
-//! cache holds 256 decompressed blocks, so random lookups over a large layer mostly decompress a
-//! block, and lookups near the previous one mostly do not. Both are reported, in wall-clock time
-//! and in the thread's CPU time: on a shared machine a lookup that is preempted waits a scheduler
-//! tick (4 ms) in wall-clock time, which the CPU time leaves out.
+//! Release reader and writer speeds: warm lookup latency, pack and check throughput, bits/state.
+//! 1. `cargo bench -p kingmaker-tablefmt --bench release [-- RELEASE_DIR [--lookups-only]]`: with
+//!    no release, a synthetic 16 M-state layer; else `verify` the release, then time its lookups.
+//! 2. Times are wall-clock and the thread's CPU time: on a shared machine a preempted lookup waits
+//!    a scheduler tick (4 ms) in wall-clock time, which the CPU time leaves out.
 
 use cpu_time::ThreadTime;
 use kingmaker_tablefmt::release::manifest::read_manifest;
@@ -55,6 +47,9 @@ fn report(what: &str, mut ns: Vec<u64>) {
     );
 }
 
+/// Lookup latency of one layer file, warm: the file is read once into the page cache first. The
+/// reader's own cache holds 256 decompressed blocks, so random lookups over a large layer mostly
+/// decompress a block and lookups near the previous one mostly do not: both are reported.
 fn lookups(path: &Path) {
     let file = LayerFile::open(path).unwrap();
     let _ = file_sha256(path); // into the page cache

@@ -1,18 +1,14 @@
-//! How often states of the same group of `PERIOD` consecutive indices are decided in the same wave
-//! (the same value class and depth): what sharing work among them while expanding a frontier could
-//! save. In cc3p a group of 3 is one placement with its three movers.
-//!
-//! ```sh
-//! cargo bench -p kingmaker-tablefmt --bench same_wave -- runs/cc3p-2/layers/solo.kmt [PERIOD] [BLOCKS]
-//! ```
-//!
-//! Reads `BLOCKS` (default 3000) random whole blocks (xorshift, fixed seed) and counts the decided
-//! states (W or L) that an earlier state of their group, decided too, shares the depth with.
+//! How often states of one group of `PERIOD` consecutive indices are decided in the same wave.
+//! 1. That is what sharing work among them while expanding a frontier could save: in cc3p a group
+//!    of 3 is one placement with its three movers (the same value class and depth: the same wave).
+//! 2. `cargo bench -p kingmaker-tablefmt --bench same_wave -- LAYER.kmt [PERIOD] [BLOCKS]`
 
 use kingmaker_tablefmt::layer::LayerFile;
 use kingmaker_tablefmt::value::{LOSS, WIN};
 use std::path::Path;
 
+/// Reads `BLOCKS` (default 3000) random whole blocks (xorshift, fixed seed) and counts the decided
+/// states (W or L) that an earlier state of their group, decided too, shares the depth with.
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)

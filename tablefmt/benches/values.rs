@@ -1,18 +1,7 @@
-//! How compressible a layer's values are: measured on windows spread evenly over a layer file,
-//! against the bounds that the values' own statistics set.
-//!
-//! ```sh
-//! cargo bench -p kingmaker-tablefmt --bench values -- runs/cc3p-2/layers/enable_ab.kmt [WINDOWS] [LEVEL]
-//! ```
-//!
-//! Reads `WINDOWS` (default 64) windows of 2^20 states, each starting at a multiple of 12 (so
-//! every window starts with the same index residues), and reports in bits per state:
-//! - the empirical entropy of the values (order 0), and conditioned on the values of the three
-//!   states before (order 3) and of the six before (order 6): what an adaptive context-model
-//!   coder would reach, near enough, on data like this;
-//! - zstd at `LEVEL` (default 15) on values packed four to a byte, in blocks of 2^16, 2^18 and
-//!   2^20 states, in index order and grouped by index residue modulo 2, 3 and 4 (states whose
-//!   indices agree modulo the stride next to each other: in cc3p, `index mod 3` is the mover).
+//! How compressible a layer's values are, against the bounds that their own statistics set.
+//! 1. `cargo bench -p kingmaker-tablefmt --bench values -- LAYER.kmt [WINDOWS] [LEVEL]`
+//! 2. The conditional entropies are what an adaptive context-model coder would reach, near enough,
+//!    on data like this; zstd is measured in index order and grouped by index residue.
 
 use kingmaker_tablefmt::layer::{pack_values, LayerFile};
 use std::path::Path;
@@ -51,6 +40,14 @@ fn grouped(values: &[u8], stride: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Reads `WINDOWS` (default 64) windows of 2^20 states spread evenly over the layer, each starting
+/// at a multiple of 12 (so every window starts with the same index residues), and reports in bits
+/// per state:
+/// - the empirical entropy of the values (order 0), and conditioned on the values of the three
+///   states before (order 3) and of the six before (order 6);
+/// - zstd at `LEVEL` (default 15) on values packed four to a byte, in blocks of 2^16, 2^18 and
+///   2^20 states, in index order and grouped by index residue modulo 2, 3 and 4 (states whose
+///   indices agree modulo the stride next to each other: in cc3p, `index mod 3` is the mover).
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)

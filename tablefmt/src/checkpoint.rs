@@ -1,31 +1,14 @@
-//! Worker checkpoints (version 1): the on-disk form of one worker's shard arrays at a wave
-//! boundary, in the worker's `checkpoint/` directory (`RUN/work/worker-N/checkpoint/` for a local
-//! build, `DATA_DIR/<run id>/<layer>/checkpoint/` on a remote worker).
-//!
-//! ```text
-//! worker-N.LAYER.wNNNNN.json        manifest: worker N's checkpoint of LAYER after wave NNNNN
-//! sSSSSS-cells-cCCCCC-wNNNNN.zst    chunk C of shard S's cells, first written after wave NNNNN
-//! ```
-//!
-//! - **Chunks**: a slice of a shard's cells (one byte per state, [`CHUNK_STATES`] states, the last
-//!   one shorter) saved as one zstd frame (level 1) in its own file, described by a [`ChunkRef`]
-//!   in the manifest that carries the length and crc32 of the frame on disk and of the raw bytes,
-//!   so a flipped, truncated or missing chunk is named, never loaded. A chunk file is never
-//!   modified once written, so a chunk unchanged since the previous checkpoint is shared by both
-//!   (the wave in its name is the one that first wrote it).
-//! - **Manifests** ([`WorkerCheckpoint`], pretty-printed JSON): the layer, the wave, the worker and
-//!   per owned shard its chunks and its wave log's length and crc32 (`tablefmt::wave_log`).
-//!
-//! Files are written to a temporary name, fsynced and renamed into place (a manifest's directory
-//! is fsynced too), and the manifest is written after every chunk it names. The kernel
-//! (`kernel/src/checkpoint.rs`) decides when to checkpoint, what to share and what to
-//! prune. docs/format.md describes these files with the other files of a run.
+//! Worker checkpoints (version 1): one worker's shard arrays at a wave boundary, on disk.
+//! 1. A chunk file ([`ChunkRef`]) is never modified once written, so a chunk unchanged since the
+//!    previous checkpoint is shared by both (the wave in its name is the one that first wrote it).
+//! 2. Files go to a temporary name, are fsynced and renamed, the manifest ([`WorkerCheckpoint`])
+//!    after every chunk it names. Every byte and name: docs/format.md, "Worker checkpoints".
 
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the checkpoint files described above (manifests carry no version field: a change
+/// Version of the checkpoint files in docs/format.md (manifests carry no version field: a change
 /// means new file names).
 pub const CHECKPOINT_VERSION: u32 = 1;
 /// zstd level for checkpoint chunks: fast, and shard arrays compress well even so.

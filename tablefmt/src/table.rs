@@ -1,9 +1,8 @@
-//! Finished layers in a run directory: `layers/NAME.kmt`, a layer file ([`crate::layer`]) with the
-//! values and depths of every state, written as the workers' shards are gathered, in index order.
-//! It is the same format a release ships, so every reader reads one format; `pack` recompresses
-//! it harder and adds the values-only file. The layer's digest is the sha256 of its values, one
-//! byte per state (its code, [`crate::Value`]: 0 illegal, 1 W, 2 L, 3 D) in index order, whatever
-//! the file's encoding. docs/format.md, "Finished layers in a run directory".
+//! Finished layers in a run directory: `layers/NAME.kmt`, written as the shards are gathered.
+//! 1. It is the layer-file format a release ships, so every reader reads one format; `pack`
+//!    recompresses it harder and adds the values-only file.
+//! 2. The digest is the sha256 of the value codes in index order, whatever the file's encoding
+//!    (docs/format.md, "Finished layers in a run directory").
 
 use crate::layer::depth::DepthCode;
 use crate::layer::{

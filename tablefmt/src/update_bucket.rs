@@ -1,27 +1,11 @@
-//! Update buckets (`shard-SSSSS.updates` in a worker's directory for the layer, version 1): the
-//! predecessor updates of one shard held back until the close of the running wave, when a worker
-//! whose cells live in files applies them shard by shard.
-//!
-//! A bucket is a sequence of frames, back to back, with no file header. It lives only while a
-//! wave runs: the close applies and deletes it, and a run resumed from a checkpoint deletes any it
-//! finds (their wave is being redone).
-//!
-//! ```text
-//! offset 0   count     u32 LE   updates in the frame
-//! offset 4   length    u32 LE   bytes of payload
-//! offset 8   crc32     u32 LE   of bytes 0–7, 12–15 and the payload
-//! offset 12  encoding  u32 LE   0: the varints themselves; 1: a zstd frame (level 1) of them
-//! offset 16  payload
-//! ```
-//!
-//! An update is the code `offset << 1 | child_is_win` (a u32: shards of buckets hold at most 2^31
-//! states), `offset` the predecessor's index within the shard. A frame holds its updates sorted, as the LEB128 varints (protobuf's) of the
-//! differences between consecutive codes, the first from 0; repeated codes are kept (an edge
-//! counts once per copy). zstd is used when it saves at least an eighth.
+//! Update buckets (`shard-SSSSS.updates`, version 1): a shard's held-back predecessor updates.
+//! 1. A bucket lives only while a wave runs: the close applies and deletes it, and a resumed run
+//!    deletes any it finds (their wave is being redone), so the file has no header.
+//! 2. Frames of sorted, delta-encoded LEB128 codes, crc-checked: docs/format.md, "Update buckets".
 
 use crate::FormatError;
 
-/// Version of the bucket layout described above (the file carries no header: a change means
+/// Version of the bucket layout in docs/format.md (the file carries no header: a change means
 /// new file names).
 pub const UPDATE_BUCKET_VERSION: u32 = 1;
 /// Bytes of a frame header: count, payload length, crc32, encoding.

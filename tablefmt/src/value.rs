@@ -1,17 +1,8 @@
-//! The value of a state, as every Kingmaker file stores it: one code 0..=3 per state (a byte in
-//! the kernel's output and in packed blocks, two bits in values-only files), and one letter in
-//! every text a user sees.
-//!
-//! | code | [`Value`]  | letter | meaning (in a forcing layer)                     |
-//! |------|------------|--------|--------------------------------------------------|
-//! | 0    | `Illegal`  | `-`    | the state cannot arise in play                   |
-//! | 1    | `Win`      | `W`    | the coalition forces its objective               |
-//! | 2    | `Loss`     | `L`    | the others keep the coalition from its objective |
-//! | 3    | `Draw`     | `D`    | neither side can force it: play goes on forever  |
-//!
-//! The codes are part of every format (docs/format.md) and of every table digest (the sha256 of
-//! the codes in index order): they never change. The `u8` constants ([`WIN`], ...) are the codes
-//! for hot loops and `match` patterns; they are defined from the enum, here and nowhere else.
+//! The value of a state, as every Kingmaker file stores it: a code 0..=3, and a letter for users.
+//! 1. The codes are part of every format (docs/format.md) and of every table digest (the sha256 of
+//!    the codes in index order): they never change.
+//! 2. The `u8` constants ([`WIN`], ...) are the codes for hot loops and `match` patterns; they are
+//!    defined from the enum, here and nowhere else.
 
 /// The value of one state in one layer. `as u8` (or [`Value::code`]) is its on-disk code.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

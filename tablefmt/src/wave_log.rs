@@ -1,26 +1,9 @@
-//! Wave logs (`shard-NNNNN.waves` in a worker's directory for the layer, version 1): which states
-//! of one shard each closed wave decided, from which the depths of the finished table are rebuilt.
-//!
-//! A wave log is a sequence of frames, back to back, with no file header:
-//!
-//! ```text
-//! offset 0   wave      u32 LE   the wave that closed
-//! offset 4   length    u32 LE   bytes of payload
-//! offset 8   crc32     u32 LE   of the payload (0 for an empty one)
-//! offset 12  payload            zstd frame (level 1) of the shard's bitmap, or nothing
-//! ```
-//!
-//! The bitmap has one bit per state of the shard, ⌈states / 64⌉ u64 LE words, state `i` in bit
-//! `i % 64` of word `i / 64`, set when wave `wave` decided the state. A wave that decided none of
-//! the shard's states has an empty payload (most shards in the last waves of a large layer). A log
-//! is append-only: a frame is never changed once written, and a checkpoint records the log's
-//! length and crc32, so resuming cuts the log back to exactly what the checkpoint saw.
-//!
-//! This module is the byte format; the kernel (`kernel/src/wave_log.rs`) keeps the logs
-//! (a file, or memory for a build without a data directory). docs/format.md describes it with the
-//! other files of a run.
+//! Wave logs (`shard-SSSSS.waves`, version 1): which states of a shard each closed wave decided.
+//! 1. The finished table's depths are rebuilt from them: no depth is kept per state while solving.
+//! 2. Append-only: a checkpoint records a log's length and crc32, a resume cuts it back to them.
+//!    Every byte: docs/format.md, "Wave logs"; `kernel/src/wave_log.rs` keeps the logs.
 
-/// Version of the wave-log layout described above (the file carries no header: a change means
+/// Version of the wave-log layout in docs/format.md (the file carries no header: a change means
 /// new file names).
 pub const WAVE_LOG_VERSION: u32 = 1;
 /// Bytes of a frame header: wave, payload length, payload crc32.

@@ -1,14 +1,7 @@
-//! Depth codes: a cheap, rule-free way to store depths in fewer bits.
-//!
-//! A depth is the length of the principal line to the end of the game. In many games the state's
-//! index determines the side to move with a period (`index % 3` in cc3p, `index % 2` in some
-//! two-player layouts), and the value then fixes the depth modulo that period: a won line ends
-//! with the winner's move, so its length is congruent to a fixed residue. The packer finds such
-//! residues in the data itself ([`DepthCodeFinder`]): for a modulus `M` and every class
-//! `(index % M, value)` in which all non-zero depths share one residue `r`, it stores
-//! `code = 0` for depth 0 and otherwise the rank of the depth among `r, r+M, r+2M, ...` (so `code`
-//! is about `depth / M`); other classes store the depth itself. The layer header carries `M` and
-//! the residue table, so readers decode without knowing any game.
+//! Depth codes: a cheap, rule-free way to store depths in fewer bits (docs/format.md, "Blocks").
+//! 1. Where the index gives the mover with a period M, a won line's length is fixed modulo M, so
+//!    the classes `(index % M, value)` whose depths share a residue store about `depth / M`.
+//! 2. [`DepthCodeFinder`] finds them in the data and the header carries them: no game is needed.
 
 use crate::FormatError;
 

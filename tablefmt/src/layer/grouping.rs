@@ -1,12 +1,7 @@
-//! Values grouped by position (encoding 3): a block's states reordered so that those whose
-//! positions in the block agree modulo a period P sit together — positions 0, P, 2P, ..., then
-//! 1, P + 1, ..., and so on — before they are packed four to a byte.
-//!
-//! Where a game's index interleaves sides to move with a period (cc3p: `index mod 3` is the
-//! mover), neighbouring states of one side resemble each other far more than neighbouring states
-//! of different sides, and zstd finds longer matches in the grouped order (cc3p level 2 `solo`:
-//! about 15 % smaller). No game is known here: [`best_period`] tries periods on samples of the
-//! data and keeps the one that compresses best.
+//! Values grouped by position (encoding 3): a block's states ordered by position modulo a period.
+//! 1. Where the index interleaves sides to move (cc3p: `index mod 3`), states of one side resemble
+//!    each other, so zstd finds longer matches (cc3p level 2 `solo`: about 15 % smaller).
+//! 2. No game is known here: [`best_period`] keeps the period that compresses samples best.
 
 /// Largest period tried (and accepted by readers: the header's modulus is at most 8).
 pub const MAX_TRIED_PERIOD: u8 = 4;

@@ -1,27 +1,7 @@
-//! Layer files (`.kmt`): one finished layer, cut into blocks that are zstd-compressed one by one,
-//! so that a lookup reads and decompresses a single block. Run directories keep their finished
-//! layers in this form (`layers/NAME.kmt`) and releases ship it, so every reader — query, serve,
-//! line, census, summary, pack, verify — reads one format. docs/format.md describes every byte.
-//!
-//! Three encodings share the header, the block index and the checksums:
-//! - [`ENCODING_PACKED`]: values and depths (one byte per state `value | depth code << 2`, or three
-//!   planes when a block holds a depth code of 64 or more);
-//! - [`ENCODING_VALUES`]: values alone, 2 bits per state (four states per byte, the first state in
-//!   the low bits), for users who want W/L/D without depths (as Syzygy ships WDL apart from DTZ);
-//! - [`ENCODING_GROUPED`]: values alone as in encoding 2, each block's states grouped by their
-//!   position modulo the header's modulus first ([`grouping`]).
-//!
-//! The header and the index carry their own crc32, every block's crc32 sits in the index, and the
-//! blocks are contiguous up to the end of the file, so every byte is covered by a checksum.
-//!
-//! - [`depth`]: depth codes (depths stored as `depth / M` where the data allows).
-//! - [`block`]: a block's payload and random access to a decompressed block.
-//! - [`grouping`]: the grouped order of encoding 3, and the choice of its period.
-//! - [`index`]: the block index (offset, length and crc32 of every block).
-//! - [`LayerWriter`] (`writer.rs`): streams a layer in index order (blocks compressed in parallel).
-//! - [`LayerFile`] (`reader.rs`): random access with a block cache of recently used blocks.
-//! - [`LayerTable`] (`layer_table.rs`): a layer to read, in one file or in parts (the readers' view).
-//! - [`ValuesPlane`] (`values.rs`): every value of a layer in memory, 2 bits per state.
+//! Layer files (`.kmt`): one finished layer in zstd blocks, so a lookup decompresses one block.
+//! 1. Run directories and releases both keep layers in this form, so every reader reads one format.
+//! 2. Three encodings share the header, the block index and the crc32s that cover every byte;
+//!    docs/format.md, "Layer files", describes every byte.
 
 pub mod block;
 pub mod depth;

@@ -1,9 +1,6 @@
 //! `manifest.json` and `manifest.sha256`: what a release holds and how to check it.
-//!
-//! The manifest lists every file of the release with its size and sha256; `manifest.sha256`
-//! holds the sha256 of `manifest.json` itself as one line in `sha256sum` format, so the manifest is
-//! covered too and `sha256sum -c manifest.sha256` checks it by hand. `manifest.sha256` is written
-//! last: its presence means the release is complete.
+//! 1. `manifest.sha256` holds the manifest's own sha256, so every byte is covered; it is written
+//!    last, so its presence means the release is complete (docs/format.md).
 
 use crate::table::ValueCounts;
 use crate::FormatError;

@@ -1,18 +1,7 @@
-//! Packed releases: what the project publishes (docs/format.md describes every byte).
-//!
-//! A release is a directory:
-//! ```text
-//! manifest.json     game, layers, counts, digests, size and sha256 of every file, provenance
-//! manifest.sha256   "<sha256 of manifest.json>  manifest.json\n" (covers the manifest)
-//! <layer>.kmt       per layer: values and depths (a layer file, see crate::layer)
-//! <layer>.values.kmt  per layer: values alone, 2 bits per state before compression
-//! ```
-//! A user who wants only W/L/D fetches the `.values.kmt` files (as Syzygy ships WDL apart from
-//! DTZ); `query`, `line` and `serve` read the `.kmt` files, which hold the depths too.
-//!
-//! - [`manifest`]: the manifest, its checksum file and file-name rules.
-//! - [`parts`]: the parts list of a partial copy (some layers, or values without depths).
-//! - [`verify`]: the byte-level check of a whole release (`kingmaker verify`).
+//! Packed releases, what the project publishes: a manifest and two layer files per layer.
+//! 1. `<layer>.values.kmt` holds the values alone for users who want only W/L/D (as Syzygy ships
+//!    WDL apart from DTZ); `query`, `line` and `serve` read `<layer>.kmt`, with the depths too.
+//! 2. docs/format.md describes every byte.
 
 pub mod manifest;
 pub mod parts;

@@ -1,11 +1,6 @@
-//! `parts.json`: which of a release's files a partial copy holds (`kingmaker fetch --layers …
-//! --values-only`), so that `verify` checks those and does not call the others missing.
-//!
-//! ```json
-//! {"format": "kingmaker-release-parts", "format_version": 1, "files": ["solo.values.kmt"]}
-//! ```
-//! The file is the consumer's, not the release's: it is not listed in the manifest. A copy
-//! without it is a whole release, every listed file expected.
+//! `parts.json`: which of a release's files a partial copy holds (`kingmaker fetch --layers …`).
+//! 1. So that `verify` checks those and does not call the others missing. The file is the
+//!    consumer's, not in the manifest; a copy without it is a whole release (docs/format.md).
 
 use super::manifest::{Manifest, ManifestLayer};
 use crate::FormatError;
