@@ -1,10 +1,6 @@
-//! Fuzzing, by property tests, of the coordinator's readers of outside input: `run.json` and
-//! `checkpoint.json` (rundir.rs), the deploy inventory (deploy/inventory.rs), and the query string
-//! of `kingmaker serve`'s `/api/position?p=…` (percent-decoding, then the position text, its
-//! length limit and the game's parser, on an Explorer opened on a tiny built run: Go 1x3).
-//! Arbitrary bytes and mutated valid inputs: never a panic; invalid input is an `Err` whose message
-//! names the file (or says what is wrong with the position), never a silent default; valid input
-//! round-trips.
+//! Property tests of outside input: `run.json`, `checkpoint.json`, the inventory, `serve`'s `p=`.
+//! 1. Arbitrary bytes and mutated valid inputs: never a panic; invalid input is an `Err` naming the
+//!    file (or what is wrong with the position), never a silent default; valid input round-trips.
 
 use crate::deploy::inventory::Inventory;
 use crate::serve::explore::{ApiError, Explorer};
@@ -44,6 +40,8 @@ fn tiny_run() -> &'static Path {
     .1
 }
 
+/// The Explorer of [`tiny_run`], behind the `/api/position?p=…` tests: percent-decoding, then the
+/// position text, its length limit and the game's parser.
 fn explorer() -> &'static Explorer {
     static EXPLORER: OnceLock<Explorer> = OnceLock::new();
     EXPLORER.get_or_init(|| Explorer::open(tiny_run()).unwrap())

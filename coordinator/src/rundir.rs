@@ -1,22 +1,8 @@
 //! A run directory: what a build writes and what `query`, `pack` and `status` read.
-//!
-//! ```text
-//! DIR/run.json          the game and its layers (written first); a distributed run's workers and id
-//! DIR/work/             shard arrays, wave logs and worker checkpoints while a layer is being
-//!                       solved (removed when it is done; see kernel::cells, tablefmt::wave_log,
-//!                       tablefmt::checkpoint)
-//! DIR/layers/NAME.kmt   one finished table per layer (see tablefmt::table)
-//! DIR/checkpoint.json   the run manifest: finished layers, and the restart point of the current one
-//! DIR/progress.json     where the run stands (rewritten every wave; read by `kingmaker status`)
-//! DIR/waves.jsonl       every closed wave, a line each (read by `kingmaker report`)
-//! DIR/summary.json      counts, digests, classes (written last: its presence means "complete")
-//! DIR/kingmaker.lock    held (flock) by the `build` or `resume` working on the run; its pid
-//! ```
-//!
-//! `run.json` ([`RunInfo`], format 1) and `checkpoint.json` ([`RunState`], no version field) are
-//! defined in `kingmaker_tablefmt::run`; both are pretty-printed JSON ending with a newline, written to a temporary file,
-//! fsynced and renamed into place ([`write_json_atomically`]). docs/format.md ("Run directories
-//! while a build runs") describes every field.
+//! 1. Its files are listed in docs/coordinator.md and described field by field in docs/format.md
+//!    ("Run directories while a build runs").
+//! 2. `run.json` and `checkpoint.json` are written to a temporary file, fsynced and renamed
+//!    ([`write_json_atomically`]): a crash leaves the old file or the new one, never half of one.
 
 use crate::lock::{lock_run, LOCK_FILE};
 use anyhow::{Context, Result};

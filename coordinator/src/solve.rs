@@ -115,7 +115,7 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
         for sig in [SIGINT, SIGTERM] {
             let (setup, stop) = (SETUP.clone(), STOP.clone());
             // One swap decides which signal is the first, even when two threads handle the two
-            // signals at the same moment (separate check-then-set handlers raced there).
+            // signals at the same moment: with a check and then a set, both could see no stop yet.
             let handler = move || {
                 if setup.load(Ordering::SeqCst) || stop.swap(true, Ordering::SeqCst) {
                     signal_hook::low_level::exit(130);

@@ -1,12 +1,8 @@
-//! The lock of a directory that one process at a time may work in: a run directory (held by
-//! `kingmaker build` and `kingmaker resume` for their whole life) and a worker's directory of one
-//! run (`DATA_DIR/<run id>/`, held by `kingmaker-worker` while it works on that run).
-//!
-//! An exclusive `flock` on the file [`LOCK_FILE`] in the directory, which also holds the holder's
-//! pid, command and start time (JSON) so that a refused process can name it. The kernel drops the
-//! lock when the holder exits, however it exits (kill -9 included), so a stale file never blocks;
-//! and whether a run is going on is answered by trying the lock ([`DirLock::holder`]), not by a
-//! pid written in some file, which may be stale or reused.
+//! The lock of a directory one process at a time works in: a run directory, or a worker's run.
+//! 1. An exclusive `flock` on [`LOCK_FILE`], which names its holder (pid, command, start time).
+//! 2. The kernel drops it when the holder exits, even by kill -9: a stale file never blocks, and
+//!    trying the lock ([`DirLock::holder`]) says whether a run is going on, where a pid in a file
+//!    might be stale or reused.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -57,7 +53,9 @@ pub enum LockError {
     },
 }
 
-/// A held lock; dropping it (or the process ending) releases it.
+/// A held lock; dropping it (or the process ending) releases it. A run directory's is held by
+/// `kingmaker build` and `kingmaker resume` for their whole life, a worker's `DATA_DIR/<run id>/`'s
+/// by `kingmaker-worker` while it works on that run.
 #[derive(Debug)]
 pub struct DirLock {
     _file: File,

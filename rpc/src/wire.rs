@@ -1,11 +1,7 @@
-//! Compact encodings for what crosses the wire.
-//!
-//! - Predecessor updates (`index << 1 | child_is_win`) travel in sorted batches, so each chunk is
-//!   the LEB128 varints of the differences between consecutive values (the first from 0), and that
-//!   is compressed with zstd when it saves at least an eighth. Differences wrap, so an unsorted
-//!   batch still round-trips (it just encodes worse).
-//! - Shard values and depths travel as byte chunks, zstd-compressed when that pays: values four to
-//!   a byte (a finished value is 2 bits), depths two little-endian bytes each.
+//! Compact encodings for what crosses the wire: predecessor updates, shard values and depths.
+//! 1. Updates (`index << 1 | child_is_win`) travel in sorted batches, so a chunk is the varints of
+//!    the differences between consecutive values, zstd-compressed when that saves an eighth.
+//! 2. Values travel four to a byte (a finished value is 2 bits), depths as two bytes each.
 
 use kingmaker_proto::v1::{DataChunk, Encoding, UpdateChunk};
 use kingmaker_tablefmt::layer::{pack_values, unpack_values};
@@ -41,7 +37,8 @@ pub enum WireError {
     Zstd(std::io::Error),
 }
 
-/// Append the delta-varint encoding of `values` to `out` (protobuf's varints, from prost).
+/// Append the delta-varint encoding of `values` to `out` (protobuf's varints, from prost), the
+/// first from 0. Differences wrap, so an unsorted batch still round-trips (it just encodes worse).
 pub fn encode_deltas(values: &[u64], out: &mut Vec<u8>) {
     let mut previous = 0u64;
     for &v in values {

@@ -1,11 +1,6 @@
-//! Hosts made on this machine for the deploy tests: each host is a network namespace with its own
-//! address on a private test subnet (a veth pair to a bridge in the root namespace) and its own
-//! sshd (config, host key and authorized_keys generated here); and the helpers that drive
-//! `kingmaker deploy` against them. Only loopback, the bridge and the namespaces are contacted.
-//!
-//! Needs root, `ip` (iproute2), `sshd` (openssh-server) and `systemd-analyze` (systemd):
-//! scripts/setup.sh --tests installs them. Without them the tests fail and name what is missing:
-//! a test that cannot run never passes.
+//! Hosts made of network namespaces on this machine, and helpers that drive `kingmaker deploy`.
+//! 1. Needs root, `ip`, `sshd` and `systemd-analyze` (scripts/setup.sh --tests installs them);
+//!    without them the tests fail naming what is missing: a test that cannot run never passes.
 
 use crate::{bin, kingmaker_ok, read_json};
 use serde_json::Value;
@@ -74,8 +69,11 @@ pub fn sh(args: &[&str]) {
     );
 }
 
-/// The test's hosts: namespaces, veths, a bridge and one sshd per host. Dropping it removes all
-/// of them and kills every process left in the namespaces, even when the test failed.
+/// The test's hosts: each a network namespace with its own address on a private test subnet (a
+/// veth pair to a bridge in the root namespace) and its own sshd (config, host key and
+/// authorized_keys generated here). Only loopback, the bridge and the namespaces are contacted.
+/// Dropping it removes all of them and kills every process left in the namespaces, even when the
+/// test failed.
 pub struct Lab {
     pub tmp: tempfile::TempDir,
     pub subnet: String,

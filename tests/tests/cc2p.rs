@@ -1,10 +1,6 @@
-//! The published rows of docs/rules.md §3 through the real `kingmaker` binary.
-//!
-//! Every row runs in every test run: 7×7 with 1, 2 and 3 pieces and 4×4 with 6 pieces (7×7 / 3
-//! takes about three minutes on two cores; its output is also recorded in docs/results.md).
-//!
-//! Builds solve the colour-swap half of the index space and expand it; `--no-symmetry` solves the
-//! whole space. Both must write the same bytes.
+//! The published rows of docs/rules.md §3 through the `kingmaker` binary; half and full solves.
+//! 1. Every row runs in every test run, 7×7 with 3 pieces included (about three minutes on two
+//!    cores; its output is also recorded in docs/results.md).
 
 use kingmaker_e2e::{
     assert_same_tables, bin, http_get, kingmaker, kingmaker_ok, read_json, start_serve,
@@ -116,6 +112,8 @@ fn same_tables(a: &Path, b: &Path, what: &str) {
     assert!(x == y, "{what}: summary.json differs");
 }
 
+/// Builds solve the colour-swap half of the index space and expand it; `--no-symmetry` solves the
+/// whole space. Both must write the same bytes.
 #[test]
 fn the_half_solve_writes_the_tables_of_the_full_solve() {
     let tmp = tempfile::tempdir().unwrap();

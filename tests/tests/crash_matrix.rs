@@ -1,19 +1,7 @@
-//! Crash matrix: `kill -9` the `kingmaker build` process at seeded random moments
-//! across its phases — before `run.json` exists, during the waves and their checkpoints (one after
-//! every wave), while a layer's table is being written, between the last table and
-//! `summary.json` (classes, summary) — and sometimes the `kingmaker resume` that follows too; then
-//! resume until the run finishes. Every run must end with the tables of an uninterrupted build,
-//! byte for byte, and the same summary counts. Some rounds also damage a finished layer while
-//! the run is down (a flipped byte, a swap, a truncation, a deletion, a forged record in
-//! `checkpoint.json`): resume must find it, solve that layer again, and keep the checkpoint of
-//! the layer it was in.
-//!
-//! The game is cc3p level 1 on two in-process workers with 64-state shards and a checkpoint after
-//! every wave: three layers, ~45 waves, classes and a summary in a few seconds, so random moments
-//! fall in every phase. Kill moments are seeded (`KINGMAKER_TEST_SEED` replays a failure).
-//!
-//! `crash_matrix_soak` (ignored) runs the same rounds many times: `KINGMAKER_SOAK_ROUNDS` (default
-//! 300) rounds; see BENCHMARKS.md.
+//! Crash matrix: `kill -9` of `kingmaker build` (and its resume) at seeded moments in every phase.
+//! 1. The game is cc3p level 1 on two in-process workers, 64-state shards, a checkpoint after
+//!    every wave: three layers, ~45 waves, classes and a summary in a few seconds, so random
+//!    moments fall in every phase. `KINGMAKER_TEST_SEED` replays a failure.
 
 use kingmaker_e2e::{
     assert_interrupted_share, assert_same_tables, bin, kingmaker, progress, read_json,
@@ -284,6 +272,15 @@ fn round(
     landed.ok_or_else(|| ended.unwrap())
 }
 
+/// `kill -9` the `kingmaker build` process at seeded random moments across its phases — before
+/// `run.json` exists, during the waves and their checkpoints (one after every wave), while a
+/// layer's table is being written, between the last table and `summary.json` (classes, summary) —
+/// and sometimes the `kingmaker resume` that follows too; then resume until the run finishes.
+/// Every run must end with the tables of an uninterrupted build, byte for byte, and the same
+/// summary counts. Some rounds also damage a finished layer while the run is down (a flipped byte,
+/// a swap, a truncation, a deletion, a forged record in `checkpoint.json`): resume must find it,
+/// solve that layer again, and keep the checkpoint of the layer it was in.
+///
 /// Rounds with seeded moments until `budget` has passed (at least `min_rounds`, at most
 /// `max_rounds`): one in five in the first 60 ms (the start), two in five at a random time within
 /// the build's duration (70% of the reference build's, less when a build finished faster), one in
@@ -366,7 +363,8 @@ fn kill_9_across_phases_then_resume_gives_identical_tables() {
 }
 
 /// The long soak: `KINGMAKER_SOAK_ROUNDS` rounds (default 300; 0.4–4 s each here). Run with
-/// `cargo test --release -p kingmaker-e2e --test crash_matrix -- --ignored --nocapture`.
+/// `cargo test --release -p kingmaker-e2e --test crash_matrix -- --ignored --nocapture`; results
+/// in docs/benchmarks/resilience.md.
 #[test]
 #[ignore]
 fn crash_matrix_soak() {

@@ -1,14 +1,7 @@
-//! `kingmaker deploy` end to end, against hosts made on this machine: each host is a network
-//! namespace with its own address on a private test subnet (a veth pair to a bridge in the root
-//! namespace) and its own sshd (config, host key and authorized_keys generated here). The operator
-//! is this test, in the root namespace, with the run's own known_hosts. Only loopback, the bridge
-//! and the test's namespaces are ever contacted.
-//!
-//! The hosts share this machine's filesystem, so each gets its own install_dir and data_dir in
-//! the test's temporary directory. systemd does not run inside the namespaces: deploy picks its
-//! documented supervisor (setsid nohup with a pid file), as it does on any host without systemd.
-//!
-//! The hosts and the helpers are `kingmaker_e2e::lab`; its prerequisites are checked first.
+//! `kingmaker deploy` end to end, against hosts made of network namespaces on this machine.
+//! 1. The hosts share this machine's filesystem, so each gets its own install_dir and data_dir in
+//!    the test's temporary directory; systemd does not run in the namespaces, so deploy picks its
+//!    documented fallback (setsid nohup with a pid file), as on any host without systemd.
 
 use kingmaker_e2e::lab::*;
 use kingmaker_e2e::{assert_same_states, assert_same_tables, kingmaker_ok};
@@ -16,6 +9,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
+/// The operator is this test, in the root namespace, with the run's own known_hosts; the hosts
+/// and the helpers are `kingmaker_e2e::lab`, whose prerequisites are checked first. Only loopback,
+/// the bridge and the test's namespaces are ever contacted.
 #[test]
 fn deploy_builds_survives_losses_resumes_and_fetches() {
     require_prerequisites();

@@ -1,16 +1,7 @@
-//! The operator's runbook under every fault it documents, in one run through `kingmaker deploy`
-//! on namespaced hosts (`kingmaker_e2e::lab`): the operator's SSH connection dropped in the middle
-//! of `deploy status`, a worker killed with kill -9 mid-wave, a worker stopped (SIGSTOP) for longer
-//! than `--worker-timeout`, the coordinator killed with kill -9, and a worker host lost for good
-//! (its data directory gone, a new empty one in the inventory). The run must end with the tables
-//! (values and depths) of an embedded build. Then `deploy fetch` is killed mid-pack (the operator's
-//! session dropped again) and run again, which must follow the pack it left running rather than
-//! start another. The release is published over plain HTTP from the coordinator's host, fetched on a worker's host through a connection that is cut
-//! mid-download, verified, served and queried.
-//!
-//! The game is TOPPEN (one layer, ~50 waves) with waves slowed to 2 s on the workers, so every
-//! fault lands mid-run even when `deploy status` over SSH is slow on a loaded machine (at 800 ms
-//! the run once ended before the last fault); a checkpoint after every wave.
+//! The operator's runbook under every fault it documents, through `kingmaker deploy` on lab hosts.
+//! 1. The game is TOPPEN (one layer, ~50 waves) with waves slowed to 2 s on the workers and a
+//!    checkpoint after every wave, so every fault lands mid-run even when `deploy status` over SSH
+//!    is slow on a loaded machine (at 800 ms a run could end before the last fault).
 
 use kingmaker_e2e::lab::*;
 use kingmaker_e2e::{assert_same_tables, bin, find_program, kingmaker_ok, raw_get, start_serve};
@@ -89,6 +80,14 @@ fn in_host(lab: &Lab, host: &str) -> Command {
     cmd
 }
 
+/// In one run: the operator's SSH connection dropped in the middle of `deploy status`, a worker
+/// killed with kill -9 mid-wave, a worker stopped (SIGSTOP) for longer than `--worker-timeout`,
+/// the coordinator killed with kill -9, and a worker host lost for good (its data directory gone,
+/// a new empty one in the inventory). The run must end with the tables (values and depths) of an
+/// embedded build. Then `deploy fetch` is killed mid-pack (the operator's session dropped again)
+/// and run again, which must follow the pack it left running rather than start another. The
+/// release is published over plain HTTP from the coordinator's host, fetched on a worker's host
+/// through a connection that is cut mid-download, verified, served and queried.
 #[test]
 fn the_runbook_holds_through_every_fault_then_publishes_and_fetches() {
     require_prerequisites();

@@ -1,9 +1,7 @@
-//! Distributed builds: real `kingmaker-worker` processes on loopback driven by `kingmaker build
-//! --workers`. The tables must have the embedded build's digests; a wrong token, an incompatible
-//! worker, a killed or stalled worker and a lost coordinator must each be reported clearly.
-//!
-//! Every worker is started by the test itself on a free port (`--listen 127.0.0.1:0`; the worker
-//! prints the port it got) and killed when the test ends, pass or fail (a Drop guard).
+//! Distributed builds on `kingmaker-worker` processes on loopback, driven by `build --workers`.
+//! 1. Workers listen on free ports (`--listen 127.0.0.1:0`) and die with the test (a Drop guard).
+//! 2. The tables must have the embedded build's digests; a wrong token, an incompatible worker, a
+//!    killed or stalled worker and a lost coordinator must each be reported clearly.
 
 use kingmaker_e2e::{addrs, assert_ok, assert_same_tables, bin, kingmaker, read_json, Worker};
 use std::io::{Read, Write};

@@ -1,12 +1,7 @@
-//! Fault tolerance of distributed builds, tested by breaking things: the coordinator killed with
-//! kill -9 after random waves, a worker killed after random waves (and restarted on its data
-//! directory), a graceful stop, a flipped byte in a worker's checkpoint chunk. Every broken run is
-//! resumed with `kingmaker resume RUN_DIR --workers ...` and must end with the tables (values and
-//! depths) of an uninterrupted embedded build.
-//!
-//! The game is TOPPEN (3.4 million states, ~50 waves) on two workers started by the test on
-//! loopback (free ports), killed when the test ends, pass or fail (a Drop guard). Kill waves are
-//! seeded from the clock and the seed is printed: KINGMAKER_TEST_SEED=... replays them.
+//! Fault tolerance of distributed builds: broken, then resumed with `kingmaker resume --workers`.
+//! 1. The game is TOPPEN (3.4 million states, ~50 waves) on two workers started on loopback (free
+//!    ports), killed when the test ends (a Drop guard); kill waves are seeded from the clock and
+//!    the seed is printed: KINGMAKER_TEST_SEED=... replays them.
 
 use kingmaker_e2e::{
     addrs, assert_interrupted_share, assert_same_tables, bin, kingmaker, read_json,

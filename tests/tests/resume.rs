@@ -1,10 +1,6 @@
-//! Fault tolerance of embedded builds, tested by breaking things: kill -9 after random waves, a
-//! graceful stop (with `status` asked while the run is in progress), a flipped byte in a checkpoint
-//! chunk, a missing chunk, a full disk. Every broken run is resumed and must end with the tables
-//! (values and depths) of an uninterrupted build.
-//!
-//! The game is TOPPEN (3.4 million states, ~50 waves, a few seconds): long enough to be killed
-//! mid-run, short enough to be rebuilt many times.
+//! Fault tolerance of embedded builds: broken, then resumed to the uninterrupted build's tables.
+//! 1. The game is TOPPEN (3.4 million states, ~50 waves, a few seconds): long enough to be killed
+//!    mid-run, short enough to be rebuilt many times.
 
 use kingmaker_e2e::{
     assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, read_json,

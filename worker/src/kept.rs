@@ -1,12 +1,8 @@
-//! Finished layers kept where they were computed: a reduced layer routed to the zones of the full
-//! table (RouteExpansion, RoutedStates), this worker's part of the full table written as a layer
-//! file in `data_dir/<run id>/layers/` (KeepPart), and the layer's digest carried through it
-//! (ChainDigest). docs/format.md, "A layer kept on its workers".
-//!
-//! The routed states are the single-process expansion's (`kingmaker_games::reduction`) cut at
-//! the workers: every worker routes its own shards, whole blocks of the reduced table in index
-//! order, and a zone reads what each worker sent it in worker order, each worker's pieces in the
-//! order they were made, which is the order the reduced table as a whole would have routed them.
+//! Finished layers kept on the workers: RouteExpansion, RoutedStates, KeepPart and ChainDigest.
+//! 1. A zone reads what each worker sent it in worker order, each worker's pieces in the order
+//!    they were made: the order in which the whole reduced table would have routed them, so the
+//!    expansion is the single-process one's (`kingmaker_games::reduction`) cut at the workers.
+//! 2. docs/coordinator.md and docs/format.md ("A layer kept on its workers") say how.
 
 use super::layer::{check_name, OpenLayer};
 use super::WorkerService;

@@ -1,11 +1,6 @@
-//! `kingmaker-worker`: serves shards of a build to a coordinator over gRPC. This file parses the
-//! command line; the process is `kingmaker_worker::run`.
-//!
-//! ```text
-//! KINGMAKER_TOKEN=... kingmaker-worker --listen 10.0.0.5:7070 --data-dir /var/lib/kingmaker
-//! ```
-//! Listen on a private network only: the token keeps strangers out, but the traffic is not
-//! encrypted.
+//! `kingmaker-worker`'s command line; the process it starts is `kingmaker_worker::run`.
+//! 1. `--listen` on a private network only: the token keeps strangers out, but the traffic is not
+//!    encrypted (docs/cli.md, "Distributed builds").
 
 use clap::Parser;
 use kingmaker_kernel::memory::parse_size;
@@ -17,8 +12,8 @@ use std::time::Duration;
 /// A Kingmaker worker: owns shards of a build's layers (as files in its data directory) and runs
 /// the wave kernel on them for a coordinator (`kingmaker build ... --workers`).
 #[derive(Parser)]
-// The about line is the one the worker's package description gave before the crates split (the
-// process still runs the games, the wave kernel and the gRPC worker service): `--help` unchanged.
+// The about line names everything the process runs (the games, the wave kernel and the gRPC
+// worker service), and it is what `--help` has always shown.
 #[command(
     name = "kingmaker-worker",
     version,

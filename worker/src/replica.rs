@@ -1,12 +1,8 @@
-//! Replicas of checkpoints on the ring successor: worker `me` sends every checkpoint it writes to
-//! worker `(me + 1) % n`, which keeps it in `replicas/worker-<me>/` of its directory for the layer
-//! (`kingmaker_tablefmt::checkpoint::replica_dir`; docs/format.md, "Replicas"). A worker that
-//! cannot restore a checkpoint from its own disk (lost, replaced, damaged) fetches what it lacks
-//! from there, so a lost host costs only the work since the last checkpoint.
-//!
-//! Why the successor and not the coordinator: the coordinator would then hold a copy of every
-//! worker's cells, which a job larger than one machine cannot afford; a ring spreads the copies
-//! and the traffic over the workers, and survives the loss of any one host.
+//! Replicas of checkpoints on the ring successor: worker `me`'s go to worker `(me + 1) % n`.
+//! 1. A worker that cannot restore from its own disk fetches what it lacks there: a lost host
+//!    costs only the work since the last checkpoint (docs/format.md, "Replicas").
+//! 2. Not on the coordinator, which cannot hold a copy of every worker's cells past one machine's
+//!    size: a ring spreads copies and traffic over the workers and survives losing any one host.
 
 use super::layer::OpenLayer;
 use super::WorkerService;

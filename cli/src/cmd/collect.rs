@@ -1,11 +1,6 @@
-//! `kingmaker collect RUN_DIR`: bring the layers a distributed build kept on its workers
-//! (`--keep-layers-on-workers`) into the run directory, as the tables a gathered build writes, so
-//! that every command that reads tables (`query`, `serve`, `pack`, `summarize`...) reads them.
-//! Each part is copied from its worker and checked against its record (size, sha256), then the
-//! parts are read in row order into `layers/NAME.kmt`, whose counts and digest must be the
-//! layer's; only then are the parts and their list removed. With `--in-parts` the checked parts
-//! stay as they are, read together as the layer (`LayerTable`). Memory: a few blocks at a time. A
-//! finished run's `summary.json` is then written again from the tables.
+//! `kingmaker collect RUN_DIR`: bring the layers kept on the workers into the run directory.
+//! 1. The copies and `NAME.kept.json` go only once the assembled table's counts and digest are the
+//!    layer's, so a collect that fails leaves the run readable as before (docs/cli.md, "collect").
 
 use crate::cmd::summarize::write_summary;
 use anyhow::{bail, Context, Result};

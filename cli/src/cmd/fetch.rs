@@ -1,29 +1,7 @@
-//! `kingmaker fetch URL DIR`: download a release over HTTP(S).
-//!
-//! `URL` is the release directory as served (`https://host/releases/NAME/`). First
-//! `manifest.sha256` and `manifest.json` are fetched and checked against each other (and against
-//! `--manifest-sha256` when given); then every listed file is downloaded to `NAME.part`, resumed
-//! with a `Range` request after an interruption (within this run, up to `--retries` times, and by
-//! running `fetch` again later), checked against the manifest's size and sha256, fsynced and
-//! renamed into place. The manifest is written last, so a directory with `manifest.sha256` holds a
-//! whole release. A file whose sha256 does not match is deleted, never kept.
-//!
-//! `--timeout T` (1 to 86400 s) bounds the wait for a connection, for a response's headers, and
-//! for every read of a body: a server that sends nothing for T seconds, mid-file included, has
-//! dropped the connection (resumed as above; the last error says the server stopped sending for T
-//! s). A slow server that keeps sending is never cut off. Redirects are followed to http:// and
-//! https:// URLs only; any other is an error that names where it pointed.
-//!
-//! `--layers L,…` and `--values-only` take part of a release: the chosen layers' files, with
-//! depths (`L.kmt`) or values alone (`L.values.kmt`). The copy then holds `parts.json`, the list
-//! of the files it has (unioned with an earlier partial fetch of the same release), which
-//! `verify` checks instead of every listed file; a whole fetch removes it.
-//!
-//! `DIR` is locked for the whole fetch (`DIR/kingmaker.lock`, the flock `build` holds on a run
-//! directory; the file stays): a second fetch into it is refused at once, naming the pid of the
-//! one at work. A write that fails names the file, and says when the disk is full. A `DIR` that
-//! holds another release (its manifest differs) or a run is refused, naming it; a fetch that
-//! fails before anything is downloaded removes the directory it created.
+//! `kingmaker fetch URL DIR`: download a release over HTTP(S), resumed and checked (docs/cli.md).
+//! 1. Each file is renamed from `NAME.part` only once its size and sha256 match, and the manifest
+//!    is written last, so a directory with `manifest.sha256` holds a whole release.
+//! 2. `--timeout` bounds each wait, not a download: a slow server that keeps sending is never cut.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;

@@ -1,10 +1,6 @@
-//! `kingmaker verify RELEASE_DIR [--deep]`: check a packed release.
-//!
-//! Always: the manifest against `manifest.sha256`, every file's presence, size and sha256, every
-//! layer file's header, block index and blocks, and the decoded values against the manifest's
-//! counts and digests. With `--deep`: every state of every layer (or, with `--sample N`, N random
-//! states of each) is re-derived from its children by the rules (`kernel::check::expected`), and
-//! any disagreement is reported by position.
+//! `kingmaker verify RELEASE_DIR [--deep]`: check a packed release (docs/cli.md, "Releases").
+//! 1. `--deep` re-derives states from their children by the rules (`kernel::check::expected`):
+//!    checksums and digests prove the files are the ones packed, not that the tables are right.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;

@@ -1,11 +1,7 @@
-//! `deploy fetch`: pack the finished run on the coordinator (copying first, in parts, the layers
-//! a run kept on its workers), download the release with scp and verify it here before it takes its
-//! final name.
-//!
-//! The pack runs detached on the coordinator (its own session, its log and exit status in
-//! files beside the run), and fetch follows its log: at level 2 it takes an hour or more, and an
-//! operator's dropped SSH connection must not kill it. A fetch started while a pack runs follows
-//! that pack instead of starting another.
+//! `deploy fetch`: pack the finished run on the coordinator, download it with scp, verify it here.
+//! 1. The pack runs detached (its own session, its log and exit status beside the run) and fetch
+//!    follows its log: it takes an hour or more at level 2, and a dropped SSH connection must not
+//!    kill it; a fetch started while a pack runs follows that pack (docs/operators.md, §7).
 
 use super::ssh::quote;
 use super::{sha256_file, Deployment};

@@ -1,10 +1,8 @@
-//! `kingmaker deploy <provision|launch|status|resume|fetch|teardown> --inventory FILE`: run a build
-//! on rented servers over SSH (docs/operators.md is the runbook).
-//!
-//! Everything happens through the system `ssh`/`scp` (inventory.rs, ssh.rs) with POSIX shell on
-//! the far side (host.rs). Services run under systemd where it runs (units from
-//! `deploy/systemd/`), else under `setsid nohup` with a pid file. The run's token travels on
-//! stdin into a root-only environment file and never appears on a command line or in a log.
+//! `kingmaker deploy`: run a build on rented servers over SSH (docs/operators.md, the runbook).
+//! 1. Only the system `ssh`/`scp` (ssh.rs) and a POSIX shell there (host.rs): any stock image does.
+//! 2. Services run under systemd (`deploy/systemd/`), else `setsid nohup` with a pid file, so that
+//!    they outlive the operator's SSH session.
+//! 3. The token travels on stdin into a root-only file: never on a command line, which `ps` shows.
 
 mod fetch;
 mod host;

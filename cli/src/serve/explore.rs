@@ -1,10 +1,7 @@
-//! The JSON that `kingmaker serve` answers with: what game a build holds, and for one position its
-//! labels and, for every legal move, the labels after it and what changed.
-//!
-//! The page asks `/api/info` what game it is looking at and draws what the game gives: its board
-//! drawing if it has one (a star board, say), else its ASCII picture, and the labels of the
-//! game's view (twelve forcing answers, or W / L / D of a two-player game), so a game
-//! added to the registry is explorable before it gets a drawing of its own.
+//! The JSON of the explorer page's routes, `/api/info` and `/api/position` (docs/api.md, "Routes").
+//! 1. The page draws what `/api/info` gives (the game's board drawing if it has one, else its
+//!    ASCII picture, and its view's labels), so a game added to the registry is explorable before
+//!    it gets a drawing of its own.
 
 use anyhow::Result;
 use kingmaker_coordinator::tables::open_tables;

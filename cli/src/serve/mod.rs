@@ -1,20 +1,8 @@
 //! `kingmaker serve DIR --listen ADDR`: a read-only HTTP server over a release (or a finished run).
-//!
-//! Routes (nothing else is served; no path reaches the file system):
-//! - `GET /` — the explorer page; `/app.js`, `/app.css` — its script and style (embedded).
-//! - `GET /api/info` — the game, its players, layers, start position and board (no parameters).
-//! - `GET /api/position?p=TEXT` — a position's labels and every move with the labels after it
-//!   (`p=start`: the start). A missing `p`, a position that does not parse, or a parameter the
-//!   route does not take is a 400 with `{"error": "..."}`. These two serve the page.
-//! - `GET /api/v1/info`, `GET /api/v1/probe?position=TEXT` — the versioned API for programs
-//!   ([`crate::serve::api`], docs/api.md): the probe of a position and its moves best first.
-//!
-//! Connections are accepted by a loop of our own rather than `axum::serve`, for two limits it
-//! does not have: a client must send a request's headers within `--header-timeout` seconds (also
-//! the idle time allowed between requests on a kept-alive connection), or the connection is
-//! closed; and at most `--max-connections` are open at once (by default fewer than the process's
-//! file limit allows), the next ones waiting in the listen queue. Half-sent requests and idle
-//! connections thus cannot hold the server for long or run it out of file descriptors.
+//! 1. Its routes are listed in docs/api.md ("Routes"); nothing else is served, so no path reaches
+//!    the file system.
+//! 2. [`serve_connections`] accepts connections rather than `axum::serve`, which has neither
+//!    `--header-timeout` nor `--max-connections` (docs/api.md, "Connections").
 
 pub mod api;
 pub mod explore;
@@ -118,7 +106,9 @@ pub struct Limits {
 
 /// Accept connections (at most `max_connections` at once) and serve HTTP/1.1 on each with
 /// `router`, closing those that take longer than `header_timeout` to send a request's headers,
-/// until Ctrl-C.
+/// until Ctrl-C. A loop of our own rather than `axum::serve`, which has neither limit: half-sent
+/// requests and idle connections cannot hold the server for long or run it out of file
+/// descriptors.
 pub async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: Router,

@@ -1,9 +1,8 @@
-//! The coordinator's side of the gRPC transport: the `kingmaker-worker` processes of one run,
-//! connected and checked (token, protocol version), heartbeated for the whole run
-//! ([`super::heartbeat`]), given each layer to open, and told when the run ends. Each layer's
-//! workers reach the barrier as [`RemoteWorker`]s, the same [`WorkerHandle`] the in-process
-//! workers implement. When a worker dies or stalls, every pending call returns an error naming
-//! it, so `drive_layer` fails within seconds and the build exits non-zero with its state intact.
+//! The coordinator's side of the gRPC transport: one run's workers, connected, watched and driven.
+//! 1. Each layer's workers reach the barrier as [`RemoteWorker`]s, the [`WorkerHandle`] that the
+//!    in-process workers implement too, so `drive_layer` drives both alike.
+//! 2. A dead or stalled worker fails every pending call with an error naming it, so the build
+//!    exits within seconds with its state intact (docs/coordinator.md).
 
 use super::heartbeat::{heartbeat_loop, Abort};
 use super::remote_worker::RemoteWorker;
