@@ -11,8 +11,10 @@
 #    binary of each commit the pipeline ran, copied out of target/ so that rebuilds never touch a
 #    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
 #    skipped when its results are written.
-# 2. Jobs are ordered so that each result lands as early as possible: level 2 (three layers, then
-#    the per-ply class census), the race for second place at level 2, then cc2p 7×7 / 4.
+# 2. Jobs are ordered so that each result lands as early as possible: level 2's `solo` layer alone
+#    and its per-ply class census (the classes need `solo` only: the depth-9 row within one
+#    sitting), level 2's three layers and their census, the race for second place at level 2,
+#    then cc2p 7×7 / 4.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -47,9 +49,11 @@ binary() {
 run_done() { [ -f "$root/$1/summary.json" ]; }
 census_done() { grep -q '"classes_per_depth"' "$root/$1/summary.json" 2>/dev/null; }
 
-jobs=(cc3p-2 cc3p-2-census race-2 race-2-census c74)
+jobs=(cc3p-2-solo cc3p-2-solo-census cc3p-2 cc3p-2-census race-2 race-2-census c74)
 job_done() {
   case $1 in
+    cc3p-2-solo) run_done cc3p-2-solo ;;
+    cc3p-2-solo-census) census_done cc3p-2-solo ;;
     cc3p-2) run_done cc3p-2 ;;
     cc3p-2-census) census_done cc3p-2 ;;
     race-2) run_done race-2 ;;
@@ -95,6 +99,8 @@ build_or_resume() {
 
 run_job() {
   case $1 in
+    cc3p-2-solo) build_or_resume cc3p-2-solo -- cc3p --level 2 --layers solo ;;
+    cc3p-2-solo-census) measured cc3p-2-solo -- "$(binary)" summarize "$root/cc3p-2-solo" --reachable ;;
     cc3p-2) build_or_resume cc3p-2 -- cc3p --level 2 ;;
     cc3p-2-census) measured cc3p-2 -- "$(binary)" summarize "$root/cc3p-2" --reachable ;;
     race-2) build_or_resume race-2 -- cc3p_race --level 2 ;;

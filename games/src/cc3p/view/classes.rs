@@ -204,8 +204,17 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
         witness,
     } = reached_from_start(game, &solo);
     let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
-    let ab = tables.layer("enable_ab")?.values_plane()?;
-    let ac = tables.layer("enable_ac")?.values_plane()?;
+    // The other layers' W/L/D where the run holds them: the classes need `solo` alone, so a
+    // `--layers solo` build gives the per-ply census hours before the whole level.
+    let mut others = Vec::new();
+    for name in ["enable_ab", "enable_ac"] {
+        if tables.layers().iter().any(|l| l.name == name) {
+            others.push((name, tables.layer(name)?.values_plane()?));
+        }
+    }
+    let planes: Vec<(&str, &ValuesPlane)> = std::iter::once(("solo", &solo))
+        .chain(others.iter().map(|(name, plane)| (*name, plane)))
+        .collect();
     // By placement, as `class_counts`: a placement's three states share its rotations, so each
     // reached placement is unranked and rotated once (the state-by-state pass took three times
     // as long at level 2).
@@ -237,7 +246,7 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
                 ];
                 let class = if live { live_class(v) } else { Class::Terminal };
                 acc.classes.add(class, v);
-                for (layer, plane) in [&solo, &ab, &ac].iter().enumerate() {
+                for (layer, (_, plane)) in planes.iter().enumerate() {
                     acc.layers[layer][wld(plane.get(i))] += 1;
                 }
                 for (counts, value) in acc.solo_by_player.iter_mut().zip(v) {
@@ -256,8 +265,9 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
             }
             a
         });
-    let layer_counts: Map<String, Value> = ["solo", "enable_ab", "enable_ac"]
+    let layer_counts: Map<String, Value> = planes
         .iter()
+        .map(|(name, _)| name)
         .zip(counts.layers)
         .map(|(name, c)| {
             (
