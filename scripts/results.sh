@@ -99,7 +99,7 @@ build_or_resume() {
 
 run_job() {
   case $1 in
-    cc3p-2-solo) build_or_resume cc3p-2-solo -- cc3p --level 2 --layers solo ;;
+    cc3p-2-solo) build_or_resume cc3p-2-solo -- cc3p --level 2 --layers solo --reachable true ;;
     cc3p-2-solo-census) measured cc3p-2-solo -- "$(binary)" summarize "$root/cc3p-2-solo" --reachable ;;
     cc3p-2) build_or_resume cc3p-2 -- cc3p --level 2 ;;
     cc3p-2-census) measured cc3p-2 -- "$(binary)" summarize "$root/cc3p-2" --reachable ;;

@@ -77,14 +77,15 @@ impl GameView for Cc3pView {
         Ok(report::sections(summary))
     }
 
-    /// The control classes, once all three layers are solved.
+    /// The control classes, once the `solo` layer is solved: they need its values alone (the
+    /// reachable block counts the other layers' W/L/D where the run holds them).
     fn summarize(
         &self,
         tables: &dyn Solved,
         reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
-        if LAYERS.iter().all(|l| tables.layers().iter().any(|f| f.name == *l)) {
+        if tables.layers().iter().any(|f| f.name == "solo") {
             classes::summarize(tables, self.cc3p(), reach, out)?;
         }
         Ok(())
