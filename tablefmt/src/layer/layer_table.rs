@@ -3,6 +3,7 @@
 //! pack, summaries, census) reads a layer through this, so it reads a layer in parts as it reads
 //! a whole one; memory is one file's block cache, shared out among the parts, never the table.
 
+use super::reader::{check_index, states_asked};
 use super::{LayerFile, LayerIdentity, ValuesPlane, DEFAULT_CACHE_BLOCKS};
 use crate::{FormatError, Lookup};
 
@@ -107,15 +108,14 @@ impl LayerTable {
         }
     }
 
+    /// The table as its messages name it (its first file).
+    fn name(&self) -> &str {
+        self.parts[0].1.name()
+    }
+
     /// The part holding row `index`, and the row's place in it.
     fn part(&self, index: u64) -> Result<(&LayerFile, u64), FormatError> {
-        if index >= self.states {
-            let name = self.parts[0].1.path().display();
-            return Err(FormatError::Corrupt(format!(
-                "{name}: index {index} out of range (the layer has {} states)",
-                self.states
-            )));
-        }
+        check_index(self.name(), index, self.states)?;
         let k = self.parts.partition_point(|(first, _)| *first <= index) - 1;
         let (first, file) = &self.parts[k];
         Ok((file, index - first))
@@ -134,21 +134,14 @@ impl LayerTable {
     }
 
     /// Values (and, unless `depth` is empty, depths) of the states `first .. first +
-    /// values.len()`, from every part they span.
+    /// values.len()`: [`LayerFile::read_states`] of every part they span.
     pub fn read_states(
         &self,
         first: u64,
         values: &mut [u8],
         depth: &mut [u16],
     ) -> Result<(), FormatError> {
-        let end = first + values.len() as u64;
-        if end > self.states {
-            let name = self.parts[0].1.path().display();
-            return Err(FormatError::Corrupt(format!(
-                "{name}: states {first}..{end} asked of a layer of {} states",
-                self.states
-            )));
-        }
+        let end = states_asked(self.name(), first, values, depth, self.states)?;
         let mut at = first;
         while at < end {
             let (file, i) = self.part(at)?;
@@ -307,5 +300,9 @@ mod tests {
         assert_eq!(parted.find_first(|_, d| d == 999).unwrap(), Some(700));
         assert!(parted.get(n as u64).is_err());
         assert!(parted.read_states(990, &mut [0u8; 11], &mut []).is_err());
+        // Depths asked for, but not one for each value: refused, as a file refuses it.
+        assert!(parted
+            .read_states(0, &mut [0u8; 4], &mut [0u16; 3])
+            .is_err());
     }
 }

@@ -122,6 +122,11 @@ impl LayerFile {
         &self.path
     }
 
+    /// The file's path as its messages name it.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The file's parsed header.
     pub fn header(&self) -> &LayerHeader {
         &self.header
@@ -231,12 +236,7 @@ impl LayerFile {
 
     /// The block of `index` and the state's place in it.
     fn locate(&self, index: u64) -> Result<(Arc<Block>, usize), FormatError> {
-        if index >= self.header.states {
-            return Err(FormatError::Corrupt(format!(
-                "{}: index {index} out of range (the layer has {} states)",
-                self.name, self.header.states
-            )));
-        }
+        check_index(&self.name, index, self.header.states)?;
         let bs = self.header.block_states as u64;
         Ok((self.block(index / bs)?, (index % bs) as usize))
     }
@@ -268,13 +268,7 @@ impl LayerFile {
         values: &mut [u8],
         depth: &mut [u16],
     ) -> Result<(), FormatError> {
-        let end = first + values.len() as u64;
-        if end > self.header.states || (!depth.is_empty() && depth.len() != values.len()) {
-            return Err(FormatError::Corrupt(format!(
-                "{}: states {first}..{end} asked of a layer of {} states",
-                self.name, self.header.states
-            )));
-        }
+        let end = states_asked(&self.name, first, values, depth, self.header.states)?;
         if values.is_empty() {
             return Ok(());
         }
@@ -372,6 +366,35 @@ impl LayerFile {
         )?;
         Ok(ValuesPlane::from_packed(states, bytes))
     }
+}
+
+/// Refuse `index` past the end of a layer of `states` states, the file or table `name`.
+pub(super) fn check_index(name: &str, index: u64, states: u64) -> Result<(), FormatError> {
+    if index >= states {
+        return Err(FormatError::Corrupt(format!(
+            "{name}: index {index} out of range (the layer has {states} states)"
+        )));
+    }
+    Ok(())
+}
+
+/// The end of the states `first .. first + values.len()` asked of a layer of `states` states
+/// (the file or table `name`), or why they cannot be read: past the layer's end, or depths asked
+/// for but not one for each value. The check of every `read_states`, a file's or a table's.
+pub(super) fn states_asked(
+    name: &str,
+    first: u64,
+    values: &[u8],
+    depth: &[u16],
+    states: u64,
+) -> Result<u64, FormatError> {
+    let end = first.saturating_add(values.len() as u64);
+    if end > states || (!depth.is_empty() && depth.len() != values.len()) {
+        return Err(FormatError::Corrupt(format!(
+            "{name}: states {first}..{end} asked of a layer of {states} states"
+        )));
+    }
+    Ok(end)
 }
 
 impl Lookup for LayerFile {
