@@ -5,9 +5,9 @@
 //! 2. docs/coordinator.md and docs/format.md ("A layer kept on its workers") say how.
 
 use super::layer::{check_name, OpenLayer};
-use super::WorkerService;
+use super::routed::{internal, KeptState, Piece, ZonePlan};
+use super::{ChunkStream, WorkerService};
 use kingmaker_games::reduction::Rows;
-use kingmaker_kernel::memory::start_writeback;
 use kingmaker_proto::v1 as pb;
 use kingmaker_tablefmt::chained_digest::ChainedDigest;
 use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity};
@@ -16,114 +16,16 @@ use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
 
 /// Routed states per message at most (3 bytes each before compression: under tonic's 4 MiB).
 const PIECE_STATES: usize = 1 << 18;
 /// Compressed bytes sent to one peer in one stream.
 const BATCH_BYTES: usize = 2 << 20;
-
-/// What an open layer keeps for its expansion: the zones, their owners, the pieces routed here.
-#[derive(Default)]
-pub(super) struct KeptState {
-    plan: Option<ZonePlan>,
-    /// `layer_dir/routed/`: one file per sending worker, its pieces back to back.
-    dir: PathBuf,
-    /// Per sender: its file and the bytes written since its writeback was last started.
-    files: HashMap<u32, (File, u64)>,
-    pieces: Vec<Piece>,
-}
-
-/// Bytes appended to a routed file between two starts of its writeback: under a memory cgroup,
-/// which counts the page cache, dirty pages that pile up get the worker killed.
-const WRITEBACK_BYTES: u64 = 4 << 20;
-
-struct ZonePlan {
-    zones: Vec<Range<u64>>,
-    owners: Vec<usize>,
-    run_states: u64,
-}
-
-/// One piece routed here: `states` states of zone `zone`, the `seq`-th piece `from` sent, stored
-/// at `offset .. offset + len` of `from`'s file (zstd of the values, then the depths).
-#[derive(Clone, Copy)]
-struct Piece {
-    zone: u32,
-    from: u32,
-    seq: u64,
-    offset: u64,
-    len: u64,
-    states: u64,
-}
-
-fn internal(what: &str, e: impl std::fmt::Display) -> Status {
-    Status::internal(format!("{what}: {e}"))
-}
-
-impl KeptState {
-    /// Forget what an earlier attempt routed and get ready for `plan`.
-    fn prepare(&mut self, dir: PathBuf, plan: ZonePlan) -> Result<(), Status> {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| internal(&format!("creating {}", dir.display()), e))?;
-        *self = KeptState {
-            plan: Some(plan),
-            dir,
-            files: HashMap::new(),
-            pieces: Vec::new(),
-        };
-        Ok(())
-    }
-
-    fn store(&mut self, chunk: &pb::RoutedChunk, from: u32) -> Result<(), Status> {
-        let plan = self.plan.as_ref().ok_or_else(|| {
-            Status::failed_precondition("routed states arrived before the expansion was prepared")
-        })?;
-        if chunk.zone as usize >= plan.zones.len() {
-            return Err(Status::invalid_argument(format!(
-                "routed states for zone {} of {}",
-                chunk.zone,
-                plan.zones.len()
-            )));
-        }
-        let path = self.dir.join(format!("from-{from:04}"));
-        let (file, dirty) = match self.files.entry(from) {
-            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => v.insert((
-                File::options()
-                    .create(true)
-                    .truncate(true)
-                    .read(true)
-                    .write(true)
-                    .open(&path)
-                    .map_err(|e| internal(&format!("opening {}", path.display()), e))?,
-                0,
-            )),
-        };
-        let offset = file
-            .seek(SeekFrom::End(0))
-            .and_then(|at| file.write_all(&chunk.data).map(|_| at))
-            .map_err(|e| internal(&format!("writing {}", path.display()), e))?;
-        *dirty += chunk.data.len() as u64;
-        if *dirty >= WRITEBACK_BYTES {
-            start_writeback(file);
-            *dirty = 0;
-        }
-        self.pieces.push(Piece {
-            zone: chunk.zone,
-            from,
-            seq: chunk.seq,
-            offset,
-            len: chunk.data.len() as u64,
-            states: chunk.states,
-        });
-        Ok(())
-    }
-}
 
 /// Values then depths of `values.len()` states, compressed.
 fn pack_piece(values: &[u8], depth: &[u16]) -> Vec<u8> {
@@ -288,7 +190,7 @@ impl WorkerService {
     pub(super) async fn read_part_call(
         &self,
         req: Request<pb::ReadPartRequest>,
-    ) -> Result<Response<super::rpc::ChunkStream>, Status> {
+    ) -> Result<Response<ChunkStream>, Status> {
         let req = req.into_inner();
         check_name("run id", &req.run_id)?;
         let name = req
@@ -548,7 +450,7 @@ fn keep_part(
             let files: HashMap<u32, PathBuf> = kept
                 .files
                 .keys()
-                .map(|&from| (from, kept.dir.join(format!("from-{from:04}"))))
+                .map(|&from| (from, kept.file_of(from)))
                 .collect();
             for group in mine.chunks(threads) {
                 let filled: Vec<Result<Rows, Status>> = group
@@ -624,9 +526,4 @@ fn chain(
     })
     .map_err(|e| Status::data_loss(e.to_string()))?;
     Ok(state)
-}
-
-/// The open layer's share of expansion state, made with it.
-pub(super) fn new_kept_state() -> Mutex<KeptState> {
-    Mutex::new(KeptState::default())
 }

@@ -1,8 +1,9 @@
 //! The layer a worker has open (its engine, checkpoints and router, the wave peers may deliver
 //! to, the coordinator's lease, the abort signal) and opening one for StartLayer.
 
+use super::routed::KeptState;
+use super::router::{GrpcRouter, RouterMetrics};
 use super::WorkerService;
-use crate::router::{GrpcRouter, RouterMetrics};
 use kingmaker_games::AnyGame;
 use kingmaker_kernel::checkpoint::CheckpointStore;
 use kingmaker_kernel::memory::CellStorage;
@@ -33,7 +34,7 @@ pub(super) struct OpenLayer {
     /// The game the engine solves (a reduced game's expansion needs its [`AnyGame::reduction`]).
     pub(super) game: Arc<AnyGame>,
     /// The finished layer's expansion, when it is kept on the workers.
-    pub(super) kept: std::sync::Mutex<super::kept::KeptState>,
+    pub(super) kept: std::sync::Mutex<KeptState>,
     /// The layer's checkpoints, in `data_dir/<run id>/<layer>/checkpoint/`.
     pub(super) checkpoints: Arc<CheckpointStore>,
     pub(super) router: Arc<GrpcRouter>,
@@ -277,7 +278,7 @@ impl WorkerService {
             peers,
             engine: Arc::new(engine),
             game: game.clone(),
-            kept: super::kept::new_kept_state(),
+            kept: std::sync::Mutex::new(KeptState::default()),
             checkpoints: Arc::new(CheckpointStore::new(layer_dir.join("checkpoint"))),
             router,
             open_wave: AtomicU32::new(0),

@@ -4,10 +4,13 @@
 //!    and applying on their compute threads could wait for each other forever.
 
 // A kernel engine per open layer behind the RPCs; finished layers kept where they were computed.
+// They use this file's items and one another without a cycle: layer uses router and routed; kept,
+// rpc and replica use layer (kept uses routed too); process uses only this file.
 mod kept;
 mod layer;
 mod process;
 mod replica;
+mod routed;
 mod router;
 mod rpc;
 
@@ -259,6 +262,10 @@ impl WorkerService {
         }
     }
 }
+
+/// The chunks of a streamed reply: shard arrays, checkpoint replicas, kept parts.
+type ChunkStream =
+    std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
 
 /// A kernel step admitted by [`WorkerService::begin_step`].
 struct Step<'a> {

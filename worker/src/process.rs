@@ -2,8 +2,7 @@
 //! option checks, the compute threads, the network runtime, the listener and the metrics
 //! endpoint around [`serve`].
 
-use super::WorkerOptions;
-use crate::serve;
+use super::{serve, WorkerOptions};
 use anyhow::{Context, Result};
 use kingmaker_kernel::memory::choose_memory_budget;
 use kingmaker_kernel::options;

@@ -4,8 +4,8 @@
 //! 2. Not on the coordinator, which cannot hold a copy of every worker's cells past one machine's
 //!    size: a ring spreads copies and traffic over the workers and survives losing any one host.
 
-use super::layer::OpenLayer;
-use super::WorkerService;
+use super::layer::{check_name, OpenLayer};
+use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::KernelError;
 use kingmaker_proto::v1 as pb;
 use kingmaker_rpc::convert::Convert;
@@ -389,12 +389,12 @@ impl WorkerService {
     pub(super) async fn get_replica_call(
         &self,
         req: Request<pb::GetReplicaRequest>,
-    ) -> Result<Response<super::rpc::ChunkStream>, Status> {
+    ) -> Result<Response<ChunkStream>, Status> {
         let req = req.into_inner();
         // Not through the open layer: the owner asks while both are restoring, and the files are
         // only read.
-        super::layer::check_name("run id", &req.run_id)?;
-        super::layer::check_name("layer name", &req.layer)?;
+        check_name("run id", &req.run_id)?;
+        check_name("layer name", &req.layer)?;
         checked_kind(req.owner as usize, &req.layer, &req.name)?;
         let layer_dir = self.inner.opts.data_dir.join(&req.run_id).join(&req.layer);
         let path = replica_dir(&layer_dir, req.owner as usize).join(&req.name);

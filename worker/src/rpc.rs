@@ -4,20 +4,16 @@
 //! wave it may run in and what it does.
 
 use super::layer::{check_name, OpenLayer};
-use super::WorkerService;
+use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::memory::physical_memory;
 use kingmaker_kernel::{ClosedWave, KernelError};
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
 use kingmaker_rpc::convert::Convert;
 use kingmaker_rpc::wire::{decode_updates, encode_depth, encode_values};
 use prost::Message;
-use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
-
-pub(super) type ChunkStream =
-    Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::DataChunk, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
@@ -86,7 +82,7 @@ impl Worker for WorkerService {
         let (layer, wave) = (&step.layer, step.wave);
         // Not `blocking`: a damaged checkpoint is no reason to abandon the run, the coordinator may
         // fall back to the one before.
-        let load = |l: Arc<super::layer::OpenLayer>| async move {
+        let load = |l: Arc<OpenLayer>| async move {
             tokio::task::spawn_blocking(move || l.checkpoints.load(&l.engine, wave))
                 .await
                 .map_err(|e| Status::internal(format!("restoring panicked: {e}")))?
