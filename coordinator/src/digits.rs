@@ -1,5 +1,7 @@
-//! Numbers as people read them: digits grouped by thousands.
+//! Numbers as people read them: counts with digits grouped by thousands, sizes in binary units.
 
+/// 4947100130 -> "4,947,100,130" (the one grouping of the house, kept beside the formats' own
+/// messages that print it).
 pub use kingmaker_tablefmt::release::manifest::thousands;
 
 /// "4947100130" -> "4,947,100,130" (anything but a u64 in decimal unchanged).
@@ -10,12 +12,45 @@ pub fn group_digits(s: &str) -> String {
     }
 }
 
+/// A size in bytes with one decimal in the largest binary unit it reaches, up to TiB:
+/// "512 B", "1.5 KiB", "3.0 GiB".
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn grouped() {
-        assert_eq!(super::thousands(4_947_100_130), "4,947,100,130");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::group_digits("12x"), "12x");
+        assert_eq!(thousands(4_947_100_130), "4,947,100,130");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
+        assert_eq!(group_digits("12x"), "12x");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(human_bytes(17 << 30), "17.0 GiB");
+        assert_eq!(human_bytes(5 << 40), "5.0 TiB");
+        assert_eq!(human_bytes(1 << 50), "1024.0 TiB");
     }
 }

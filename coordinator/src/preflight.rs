@@ -1,7 +1,7 @@
 //! What a build will need (states, memory, disk), checked before anything is allocated: a job
 //! that cannot fit is refused with its numbers, not found out by the kernel's OOM killer.
 
-use crate::digits::group_digits;
+use crate::digits::{human_bytes, thousands};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -64,38 +64,34 @@ pub fn free_disk(path: &Path) -> Option<u64> {
     ok.then(|| (s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
 /// Refuse a build whose needs exceed the disk at `out`; say what it will use otherwise.
 pub fn check(needs: &Needs, budget: u64, out: &Path) -> Result<()> {
     let where_cells = if needs.cells_in_memory {
-        format!("in memory (budget {})", gib(budget))
+        format!("in memory (budget {})", human_bytes(budget))
     } else {
         format!(
             "more than the memory budget of {}, so mapped from files in the run directory",
-            gib(budget)
+            human_bytes(budget)
         )
     };
     let plan = format!(
         "{} states: cells of {} {where_cells}; about {} of disk",
-        group_digits(&needs.states.to_string()),
-        gib(needs.cells),
-        gib(needs.disk)
+        thousands(needs.states),
+        human_bytes(needs.cells),
+        human_bytes(needs.disk)
     );
     match free_disk(out) {
         Some(free) if needs.disk > free => bail!(
             "this build does not fit: {plan}, and {} has {} free. Give it a smaller game, a disk \
              with room (--out), more memory (--memory-budget), or workers (--workers)",
             out.display(),
-            gib(free)
+            human_bytes(free)
         ),
         Some(_) => {}
         None => tracing::warn!(
             "the free disk space at {} cannot be read: the build's {} of disk are not checked",
             out.display(),
-            gib(needs.disk)
+            human_bytes(needs.disk)
         ),
     }
     tracing::info!("{plan}");
@@ -143,7 +139,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("42,001,790,947,308,396 states") && err.contains("free"),
+            err.contains("42,001,790,947,308,396 states")
+                && err.contains("the memory budget of 17.0 GiB")
+                && err.contains("free"),
             "{err}"
         );
         check(&needs(1000, 1000, 1, 1 << 20, false), 1 << 20, dir.path()).unwrap();

@@ -18,6 +18,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use host::Health;
 use inventory::{Host, Inventory};
+use kingmaker_coordinator::digits::human_bytes;
 use sha2::{Digest, Sha256};
 use ssh::Ssh;
 use std::path::{Path, PathBuf};
@@ -349,21 +350,6 @@ fn token_or_create(path: &Path) -> Result<String> {
     read_token(path)
 }
 
-pub fn human_bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", units[i])
-    }
-}
-
 /// Print per-host results; an error naming every failed host if any failed.
 pub fn report<T>(results: Vec<(&Host, Result<T>)>, mut ok: impl FnMut(&Host, T)) -> Result<()> {
     let mut failed = Vec::new();
@@ -398,6 +384,5 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(format!("{:#}", read_token(&path).unwrap_err()).contains("chmod 600"));
         assert_eq!(fingerprint("abc").len(), 16);
-        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
     }
 }

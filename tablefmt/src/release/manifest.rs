@@ -239,17 +239,12 @@ pub fn counts_in_words(c: &ValueCounts) -> String {
     )
 }
 
-/// 4947100130 -> "4,947,100,130".
+/// 4947100130 -> "4,947,100,130": every count the house prints (this crate's messages, the
+/// games' views, the CLI through `kingmaker_coordinator::digits`, the end-to-end tests). The
+/// grouping itself is `num-format`'s.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    use num_format::{Locale, ToFormattedString};
+    n.to_formatted_string(&Locale::en)
 }
 
 /// Read `dir/manifest.json`, checked against `dir/manifest.sha256`.
