@@ -8,7 +8,7 @@ use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_games::cc3p::Cc3p;
 use kingmaker_games::conformance::MoveRates;
-use kingmaker_games::go::{Board, Flag, Go, State, Surface};
+use kingmaker_games::go::{sample, Go, Surface};
 use kingmaker_games::reduction::SolvedTable;
 use kingmaker_games::toppen::{Toppen, ToppenOptions};
 use kingmaker_kernel::{Game, Node};
@@ -44,82 +44,8 @@ fn succ(g: &impl Game, i: u64) -> Vec<u64> {
 fn go() {
     let g = Go::new(Surface::Torus, 4, 4).expect("4x4 torus");
     let mut rng = StdRng::seed_from_u64(9);
-    let states = go_states(&g, &mut rng, 20_000);
+    let states = sample::random_states(&g, &mut rng, 20_000);
     println!("{}: {}", g.name(), MoveRates::measure(&g, &states));
-}
-
-/// Random legal Go states: walks from the empty board, random boards with every legal flag, and
-/// ko shapes (the sampler of the Go tests).
-fn go_states(g: &Go, rng: &mut StdRng, count: usize) -> Vec<u64> {
-    let mut out = Vec::new();
-    while out.len() < count / 2 {
-        let mut i = g.start();
-        for _ in 0..rng.gen_range(0..3 * g.geometry().n) {
-            let kids = succ(g, i);
-            if kids.is_empty() {
-                break;
-            }
-            // Passes end games quickly: prefer stones.
-            let k = rng.gen_range(0..kids.len());
-            i = if k == kids.len() - 1 && rng.gen_bool(0.7) {
-                kids[0]
-            } else {
-                kids[k]
-            };
-        }
-        out.push(i);
-    }
-    let geom = g.geometry();
-    while out.len() < count {
-        let (mut black, mut white) = (0u64, 0u64);
-        for p in 0..geom.n {
-            match rng.gen_range(0..3) {
-                1 => black |= 1 << p,
-                2 => white |= 1 << p,
-                _ => {}
-            }
-        }
-        let board = Board { black, white };
-        if !board.all_groups_breathe(geom) {
-            continue;
-        }
-        let side = rng.gen_range(0..2);
-        let flags = [Flag::Clear, Flag::Pass, Flag::End]
-            .into_iter()
-            .chain((0..geom.n as u8).map(Flag::Ko));
-        for flag in flags {
-            let i = g.index(&State { board, side, flag });
-            if g.is_legal(i) {
-                out.push(i);
-            }
-        }
-    }
-    // Ko shapes: p empty with the last mover's stones around it, one of them (x) a single stone
-    // whose other neighbours belong to the side to move.
-    let mut tries = 0;
-    while out.len() < count + count / 4 && tries < 100 * count {
-        tries += 1;
-        let mut board = g.state(out[rng.gen_range(0..out.len())]).board;
-        let (p, side) = (rng.gen_range(0..geom.n), rng.gen_range(0..2u8));
-        let around = geom.nbr[p];
-        if around == 0 {
-            break;
-        }
-        let choices: Vec<usize> = (0..geom.n).filter(|&q| around >> q & 1 == 1).collect();
-        let x = choices[rng.gen_range(0..choices.len())];
-        board.set(1 << p, None);
-        board.set(around, Some(1 - side));
-        board.set(geom.nbr[x] & !(1 << p), Some(side));
-        let i = g.index(&State {
-            board,
-            side,
-            flag: Flag::Ko(p as u8),
-        });
-        if g.is_legal(i) {
-            out.push(i);
-        }
-    }
-    out
 }
 
 /// cc3p level 2 over 2 M random indices and 2 M states of random games.

@@ -172,9 +172,9 @@ impl PyTables {
         first: &Bound<'_, PyAny>,
         count: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (first, count) = self.range(layer, first, count)?;
-        let values = self.inner.values(layer, first, count).map_err(py_err)?;
-        Ok(PyBytes::new(py, &values))
+        self.bulk_bytes(py, layer, first, count, |f, c| {
+            self.inner.values(layer, f, c)
+        })
     }
 
     /// The depths of `count` states from `first`, as little-endian u16 bytes.
@@ -185,10 +185,10 @@ impl PyTables {
         first: &Bound<'_, PyAny>,
         count: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (first, count) = self.range(layer, first, count)?;
-        let depths = self.inner.depths(layer, first, count).map_err(py_err)?;
-        let bytes: Vec<u8> = depths.iter().flat_map(|d| d.to_le_bytes()).collect();
-        Ok(PyBytes::new(py, &bytes))
+        self.bulk_bytes(py, layer, first, count, |f, c| {
+            let depths = self.inner.depths(layer, f, c)?;
+            Ok(depths.iter().flat_map(|d| d.to_le_bytes()).collect())
+        })
     }
 }
 
@@ -221,6 +221,20 @@ impl PyTables {
                 reason: format!("the game has {states} states"),
             })),
         }
+    }
+
+    /// A bulk read of `layer` as bytes: `first` and `count` checked ([`PyTables::range`]), then
+    /// `read` from the first state for the count.
+    fn bulk_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        layer: &str,
+        first: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
+        read: impl FnOnce(u64, usize) -> Result<Vec<u8>, ProbeError>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let (first, count) = self.range(layer, first, count)?;
+        Ok(PyBytes::new(py, &read(first, count).map_err(py_err)?))
     }
 
     /// `first` and `count` of a bulk read as the library takes them: ints, else TypeError;

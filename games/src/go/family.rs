@@ -61,16 +61,22 @@ impl GameFamily for GoParams {
 
     /// Every surface on a tiny board, with every threshold (their layers are solved twice).
     fn examples() -> Vec<Self> {
-        [("plane", 2, 2), ("cylinder", 1, 3), ("torus", 2, 2), ("klein", 2, 2), ("projective", 1, 3)]
-            .map(|(surface, rows, cols)| {
-                let n = i32::from(rows) * i32::from(cols);
-                GoParams {
-                    surface: surface.into(),
-                    size: BoardSize { rows, cols },
-                    thresholds: (-n + 1..=n).collect(),
-                }
-            })
-            .to_vec()
+        [
+            ("plane", 2, 2),
+            ("cylinder", 1, 3),
+            ("torus", 2, 2),
+            ("klein", 2, 2),
+            ("projective", 1, 3),
+        ]
+        .map(|(surface, rows, cols)| {
+            let n = i32::from(rows) * i32::from(cols);
+            GoParams {
+                surface: surface.into(),
+                size: BoardSize { rows, cols },
+                thresholds: (-n + 1..=n).collect(),
+            }
+        })
+        .to_vec()
     }
 
     /// The listed thresholds, or the first step of the search for the start's optimal score.

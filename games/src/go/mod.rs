@@ -12,13 +12,14 @@ pub mod index;
 pub mod legal;
 pub mod moves;
 pub mod notation;
+pub mod sample;
 pub mod score;
 pub mod search;
 pub mod surface;
 pub mod view;
 
-use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::Layer;
+use kingmaker_kernel::{Game, Node};
 use std::ops::RangeInclusive;
 
 pub use board::Board;

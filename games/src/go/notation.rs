@@ -3,10 +3,10 @@
 //! 1. A point is its column letter (`a` leftmost) and row number (`1` the top row): `b3`. A move is
 //!    a point or `pass`. Letters are case-insensitive.
 
-use crate::drawing::Drawing;
 use super::board::Board;
 use super::index::{Flag, State};
 use super::{moves, Go, GoError};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use serde_json::{json, Map, Value};
 

@@ -4,18 +4,18 @@
 //! 1. Only what the solved thresholds prove at the position: the build chose them for the start, so
 //!    elsewhere (after a pass, say) a bound may stay open. A finished game shows its final score.
 
-use crate::view::two_player::line_json;
-use crate::view::{GameView, Labels};
-use crate::view::ApiError;
-use crate::view::Solved;
-use anyhow::{bail, Result};
+use crate::go::bounds::ScoreBounds;
 use crate::go::search::bounds;
 use crate::go::Go;
+use crate::reading::LayerInfo;
+use crate::view::two_player::line_json;
+use crate::view::ApiError;
+use crate::view::Solved;
+use crate::view::{GameView, Labels};
 use crate::AnyGame;
 use crate::Notation;
+use anyhow::{bail, Result};
 use kingmaker_kernel::{Game, Node};
-use crate::go::bounds::ScoreBounds;
-use crate::reading::LayerInfo;
 use kingmaker_tablefmt::{FormatError, Lookup, Value as Outcome};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;

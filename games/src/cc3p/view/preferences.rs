@@ -3,11 +3,11 @@
 //! 1. Each state has exactly one chosen child, so following the rule ends in a won terminal state
 //!    or a cycle, and one retrograde pass from the terminal states finds every outcome.
 
+use crate::cc3p::answers::{answer, Cc3pTables, Question};
 use crate::cc3p::Cc3p;
+use crate::reading::{Answer, Value};
 use crate::Notation;
 use kingmaker_kernel::{Game, Node};
-use crate::cc3p::answers::{answer, Cc3pTables, Question};
-use crate::reading::{Answer, Value};
 use kingmaker_tablefmt::{FormatError, Lookup};
 
 /// How a player who cannot win alone chooses its move.
@@ -142,15 +142,7 @@ pub fn choose<T: Lookup>(
                 next
             }
         }
-        Rule::Leader | Rule::Trailer => {
-            let to_go = game.rows_to_go(s);
-            let nearer_prev = to_go[prev] < to_go[next];
-            let farther_prev = to_go[prev] > to_go[next];
-            match (rule, nearer_prev, farther_prev) {
-                (Rule::Leader, true, _) | (Rule::Trailer, _, true) => prev,
-                _ => next,
-            }
-        }
+        Rule::Leader | Rule::Trailer => by_rows_to_go(game, rule, s, p),
         Rule::Spoiler => unreachable!("handled above"),
     };
     // Hand the win to q (fastest), else to the other opponent, else lose slowest.
@@ -163,6 +155,24 @@ pub fn choose<T: Lookup>(
         return Ok(Some(c));
     }
     least(&slowest_loss)
+}
+
+/// The opponent the leader (`Rule::Leader`) or trailer rule hands the win to at `s`, whose mover
+/// is `mover`: the one nearer its goal, or farther from it ([`Cc3p::rows_to_go`]); the next
+/// player on a tie.
+fn by_rows_to_go(game: &Cc3p, rule: Rule, s: u64, mover: usize) -> usize {
+    let (next, prev) = ((mover + 1) % 3, (mover + 2) % 3);
+    let to_go = game.rows_to_go(s);
+    let prev_wins = match rule {
+        Rule::Leader => to_go[prev] < to_go[next],
+        Rule::Trailer => to_go[prev] > to_go[next],
+        _ => unreachable!("only the leader and trailer rules compare rows to go"),
+    };
+    if prev_wins {
+        prev
+    } else {
+        next
+    }
 }
 
 /// The children of the live state `s`, whose mover is `mover`, in the order that breaks the rules'
@@ -453,7 +463,8 @@ mod tests {
         if let Some(c) = least(&|a| a.solo[p].value == Value::Draw, &|_| 0) {
             return Ok(Some(c));
         }
-        let slowest = |keep: &dyn Fn(&Answers) -> bool| least(keep, &|a| -i64::from(depth(a.solo[p])));
+        let slowest =
+            |keep: &dyn Fn(&Answers) -> bool| least(keep, &|a| -i64::from(depth(a.solo[p])));
         if rule == Rule::Spoiler {
             return Ok(slowest(&|a| a.class != Class::SoloWin).or_else(|| slowest(&|_| true)));
         }
@@ -472,15 +483,7 @@ mod tests {
                     next
                 }
             }
-            Rule::Leader | Rule::Trailer => {
-                let to_go = game.rows_to_go(s);
-                let nearer_prev = to_go[prev] < to_go[next];
-                let farther_prev = to_go[prev] > to_go[next];
-                match (rule, nearer_prev, farther_prev) {
-                    (Rule::Leader, true, _) | (Rule::Trailer, _, true) => prev,
-                    _ => next,
-                }
-            }
+            Rule::Leader | Rule::Trailer => by_rows_to_go(game, rule, s, p),
             Rule::Spoiler => unreachable!("handled above"),
         };
         let hand = |q: usize| {
@@ -516,7 +519,11 @@ mod tests {
             for s in 0..game.size() {
                 let (want, states, cycle) = follow(&game, &t, rule, s).unwrap();
                 assert_eq!(o.outcome[s as usize], want, "{} at {s}", rule.name());
-                let plies = if cycle.is_some() { 0 } else { states.len() as u32 };
+                let plies = if cycle.is_some() {
+                    0
+                } else {
+                    states.len() as u32
+                };
                 assert_eq!(o.plies[s as usize], plies, "{} at {s}", rule.name());
             }
         }
@@ -544,7 +551,12 @@ mod tests {
             for s in (0..game.size()).filter(|&s| !matches!(game.node(s), Node::Illegal)) {
                 let (r, i) = (game.rotate(s) as usize, s as usize);
                 let choice = (o.choice[i] != u64::MAX).then(|| game.rotate(o.choice[i]));
-                assert_eq!((o.choice[r] != u64::MAX).then_some(o.choice[r]), choice, "{} at {s}", rule.name());
+                assert_eq!(
+                    (o.choice[r] != u64::MAX).then_some(o.choice[r]),
+                    choice,
+                    "{} at {s}",
+                    rule.name()
+                );
                 assert_eq!(o.outcome[r], turned(o.outcome[i]), "{} at {s}", rule.name());
                 assert_eq!(o.plies[r], o.plies[i], "{} at {s}", rule.name());
             }
