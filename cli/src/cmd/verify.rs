@@ -17,6 +17,8 @@ use kingmaker_tablefmt::release::verify::{held_files, verify_release};
 use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
 use kingmaker_tablefmt::run::RUN_INFO;
 use kingmaker_tablefmt::Value;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
 use rayon::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -254,15 +256,11 @@ fn deep_states(states: u64, sample: Option<u64>) -> Vec<u64> {
 /// `n` distinct states of `0..states`, ascending, drawn by a fixed sequence (n ≤ states / 2, so
 /// each round of draws finds at least half of what it still needs).
 fn distinct_random(states: u64, n: u64) -> Vec<u64> {
-    // splitmix64: a fixed, dependency-free sequence, so a sample is reproducible.
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % states
-    };
+    // SplitMix64, the workspace's fixed sequence, so a sample is reproducible. Its state starts at
+    // the golden-ratio constant (the sequence this function has always drawn: samples stay the
+    // ones earlier versions checked).
+    let mut rng = SplitMix64::seed_from_u64(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || rng.next_u64() % states;
     let mut out: Vec<u64> = Vec::with_capacity(n as usize);
     while (out.len() as u64) < n {
         let missing = n - out.len() as u64;
@@ -397,5 +395,20 @@ mod tests {
         assert_eq!(deep_states(5, Some(5)), vec![0, 1, 2, 3, 4]);
         assert_eq!(deep_states(5, Some(99)), vec![0, 1, 2, 3, 4]);
         assert_eq!(deep_states(5, None), vec![0, 1, 2, 3, 4]);
+    }
+
+    /// The samples drawn before the generator was rand_xoshiro's (an inline splitmix64): a seed
+    /// means the same states in every version.
+    #[test]
+    fn samples_are_those_of_earlier_versions() {
+        assert_eq!(
+            deep_states(1662, Some(8)),
+            [172, 667, 827, 887, 1052, 1068, 1260, 1633]
+        );
+        assert_eq!(
+            deep_states(1_000_000_000_000, Some(4)),
+            [19471545679, 202426094747, 376780542444, 522194355700]
+        );
+        assert_eq!(deep_states(10, Some(5)), [0, 3, 4, 7, 9]);
     }
 }
