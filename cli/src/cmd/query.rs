@@ -11,7 +11,8 @@ use std::path::PathBuf;
 pub struct QueryArgs {
     /// A run directory written by `kingmaker build`, or a release written by `kingmaker pack`.
     pub dir: PathBuf,
-    /// The position, in the game's notation (see the README), or `start`.
+    /// The position, in the game's notation (docs/cli.md, "Position notation", and each game's
+    /// page), or `start`.
     pub position: String,
     /// Print JSON.
     #[arg(long)]
