@@ -255,7 +255,7 @@ pub fn sample<G: Game + Notation>(g: &G, n: usize, seed: u64) -> Vec<u64> {
 
 /// How fast a game generates moves and unmoves, measured on one core over given states: what
 /// `cargo bench -p kingmaker-games --bench moves` prints for each game (record figures in
-/// BENCHMARKS.md).
+/// docs/benchmarks/kernel.md).
 #[derive(Clone, Copy, Debug)]
 pub struct MoveRates {
     /// States whose successors were generated per CPU-second.

@@ -3,8 +3,8 @@
 //! before anything is written so that a bad value is refused with a clear message instead of
 //! failing (or panicking) in the middle of a run. Each check returns the message on error.
 
-/// At most this many compute threads per core: more only adds switching (BENCHMARKS.md,
-/// "Threads beyond the cores").
+/// At most this many compute threads per core: more only adds switching
+/// (docs/benchmarks/kernel.md, "Threads beyond the cores").
 pub const THREADS_PER_CORE: usize = 4;
 /// The largest `--shard-size`: far beyond any index space this code can solve (a shard larger
 /// than the game is one shard holding all of it).

@@ -366,7 +366,7 @@ fn kill_9_across_phases_then_resume_gives_identical_tables() {
 /// `cargo test --release -p kingmaker-e2e --test crash_matrix -- --ignored --nocapture`; results
 /// in docs/benchmarks/resilience.md.
 #[test]
-#[ignore]
+#[ignore = "the long soak (300 kill -9 rounds by default, minutes): run by hand, in release"]
 fn crash_matrix_soak() {
     let rounds = std::env::var("KINGMAKER_SOAK_ROUNDS")
         .ok()
