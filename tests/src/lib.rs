@@ -632,27 +632,19 @@ pub fn send_signal(pid: u32, sig: libc::c_int) {
     );
 }
 
-/// `GET http://ADDR/metrics` (Prometheus text) with a bare HTTP/1.0 request: the body, or why
-/// there is none (nothing listens any more, a status other than 200...).
+/// `GET http://ADDR/metrics` (Prometheus text): the body, or why there is none (nothing listens
+/// any more, a status other than 200...).
 pub fn scrape_metrics(addr: &str) -> Result<String, String> {
-    use std::io::{Read, Write};
-    let get = || -> std::io::Result<String> {
-        let mut stream = std::net::TcpStream::connect(addr)?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
-        let mut text = String::new();
-        stream.read_to_string(&mut text)?;
-        Ok(text)
-    };
-    let text = get().map_err(|e| format!("GET http://{addr}/metrics: {e}"))?;
-    match text.split_once("\r\n\r\n") {
-        Some((head, body))
-            if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") =>
-        {
-            Ok(body.to_string())
-        }
-        _ => Err(format!("GET http://{addr}/metrics: {text}")),
-    }
+    let url = format!("http://{addr}/metrics");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    agent
+        .get(&url)
+        .call()
+        .and_then(|mut answer| answer.body_mut().read_to_string())
+        .map_err(|e| format!("GET {url}: {e}"))
 }
 
 /// The value of the sample `name` (no labels) in Prometheus text, if present.
@@ -778,24 +770,49 @@ pub fn log_text(log: &Path) -> String {
     std::fs::read_to_string(log).unwrap_or_default()
 }
 
-/// A number as the CLI prints it: "4947100130" -> "4,947,100,130".
-pub fn grouped(n: u64) -> String {
-    let d = n.to_string();
-    let mut out = String::new();
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// A number as the CLI prints it: 4947100130 -> "4,947,100,130" (the CLI's own function).
+pub use kingmaker_tablefmt::release::manifest::thousands as grouped;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kingmaker_tablefmt::layer::LayerIdentity;
     use kingmaker_tablefmt::table::TableWriter;
+
+    /// `scrape_metrics` against a one-answer server on loopback: the body of a 200, an error
+    /// naming the URL and the status otherwise, and an error when nothing listens.
+    #[test]
+    fn metrics_are_scraped_and_a_bad_answer_is_named() {
+        use std::io::{Read, Write};
+        let answer_once = |status: &'static str| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap().to_string();
+            std::thread::spawn(move || {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head);
+                let body = "# TYPE kingmaker_x counter\nkingmaker_x_total 3\n";
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+            addr
+        };
+        let text = scrape_metrics(&answer_once("200 OK")).unwrap();
+        assert_eq!(metric(&text, "kingmaker_x_total"), Some(3), "{text}");
+        let addr = answer_once("503 Service Unavailable");
+        let err = scrape_metrics(&addr).unwrap_err();
+        assert!(
+            err.contains(&format!("http://{addr}/metrics")) && err.contains("503"),
+            "{err}"
+        );
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = closed.local_addr().unwrap().to_string();
+        drop(closed);
+        assert!(scrape_metrics(&addr).is_err());
+    }
 
     /// A run directory holding one layer `solo` with these values and depths.
     fn run_with(dir: &std::path::Path, values: &[u8], depth: &[u16]) {

@@ -3,8 +3,9 @@
 //! 2. The tables must have the embedded build's digests; a wrong token, an incompatible worker, a
 //!    killed or stalled worker and a lost coordinator must each be reported clearly.
 
-use kingmaker_e2e::{addrs, assert_ok, assert_same_tables, bin, kingmaker, read_json, Worker};
-use std::io::{Read, Write};
+use kingmaker_e2e::{
+    addrs, assert_ok, assert_same_tables, bin, kingmaker, metric, read_json, scrape_metrics, Worker,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -68,26 +69,10 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// GET http://ADDR/metrics with a bare HTTP/1.0 request.
-fn scrape(addr: &str) -> String {
-    let mut stream =
-        std::net::TcpStream::connect(addr).expect("connecting to the metrics endpoint");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text
-}
-
-fn metric(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| {
-            l.strip_prefix(name)
-                .and_then(|rest| rest.trim().parse().ok())
-        })
-        .unwrap_or_else(|| panic!("no metric {name} in\n{text}"))
+/// The sample `name` of the worker whose metrics listen at `addr`.
+fn worker_metric(addr: &str, name: &str) -> u64 {
+    let text = scrape_metrics(addr).unwrap();
+    metric(&text, name).unwrap_or_else(|| panic!("no metric {name} in\n{text}"))
 }
 
 #[test]
@@ -177,29 +162,19 @@ fn metrics_endpoints_count_the_traffic() {
         &["--shard-size", "128", "--worker-timeout", "30"],
     );
     assert_ok(&out, "build");
-    let sent: u64 = workers
-        .iter()
-        .map(|w| {
-            metric(
-                &scrape(w.metrics.as_ref().unwrap()),
-                "kingmaker_worker_update_bytes_sent_total",
-            )
-        })
-        .sum();
-    let received: u64 = workers
-        .iter()
-        .map(|w| {
-            metric(
-                &scrape(w.metrics.as_ref().unwrap()),
-                "kingmaker_worker_update_bytes_received_total",
-            )
-        })
-        .sum();
+    let total = |name: &str| -> u64 {
+        workers
+            .iter()
+            .map(|w| worker_metric(w.metrics.as_ref().unwrap(), name))
+            .sum()
+    };
+    let sent = total("kingmaker_worker_update_bytes_sent_total");
+    let received = total("kingmaker_worker_update_bytes_received_total");
     assert!(
         sent > 0 && sent == received,
         "sent {sent}, received {received}"
     );
-    let text = scrape(workers[0].metrics.as_ref().unwrap());
+    let text = scrape_metrics(workers[0].metrics.as_ref().unwrap()).unwrap();
     assert!(
         text.contains("# TYPE kingmaker_worker_waves counter\nkingmaker_worker_waves_total "),
         "{text}"
