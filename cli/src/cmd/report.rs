@@ -15,6 +15,8 @@ use kingmaker_coordinator::tables::{kind_name, Tables};
 use kingmaker_games::view::report::{Part, Section};
 use kingmaker_probe::{Game, Kind, Value as Outcome};
 use kingmaker_tablefmt::run::{read_waves, WaveRecord};
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -327,6 +329,58 @@ fn game_section(page: &mut Page, section: &Section) -> Result<()> {
     Ok(())
 }
 
+/// The page's chart of `title` over the axes `x` and `y` (described `x_desc`, `y_desc`) as SVG:
+/// the setup every chart shares (size, caption, margins, mesh, the legend at the upper right),
+/// `mesh` adding a chart's own label settings and `draw` its series.
+fn svg_chart<X, Y>(
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    (x, y): (X, Y),
+    mesh: impl FnOnce(&mut MeshStyle<'_, '_, X::CoordDescType, Y::CoordDescType, SVGBackend<'_>>),
+    draw: impl FnOnce(&mut Chart<'_, X, Y>) -> Result<()>,
+) -> Result<String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, CHART).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x, y)?;
+        let mut style = chart.configure_mesh();
+        style
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| format!("{x:.0}"));
+        mesh(&mut style);
+        style.draw()?;
+        draw(&mut chart)?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A chart of [`svg_chart`] over the axes `X` and `Y`.
+type Chart<'a, X, Y> = ChartContext<
+    'a,
+    SVGBackend<'a>,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
 /// Bars of one or more series over 0, 1, 2, ...; a log scale, as counts span many decades.
 fn bar_chart(
     title: &str,
@@ -342,56 +396,37 @@ fn bar_chart(
         .max()
         .unwrap_or(1)
         .max(1);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, CHART).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                -0.5f64..n as f64 - 0.5,
-                (0.8f64..top as f64 * 2.0).log_scale(),
-            )?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_labels(n.min(20))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| short_number(*y))
-            .draw()?;
-        let k = series.len() as f64;
-        for (j, (name, color, values)) in series.iter().enumerate() {
-            let color = *color;
-            chart
-                .draw_series(
-                    values
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &v)| v > 0)
-                        .map(|(x, &v)| {
+    svg_chart(
+        title,
+        (x_desc, y_desc),
+        (
+            -0.5f64..n as f64 - 0.5,
+            (0.8f64..top as f64 * 2.0).log_scale(),
+        ),
+        |mesh| {
+            mesh.x_labels(n.min(20))
+                .y_label_formatter(&|y| short_number(*y));
+        },
+        |chart| {
+            let k = series.len() as f64;
+            for (j, (name, color, values)) in series.iter().enumerate() {
+                let color = *color;
+                chart
+                    .draw_series(values.iter().enumerate().filter(|(_, &v)| v > 0).map(
+                        |(x, &v)| {
                             let left = x as f64 - 0.4 + 0.8 * j as f64 / k;
                             let right = left + 0.8 / k;
                             Rectangle::new([(left, 0.8), (right, v as f64)], color.filled())
-                        }),
-                )?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
-    }
-    Ok(svg)
+                        },
+                    ))?
+                    .label(*name)
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                    });
+            }
+            Ok(())
+        },
+    )
 }
 
 /// One line per series.
@@ -404,41 +439,25 @@ fn line_chart(
     let points = || lines.iter().flat_map(|l| l.1.iter());
     let x_max = points().map(|p| p.0).fold(1.0, f64::max);
     let y_max = points().map(|p| p.1).fold(0.0, f64::max).max(1e-3) * 1.1;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, CHART).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw()?;
-        for (j, (name, pts)) in lines.iter().enumerate() {
-            let color = PALETTE[j % PALETTE.len()];
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
-                });
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
-    }
-    Ok(svg)
+    svg_chart(
+        title,
+        (x_desc, y_desc),
+        (0f64..x_max, 0f64..y_max),
+        |_| {},
+        |chart| {
+            for (j, (name, pts)) in lines.iter().enumerate() {
+                let color = PALETTE[j % PALETTE.len()];
+                chart
+                    .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
+                    });
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Seconds to three significant digits (0.000783, 1.25, 5380).
