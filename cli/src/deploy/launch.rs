@@ -9,13 +9,8 @@ use std::time::{Duration, Instant};
 
 pub fn launch(d: &Deployment, settle_secs: u64) -> Result<()> {
     super::provision::check_build_args(d)?;
-    let healths = d.preflight()?;
-    let coord = d.inv.coordinator();
-    let (_, ch) = healths
-        .iter()
-        .find(|(h, _)| h.name == coord.name)
-        .expect("probed");
-    if ch.running() {
+    let (healths, coord, coordinator_running) = preflight(d)?;
+    if coordinator_running {
         bail!(
             "the coordinator on {} is already running run {}: see `kingmaker deploy status`",
             coord.name,
@@ -44,12 +39,7 @@ pub fn launch(d: &Deployment, settle_secs: u64) -> Result<()> {
 }
 
 pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()> {
-    let healths = d.preflight()?;
-    let coord = d.inv.coordinator();
-    let (_, ch) = healths
-        .iter()
-        .find(|(h, _)| h.name == coord.name)
-        .expect("probed");
+    let (healths, coord, coordinator_running) = preflight(d)?;
     let phase = super::status::run_phase(d).unwrap_or_default();
     if phase == "complete" {
         println!(
@@ -63,7 +53,7 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
         .filter(|(h, hl)| h.name != coord.name && !hl.running())
         .map(|(h, _)| h.name.as_str())
         .collect();
-    if ch.running() && down.is_empty() {
+    if coordinator_running && down.is_empty() {
         println!(
             "every service of run {} is running; nothing to resume",
             d.inv.run.name
@@ -71,7 +61,7 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
         print_watch_hints(d);
         return Ok(());
     }
-    if ch.running() {
+    if coordinator_running {
         // The coordinator lost workers: it stops on its own within its heartbeat timeout; make
         // sure it has before the workers come back, so that it resumes from its checkpoint.
         println!(
@@ -91,6 +81,22 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
     }
     Ok(())
 }
+
+/// The preflight of both: every host's health, the coordinator's host, and whether the
+/// coordinator runs.
+fn preflight(d: &Deployment) -> Result<(Healths<'_>, &Host, bool)> {
+    let healths = d.preflight()?;
+    let coord = d.inv.coordinator();
+    let (_, health) = healths
+        .iter()
+        .find(|(h, _)| h.name == coord.name)
+        .expect("probed");
+    let running = health.running();
+    Ok((healths, coord, running))
+}
+
+/// Every host with what its probe found.
+type Healths<'d> = Vec<(&'d Host, Health)>;
 
 /// Start every worker that is not running, then wait until every worker listens.
 fn start_workers(d: &Deployment, healths: &[(&Host, Health)]) -> Result<()> {
