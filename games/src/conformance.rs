@@ -29,12 +29,41 @@ pub fn check_game<G: Game + Notation + 'static>(game: &Arc<G>, layers: &[Layer])
             check_state(g, i);
         }
         check_non_live_listing(g);
+        check_node_sweeps(g, &[(0, g.size())]);
         for layer in layers {
             check_solve(game, layer);
         }
     } else {
         for i in sample(g, SAMPLES, 0x5eed) {
             check_state(g, i);
+        }
+        let runs: Vec<(u64, u64)> = sample(g, 64, 0x5ee9)
+            .into_iter()
+            .map(|i| (i, (g.size() - i).min(1 + i % 40_000)))
+            .collect();
+        check_node_sweeps(g, &runs);
+    }
+}
+
+/// [`Game::nodes`] agrees with [`Game::node`] over each run `(first, len)`, swept whole and in
+/// pieces of awkward lengths (a game's sweep restarts at each piece).
+pub fn check_node_sweeps<G: Game>(g: &G, runs: &[(u64, u64)]) {
+    for &(first, len) in runs {
+        let expected: Vec<Node> = (first..first + len).map(|i| g.node(i)).collect();
+        for piece in [len.max(1), 1, 7, 4093] {
+            let mut swept = vec![Node::Illegal; len as usize];
+            for (c, out) in swept.chunks_mut(piece as usize).enumerate() {
+                g.nodes(first + c as u64 * piece, out);
+            }
+            if let Some(i) = (0..len as usize).find(|&i| swept[i] != expected[i]) {
+                panic!(
+                    "{}: nodes() of state {} in pieces of {piece} gives {:?}, node() {:?}",
+                    g.name(),
+                    first + i as u64,
+                    swept[i],
+                    expected[i]
+                );
+            }
         }
     }
 }

@@ -141,6 +141,9 @@ impl Game for AnyGame {
     fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
         each_game!(self, g => g.predecessors_and_count(index, out))
     }
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        each_game!(self, g => g.nodes(first, out))
+    }
     fn each_non_live(&self, f: &mut dyn FnMut(u64, Node)) -> bool {
         each_game!(self, g => g.each_non_live(f))
     }

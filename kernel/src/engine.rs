@@ -385,17 +385,20 @@ impl<G: Game> WorkerEngine<G> {
         if listed {
             return Ok(());
         }
-        blocks.into_par_iter().for_each(|(shard, b)| {
-            let range = shard.block_range(b);
-            let mut fresh = false;
-            for (i, cell) in shard.cells()[range.clone()].iter().enumerate() {
-                let index = shard.start + (range.start + i) as u64;
-                let value = self.initial_cell(self.game.node(index));
-                fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
-                cell.store(value, Relaxed);
-            }
-            shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
-        });
+        blocks
+            .into_par_iter()
+            .for_each_init(Vec::new, |nodes, (shard, b)| {
+                let range = shard.block_range(b);
+                nodes.resize(range.len(), Node::Illegal);
+                self.game.nodes(shard.start + range.start as u64, nodes);
+                let mut fresh = false;
+                for (cell, &node) in shard.cells()[range].iter().zip(nodes.iter()) {
+                    let value = self.initial_cell(node);
+                    fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
+                    cell.store(value, Relaxed);
+                }
+                shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
+            });
         Ok(())
     }
 

@@ -69,6 +69,15 @@ pub trait Game: Send + Sync {
         None
     }
 
+    /// [`Game::node`] of the states `first .. first + out.len()`, into `out`. The initial pass
+    /// classifies every state in index order, so games that unrank a run faster in one sweep than
+    /// index by index override this.
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        for (i, node) in out.iter_mut().enumerate() {
+            *node = self.node(first + i as u64);
+        }
+    }
+
     /// Call `f` on every state that is not live (terminal or illegal), each once, and return
     /// true; or return false if the game cannot list them directly. Where they are few, this
     /// spares the kernel's initial pass from classifying every index.

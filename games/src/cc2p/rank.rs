@@ -192,6 +192,28 @@ impl Cc2p {
         &self,
         first: u64,
         count: usize,
+        f: impl FnMut(usize, [u128; 2], u64),
+    ) {
+        self.sweep::<true>(first, count, f)
+    }
+
+    /// Every placement `first .. first + count` in order: `f(i, cells)` with its two players'
+    /// cells (the sweep of [`Cc2p::each_placement_with_twin`] without the twin).
+    pub(crate) fn each_placement(
+        &self,
+        first: u64,
+        count: usize,
+        mut f: impl FnMut(usize, [u128; 2]),
+    ) {
+        self.sweep::<false>(first, count, |i, cells, _| f(i, cells))
+    }
+
+    /// The sweep of both: with `TWIN`, the twin's placement is computed (else 0).
+    #[inline(always)]
+    fn sweep<const TWIN: bool>(
+        &self,
+        first: u64,
+        count: usize,
         mut f: impl FnMut(usize, [u128; 2], u64),
     ) {
         let k = self.k as usize;
@@ -222,13 +244,17 @@ impl Cc2p {
                 for j in 0..k {
                     let b = free[q[j] as usize] as usize;
                     mask1 |= bit(b);
-                    twin0 += self.choose.c(n - 1 - b, k - j);
+                    if TWIN {
+                        twin0 += self.choose.c(n - 1 - b, k - j);
+                    }
                 }
                 // Mirror cell n-1-a_j has as many twin player-0 cells below it as b above a_j.
                 let mut twin1 = 0u64;
-                for (j, &m) in ma[..k].iter().enumerate() {
-                    let above = (mask1 >> (n - m)).count_ones() as usize;
-                    twin1 += self.choose.c(m - above, j + 1);
+                if TWIN {
+                    for (j, &m) in ma[..k].iter().enumerate() {
+                        let above = (mask1 >> (n - m)).count_ones() as usize;
+                        twin1 += self.choose.c(m - above, j + 1);
+                    }
                 }
                 f(i, [mask0, mask1], twin0 * self.sets1 + twin1);
                 // The next k-subset of 0..n-k in colex order.

@@ -5,12 +5,12 @@
 //! 2. Moves, values, the way back to the full table, the quarter: docs/cc2p-notation.md.
 
 use super::mirror::{Kind, Mirror};
-use crate::drawing::Drawing;
 use super::{Cc2p, Cc2pError, Expanded, Pos};
-use kingmaker_kernel::{Game, Node};
-use kingmaker_kernel::{LOSS, WIN};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use crate::reduction::{ReadRouted, Reduction, SolvedTable};
+use kingmaker_kernel::{Game, Node};
+use kingmaker_kernel::{LOSS, WIN};
 use rayon::prelude::*;
 
 /// The states of a [`Cc2p`] game with player 1 to move, each standing for itself and its
@@ -88,6 +88,18 @@ impl Cc2pReduced {
     #[inline]
     pub fn full_index(&self, q: u64) -> u64 {
         self.placement(q) << 1 | SIDE
+    }
+
+    /// The node of a half state from its full state's: seen from the side to move.
+    #[inline]
+    fn half_node(&self, full: Node) -> Node {
+        match full {
+            Node::Terminal { outcome: winner } => Node::Terminal {
+                outcome: winner ^ SIDE as u8,
+            },
+            Node::Live { .. } => Node::Live { mover: 0 },
+            Node::Illegal => Node::Illegal,
+        }
     }
 
     /// The full game this half stands for.
@@ -280,12 +292,25 @@ impl Game for Cc2pReduced {
     /// The full game's node of `2h + 1` (player 1 to move), its winner made relative to the side
     /// to move (0: the side to move has won).
     fn node(&self, h: u64) -> Node {
-        match self.full.node(self.full_index(h)) {
-            Node::Terminal { outcome: winner } => Node::Terminal {
-                outcome: winner ^ SIDE as u8,
-            },
-            Node::Live { .. } => Node::Live { mover: 0 },
-            Node::Illegal => Node::Illegal,
+        self.half_node(self.full.node(self.full_index(h)))
+    }
+
+    /// One sweep per run of indices in one block of player-0 sets, whose placements are
+    /// consecutive.
+    fn nodes(&self, first: u64, out: &mut [Node]) {
+        let sets1 = self.full.sets1;
+        let mut done = 0;
+        while done < out.len() {
+            let h = first + done as u64;
+            let run = ((sets1 - h % sets1) as usize).min(out.len() - done);
+            let nodes = &mut out[done..done + run];
+            self.full.each_placement(self.placement(h), run, |i, o| {
+                nodes[i] = self.half_node(self.full.classify(&Pos {
+                    o,
+                    mover: SIDE as usize,
+                }));
+            });
+            done += run;
         }
     }
 
@@ -539,7 +564,11 @@ mod tests {
         // (Each run recomputes its zones' rows: runs of one block on a game of many blocks
         // would be rows × blocks of that in a debug build, and tell no more than small runs.)
         let small_run = if blocks < 3000 { 1 } else { 7 };
-        let sizes = [(1, blocks / 7), (n as u64 / 5, small_run), (u64::MAX, blocks)];
+        let sizes = [
+            (1, blocks / 7),
+            (n as u64 / 5, small_run),
+            (u64::MAX, blocks),
+        ];
         for (zone_states, run) in sizes {
             let zones = g.zones(zone_states);
             assert_eq!(zones.first().map(|z| z.start), Some(0));
@@ -552,7 +581,11 @@ mod tests {
             }
             let (mut zv, mut zd) = (vec![0u8; n], vec![0u16; n]);
             for (zone, (rv, rd)) in zones.into_iter().zip(routed) {
-                assert_eq!(rv.len() as u64, zone.end - zone.start, "every state routed once");
+                assert_eq!(
+                    rv.len() as u64,
+                    zone.end - zone.start,
+                    "every state routed once"
+                );
                 let mut at = 0;
                 let mut read = |v: &mut [u8], d: &mut [u16]| {
                     v.copy_from_slice(&rv[at..at + v.len()]);
@@ -564,8 +597,14 @@ mod tests {
                 g.expand_zone(zone, &mut read, &mut zv[span.clone()], &mut zd[span])
                     .unwrap();
             }
-            assert!(zv == f.values, "{m}x{m}/{k}, zones of {zone_states}: values differ");
-            assert!(zd == f.depth, "{m}x{m}/{k}, zones of {zone_states}: depths differ");
+            assert!(
+                zv == f.values,
+                "{m}x{m}/{k}, zones of {zone_states}: values differ"
+            );
+            assert!(
+                zd == f.depth,
+                "{m}x{m}/{k}, zones of {zone_states}: depths differ"
+            );
         }
         let count = |v: u8| f.values.iter().filter(|&&x| x == v).count();
         eprintln!(
