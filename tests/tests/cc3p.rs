@@ -215,10 +215,22 @@ fn layers_added_to_a_finished_run_give_the_full_build() {
     // The classes read the solo layer alone: the same counts, every ply's too, before the other
     // two layers exist; the reachable block counts the layers the run holds.
     assert_eq!(part["classes"], full["classes"]);
-    for key in ["states", "new_per_depth", "classes_per_depth", "classes", "solo_by_player"] {
-        assert_eq!(part["reachable"][key], full["reachable"][key], "reachable.{key}");
+    for key in [
+        "states",
+        "new_per_depth",
+        "classes_per_depth",
+        "classes",
+        "solo_by_player",
+    ] {
+        assert_eq!(
+            part["reachable"][key], full["reachable"][key],
+            "reachable.{key}"
+        );
     }
-    assert_eq!(part["reachable"]["layers"]["solo"], full["reachable"]["layers"]["solo"]);
+    assert_eq!(
+        part["reachable"]["layers"]["solo"],
+        full["reachable"]["layers"]["solo"]
+    );
     assert!(part["reachable"]["layers"]["enable_ab"].is_null(), "{part}");
     let solo_path = part_dir.join("layers/solo.kmt");
     let solo_written = std::fs::metadata(&solo_path).unwrap().modified().unwrap();
