@@ -62,28 +62,33 @@ job_done() {
   esac
 }
 
+# Split `WRAPPER… -- REST…` into the caller's arrays wrap and rest (its locals: bash scoping).
+split_wrapper() {
+  wrap=()
+  while [ "$1" != "--" ]; do wrap+=("$1"); shift; done
+  shift
+  rest=("$@")
+}
+
 # Run a kingmaker command on run directory DIR, timed into logs/DIR/ (scripts/measure-run.sh).
 # A wrapper before `--` (the cgroup of c74) goes in front of the niced binary.
 measured() {
-  local dir=$1
+  local dir=$1 wrap rest
   shift
-  local wrap=()
-  while [ "$1" != "--" ]; do wrap+=("$1"); shift; done
-  shift
+  split_wrapper "$@"
   current=$dir
   "$here/scripts/measure-run.sh" "$root/$dir" "$root/logs/$dir" -- \
-    "${wrap[@]}" nice -n "$nice_level" "$@" &
+    "${wrap[@]}" nice -n "$nice_level" "${rest[@]}" &
   child=$!
   wait "$child"
 }
 
 # Build the run directory DIR, or resume it if a build started it.
 build_or_resume() {
-  local dir=$1
+  local dir=$1 wrap rest
   shift
-  local wrap=()
-  while [ "$1" != "--" ]; do wrap+=("$1"); shift; done
-  shift
+  split_wrapper "$@"
+  set -- "${rest[@]}"
   local bin
   bin=$(binary)
   if [ -f "$root/$dir/run.json" ]; then
