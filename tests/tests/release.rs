@@ -1,7 +1,6 @@
-//! Packed releases end to end, through the real `kingmaker` binary: build cc3p level 1 → pack →
-//! verify → query (equal to the run's tables for every state), corruption of every kind, fetch
-//! from a local HTTP server (complete, interrupted and resumed, corrupted), and the explorer page
-//! in a real headless Chromium.
+//! Packed releases end to end through the real binary: build cc3p level 1 → pack → verify → query
+//! (equal to the run for every state), every kind of corruption, fetch from a local HTTP server
+//! (complete, resumed, corrupted) and the explorer page in a real headless Chromium.
 
 use kingmaker_e2e::{kingmaker, kingmaker_ok, packed_release, raw_get, start_serve};
 use kingmaker_tablefmt::release::LayerFile;
