@@ -542,6 +542,41 @@ mod tests {
         }
     }
 
+    /// The tie-break's order (issue 44): at a state where A moves, the game's move order; at
+    /// any state rotated by one seat, the rotated children in the same order. So the same
+    /// situation seen from B's or C's seat breaks its ties towards the corresponding move.
+    #[test]
+    fn the_seat_order_is_the_move_order_with_the_mover_in_a_seat() {
+        let (game, _) = level_1();
+        let mut seen = [0; 3];
+        for s in 0..game.size() {
+            let Node::Live { mover } = game.node(s) else {
+                continue;
+            };
+            let p = usize::from(mover);
+            seen[p] += 1;
+            let order = children_in_seat_order(&game, s, p);
+            if p == 0 {
+                let moves: Vec<u64> = Notation::moves(&*game, s)
+                    .into_iter()
+                    .map(|m| m.1)
+                    .collect();
+                assert_eq!(order, moves, "at {s}");
+            }
+            let turned: Vec<u64> = order.iter().map(|&c| game.rotate(c)).collect();
+            let r = game.rotate(s);
+            assert_eq!(
+                children_in_seat_order(&game, r, (p + 1) % 3),
+                turned,
+                "at {s}"
+            );
+        }
+        assert!(
+            seen.iter().all(|&n| n > 0),
+            "live states by mover: {seen:?}"
+        );
+    }
+
     #[test]
     fn every_rule_treats_the_three_seats_alike() {
         let (game, t) = level_1();
