@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The long results jobs of docs/results.md, one after another, niced, resumable across sittings.
-#   scripts/results.sh [--root DIR]            run the pipeline (foreground; see below for background)
+#   scripts/results.sh [--root DIR] [run [JOB…]]  run the pipeline, or these jobs (foreground)
 #   scripts/results.sh [--root DIR] status     where each job stands
 #   scripts/results.sh [--root DIR] stop       pause: the running build checkpoints and exits (SIGTERM)
 # Start it in the background at the start of every sitting:
@@ -11,10 +11,12 @@
 #    binary of each commit the pipeline ran, copied out of target/ so that rebuilds never touch a
 #    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
 #    skipped when its results are written.
-# 2. Jobs are ordered so that each result lands as early as possible: level 2's `solo` layer alone
-#    and its per-ply class census (the classes need `solo` only: the depth-9 row within one
-#    sitting), level 2's three layers and their census, the race for second place at level 2,
-#    then cc2p 7×7 / 4.
+# 2. Jobs are ordered so that each result lands as early as possible, and a job that needs more
+#    than one sitting of this 2-core machine (whose run root has not outlived a sitting) comes
+#    after those that fit in one: the race's `top2` layer of level 2 alone (second place for the
+#    mover, ~1.5 h), level 2's three layers and their census, the race's four layers, then cc2p
+#    7×7 / 4. Level 2's `solo` layer and its per-ply census (the depth-9 row, docs/results.md) are
+#    done: `scripts/results.sh run cc3p-2-solo cc3p-2-solo-census` runs them again.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -25,6 +27,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$here/.." && pwd)/runs
 if [ "${1:-}" = "--root" ]; then root=$2; shift 2; fi
 action=${1:-run}
+[ $# -gt 0 ] && shift
 mkdir -p "$root/bin" "$root/logs"
 log="$root/pipeline.log"
 pidfile="$root/pipeline.pid"
@@ -49,9 +52,10 @@ binary() {
 run_done() { [ -f "$root/$1/summary.json" ]; }
 census_done() { grep -q '"classes_per_depth"' "$root/$1/summary.json" 2>/dev/null; }
 
-jobs=(cc3p-2-solo cc3p-2-solo-census cc3p-2 cc3p-2-census race-2 race-2-census c74)
+jobs=(race-2-top2 cc3p-2 cc3p-2-census race-2 race-2-census c74)
 job_done() {
   case $1 in
+    race-2-top2) run_done race-2-top2 ;;
     cc3p-2-solo) run_done cc3p-2-solo ;;
     cc3p-2-solo-census) census_done cc3p-2-solo ;;
     cc3p-2) run_done cc3p-2 ;;
@@ -108,6 +112,7 @@ run_job() {
     cc3p-2-solo-census) measured cc3p-2-solo -- "$(binary)" summarize "$root/cc3p-2-solo" --reachable ;;
     cc3p-2) build_or_resume cc3p-2 -- cc3p --level 2 ;;
     cc3p-2-census) measured cc3p-2 -- "$(binary)" summarize "$root/cc3p-2" --reachable ;;
+    race-2-top2) build_or_resume race-2-top2 -- cc3p_race --level 2 --layers top2 ;;
     race-2) build_or_resume race-2 -- cc3p_race --level 2 ;;
     race-2-census) measured race-2 -- "$(binary)" summarize "$root/race-2" --reachable ;;
     # 15.8 GB of cells in a 6 GiB cgroup: out of core, leaving the machine's memory to the rest.
@@ -145,8 +150,14 @@ stop() {
 case $action in
   status) status; exit 0 ;;
   stop) stop; exit 0 ;;
-  run) ;;
-  *) echo "usage: scripts/results.sh [--root DIR] [run|status|stop]" >&2; exit 2 ;;
+  run)
+    for j in "$@"; do
+      [[ " ${jobs[*]} cc3p-2-solo cc3p-2-solo-census " == *" $j "* ]] \
+        || { echo "unknown job: $j (jobs: ${jobs[*]} cc3p-2-solo cc3p-2-solo-census)" >&2; exit 2; }
+    done
+    [ $# -gt 0 ] && jobs=("$@")
+    ;;
+  *) echo "usage: scripts/results.sh [--root DIR] [run [JOB…]|status|stop]" >&2; exit 2 ;;
 esac
 
 if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then

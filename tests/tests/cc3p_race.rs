@@ -84,3 +84,36 @@ fn level_1_second_place_numbers() {
         "{says}"
     );
 }
+
+/// A run that holds only some layers gets the counts those layers allow, the same as the whole
+/// build's, and none it cannot compute (level 2's second place is built layer by layer).
+#[test]
+fn second_place_from_the_layers_a_run_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (layers, expect_kingmaker) in [("top2", false), ("solo,top2", true)] {
+        let out = tmp.path().join(layers.replace(',', "-"));
+        kingmaker_ok(&[
+            "build",
+            "cc3p_race",
+            "--level",
+            "1",
+            "--layers",
+            layers,
+            "--out",
+            path_str(&out),
+        ]);
+        let s = read_json(&out.join("summary.json"));
+        let b = &s["second_place"]["all"];
+        assert_eq!(b["live"], 1074, "{layers}: {b}");
+        assert_eq!(b["mover_secures_second"], 843, "{layers}: {b}");
+        assert!(b.get("kingmaker_deal").is_none(), "{layers}: {b}");
+        if expect_kingmaker {
+            assert_eq!(b["classes"]["kingmaker"], 240, "{layers}: {b}");
+            assert_eq!(b["kingmaker_secure_second"], 231, "{layers}: {b}");
+            assert_eq!(b["kingmaker_all_to_third"], 9, "{layers}: {b}");
+        } else {
+            assert!(b.get("classes").is_none(), "{layers}: {b}");
+            assert!(b.get("kingmaker_secure_second").is_none(), "{layers}: {b}");
+        }
+    }
+}

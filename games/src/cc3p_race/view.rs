@@ -33,37 +33,60 @@ impl RaceView {
     }
 }
 
-/// What is counted, by state.
+/// What is counted, by state, from the layers a run holds (`None`: its layers are missing).
 #[derive(Clone, Copy, Default)]
 struct Counts {
-    /// terminal, solo win, spoiler draw, kingmaker (first place, as in cc3p).
-    classes: [u64; 4],
-    /// Kingmaker states where some player can force at least second place alone.
-    kingmaker_secure_second: u64,
-    /// Kingmaker states where the other two can push every player down to third place.
-    kingmaker_all_to_third: u64,
-    /// Kingmaker states where some player can hand the win to an opponent and keep second.
-    kingmaker_deal: u64,
-    /// Live states where the mover can force at least second place.
-    mover_secures_second: u64,
     /// Live states.
     live: u64,
+    /// terminal, solo win, spoiler draw, kingmaker (first place, as in cc3p): needs `solo`.
+    classes: Option<[u64; 4]>,
+    /// Live states where the mover can force at least second place: needs `top2`.
+    mover_secures_second: Option<u64>,
+    /// Kingmaker states where some player can force at least second place alone, and where the
+    /// other two can push every player down to third place: need `solo` and `top2`.
+    kingmaker_secure_second: Option<u64>,
+    kingmaker_all_to_third: Option<u64>,
+    /// Kingmaker states where some player can hand the win to an opponent and keep second: needs
+    /// all four layers.
+    kingmaker_deal: Option<u64>,
+}
+
+/// The values planes of [`LAYERS`], those a run holds.
+type Planes = [Option<ValuesPlane>; 4];
+
+fn bump(counter: &mut Option<u64>, yes: bool) {
+    *counter = Some(counter.unwrap_or(0) + u64::from(yes));
+}
+
+fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
 }
 
 impl Counts {
-    fn add(&mut self, game: &Cc3pRace, planes: &[ValuesPlane; 4], s: u64) {
-        let Node::Live { mover } = game.node(s) else {
-            self.classes[0] += 1;
+    fn add(&mut self, game: &Cc3pRace, planes: &Planes, s: u64) {
+        let node = game.node(s);
+        let mut classes = self.classes.unwrap_or_default();
+        let Node::Live { mover } = node else {
+            classes[0] += 1;
+            if planes[0].is_some() {
+                self.classes = Some(classes);
+            }
             return;
         };
         let g = game.cc3p();
         let r1 = g.rotate(s);
         let r2 = g.rotate(r1);
         let as_a = [s, r2, r1]; // the state in which player P plays A's role
-        let of = |layer: usize| as_a.map(|i| planes[layer].get(i));
-        let (solo, top2, deal_next, deal_prev) = (of(0), of(1), of(2), of(3));
+        let of = |layer: usize| planes[layer].as_ref().map(|p| as_a.map(|i| p.get(i)));
+        let (solo, top2) = (of(0), of(1));
         self.live += 1;
-        self.mover_secures_second += u64::from(top2[usize::from(mover)] == WIN);
+        if let Some(top2) = top2 {
+            bump(&mut self.mover_secures_second, top2[usize::from(mover)] == WIN);
+        }
+        let Some(solo) = solo else { return };
         let class = if solo.contains(&WIN) {
             1
         } else if solo.contains(&DRAW) {
@@ -71,41 +94,69 @@ impl Counts {
         } else {
             3
         };
-        self.classes[class] += 1;
-        if class == 3 {
-            self.kingmaker_secure_second += u64::from(top2.contains(&WIN));
-            self.kingmaker_all_to_third += u64::from(top2.iter().all(|&v| v == LOSS));
-            self.kingmaker_deal +=
-                u64::from(deal_next.contains(&WIN) || deal_prev.contains(&WIN));
+        classes[class] += 1;
+        self.classes = Some(classes);
+        let kingmaker = class == 3;
+        if let Some(top2) = top2 {
+            bump(&mut self.kingmaker_secure_second, kingmaker && top2.contains(&WIN));
+            bump(
+                &mut self.kingmaker_all_to_third,
+                kingmaker && top2.iter().all(|&v| v == LOSS),
+            );
+        }
+        if let (Some(deal_next), Some(deal_prev)) = (of(2), of(3)) {
+            bump(
+                &mut self.kingmaker_deal,
+                kingmaker && (deal_next.contains(&WIN) || deal_prev.contains(&WIN)),
+            );
         }
     }
 
-    fn merge(mut self, o: Counts) -> Counts {
-        for k in 0..4 {
-            self.classes[k] += o.classes[k];
+    fn merge(self, o: Counts) -> Counts {
+        let classes = match (self.classes, o.classes) {
+            (None, None) => None,
+            (a, b) => {
+                let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+                Some(std::array::from_fn(|k| a[k] + b[k]))
+            }
+        };
+        Counts {
+            live: self.live + o.live,
+            classes,
+            mover_secures_second: sum(self.mover_secures_second, o.mover_secures_second),
+            kingmaker_secure_second: sum(self.kingmaker_secure_second, o.kingmaker_secure_second),
+            kingmaker_all_to_third: sum(self.kingmaker_all_to_third, o.kingmaker_all_to_third),
+            kingmaker_deal: sum(self.kingmaker_deal, o.kingmaker_deal),
         }
-        self.kingmaker_secure_second += o.kingmaker_secure_second;
-        self.kingmaker_all_to_third += o.kingmaker_all_to_third;
-        self.kingmaker_deal += o.kingmaker_deal;
-        self.mover_secures_second += o.mover_secures_second;
-        self.live += o.live;
-        self
     }
 
+    /// The counts its layers allow; a count whose layers are missing is left out.
     fn json(&self) -> Value {
-        json!({
-            "classes": {
-                "terminal": self.classes[0],
-                "solo_win": self.classes[1],
-                "spoiler_draw": self.classes[2],
-                "kingmaker": self.classes[3],
-            },
-            "kingmaker_secure_second": self.kingmaker_secure_second,
-            "kingmaker_all_to_third": self.kingmaker_all_to_third,
-            "kingmaker_deal": self.kingmaker_deal,
-            "live": self.live,
-            "mover_secures_second": self.mover_secures_second,
-        })
+        let mut j = Map::new();
+        if let Some(c) = self.classes {
+            j.insert(
+                "classes".into(),
+                json!({
+                    "terminal": c[0],
+                    "solo_win": c[1],
+                    "spoiler_draw": c[2],
+                    "kingmaker": c[3],
+                }),
+            );
+        }
+        let counts = [
+            ("kingmaker_secure_second", self.kingmaker_secure_second),
+            ("kingmaker_all_to_third", self.kingmaker_all_to_third),
+            ("kingmaker_deal", self.kingmaker_deal),
+            ("live", Some(self.live)),
+            ("mover_secures_second", self.mover_secures_second),
+        ];
+        for (name, count) in counts {
+            if let Some(n) = count {
+                j.insert(name.into(), json!(n));
+            }
+        }
+        Value::Object(j)
     }
 }
 
@@ -280,27 +331,25 @@ impl GameView for RaceView {
         "Outcomes are rankings. solo: A comes first; top2: A comes first or second; deal_ab: A and B together make B first and A second; deal_ac: the same with C. W = forces it, L = the others force the opposite, D = neither.".into()
     }
 
-    /// The `second_place` block, once every layer is solved: over all legal states and, with
-    /// `reach`, over the states reachable from the start.
+    /// The `second_place` block from the layers solved (each count needs its own: see
+    /// [`Counts`]): over all legal states and, with `reach`, over the states reachable from the
+    /// start.
     fn summarize(
         &self,
         tables: &dyn Solved,
         reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
-        if !LAYERS
-            .iter()
-            .all(|l| tables.layers().iter().any(|f| f.name == *l))
-        {
+        let mut planes: Planes = Default::default();
+        for (plane, name) in planes.iter_mut().zip(LAYERS) {
+            if tables.layers().iter().any(|f| f.name == name) {
+                *plane = Some(tables.layer(name)?.values_plane()?);
+            }
+        }
+        if planes.iter().all(Option::is_none) {
             return Ok(());
         }
         let game = self.race();
-        let planes: [ValuesPlane; 4] = [
-            tables.layer(LAYERS[0])?.values_plane()?,
-            tables.layer(LAYERS[1])?.values_plane()?,
-            tables.layer(LAYERS[2])?.values_plane()?,
-            tables.layer(LAYERS[3])?.values_plane()?,
-        ];
         let all = (0..game.size())
             .into_par_iter()
             .filter(|&s| !matches!(game.node(s), Node::Illegal))
