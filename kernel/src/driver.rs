@@ -111,11 +111,15 @@ pub struct LayerOutcome {
     pub stopped: bool,
 }
 
-/// Call `f` on every worker at once and collect the results in worker order.
+/// Call `f` on every worker at once and collect the results in worker order. One worker is
+/// called on this thread, so its parallel work runs in the caller's thread pool.
 fn on_all<T: Send>(
     workers: &[Arc<dyn WorkerHandle>],
     f: impl Fn(&dyn WorkerHandle) -> Result<T, KernelError> + Sync,
 ) -> Result<Vec<T>, KernelError> {
+    if let [only] = workers {
+        return Ok(vec![f(only.as_ref())?]);
+    }
     std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .iter()

@@ -545,9 +545,11 @@ impl<G: Game> WorkerEngine<G> {
         for &u in updates {
             prefetch(self.cell(u >> 1));
         }
+        // One thread that owns every cell needs no compare-and-swap (a locked instruction).
+        let exclusive = self.owns_all && rayon::current_num_threads() == 1;
         updates
             .iter()
-            .try_for_each(|&u| self.apply(u >> 1, u & 1 == 1))
+            .try_for_each(|&u| self.apply(u >> 1, u & 1 == 1, exclusive))
     }
 
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).
@@ -556,7 +558,8 @@ impl<G: Game> WorkerEngine<G> {
     /// unfavourable child reaches it, so states that no update ever reaches cost nothing, states
     /// that a favourable child reaches first are never counted (it decides them whatever the
     /// count), and the initial pass needs no move generation.
-    fn apply(&self, pred: u64, child_is_win: bool) -> Result<(), KernelError> {
+    /// `exclusive`: no other thread writes cells meanwhile, so a plain store does.
+    fn apply(&self, pred: u64, child_is_win: bool, exclusive: bool) -> Result<(), KernelError> {
         let cell = self.cell(pred);
         let mover_in_coalition = self.layer.in_coalition(self.game.mover(pred));
         let favourable = child_is_win == mover_in_coalition;
@@ -590,7 +593,13 @@ impl<G: Game> WorkerEngine<G> {
                     remaining - 1
                 }
             };
-            match cell.compare_exchange_weak(current, new, Relaxed, Relaxed) {
+            let stored = if exclusive {
+                cell.store(new, Relaxed);
+                Ok(current)
+            } else {
+                cell.compare_exchange_weak(current, new, Relaxed, Relaxed)
+            };
+            match stored {
                 Ok(_) => {
                     if new > CELL_MAX_COUNTER {
                         let shard = self.shard(self.plan.shard_of(pred));
@@ -737,8 +746,9 @@ impl<G: Game> WorkerEngine<G> {
                         for &c in batch {
                             prefetch(&cells[(c >> 1) as usize]);
                         }
+                        // This task alone writes the shard's cells while it closes.
                         batch.iter().try_for_each(|&c| {
-                            self.apply(shard.start + (c >> 1) as u64, c & 1 == 1)
+                            self.apply(shard.start + (c >> 1) as u64, c & 1 == 1, true)
                         })
                     })
                 })?;

@@ -100,9 +100,18 @@ fn in_memory_matches_reference_solver() {
         let game = Arc::new(RandomGame::new(seed, 3000, players));
         for layer in [Layer::new("solo", 1, 1), Layer::new("enable", 0b011, 0b010)] {
             let (values, depth) = reference_solve(game.as_ref(), &layer);
-            let solved = solve_in_memory(&game, &layer, 2);
-            assert_eq!(solved.values, values, "values, seed {seed}");
-            assert_eq!(solved.depth, depth, "depths, seed {seed}");
+            // Two threads update cells by compare-and-swap, one by plain stores (`exclusive`).
+            for threads in [2, 1] {
+                let solved = solve_in_memory(&game, &layer, threads);
+                assert_eq!(
+                    solved.values, values,
+                    "values, seed {seed}, {threads} threads"
+                );
+                assert_eq!(
+                    solved.depth, depth,
+                    "depths, seed {seed}, {threads} threads"
+                );
+            }
             draws += values.iter().filter(|&&v| v == super::DRAW).count();
         }
     }
