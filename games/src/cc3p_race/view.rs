@@ -331,9 +331,8 @@ impl GameView for RaceView {
         "Outcomes are rankings. solo: A comes first; top2: A comes first or second; deal_ab: A and B together make B first and A second; deal_ac: the same with C. W = forces it, L = the others force the opposite, D = neither.".into()
     }
 
-    /// The `second_place` block from the layers solved (each count needs its own: see
-    /// [`Counts`]): over all legal states and, with `reach`, over the states reachable from the
-    /// start.
+    /// The `second_place` block from the layers solved (each count only where its layers are):
+    /// over all legal states and, with `reach`, over the states reachable from the start.
     fn summarize(
         &self,
         tables: &dyn Solved,
