@@ -14,7 +14,7 @@
 # 2. Jobs are ordered so that each result lands as early as possible, and a job that needs more
 #    than one sitting of this 2-core machine (whose run root has not outlived a sitting) comes
 #    after those that fit in one: the race's `top2` layer of level 2 alone (second place for the
-#    mover, ~1.5 h), level 2's three layers and their census, the race's four layers, then cc2p
+#    mover, about 2 h here), level 2's three layers and their census, the race's four layers, then cc2p
 #    7×7 / 4. Level 2's `solo` layer and its per-ply census (the depth-9 row, docs/results.md) are
 #    done: `scripts/results.sh run cc3p-2-solo cc3p-2-solo-census` runs them again.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
