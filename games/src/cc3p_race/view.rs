@@ -67,26 +67,38 @@ fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 impl Counts {
     fn add(&mut self, game: &Cc3pRace, planes: &Planes, s: u64) {
-        let node = game.node(s);
-        let mut classes = self.classes.unwrap_or_default();
-        let Node::Live { mover } = node else {
-            classes[0] += 1;
-            if planes[0].is_some() {
-                self.classes = Some(classes);
+        let mover = match game.node(s) {
+            Node::Illegal => return,
+            Node::Terminal { .. } => {
+                if planes[0].is_some() {
+                    self.classes.get_or_insert_default()[0] += 1;
+                }
+                return;
+            }
+            Node::Live { mover } => usize::from(mover),
+        };
+        self.live += 1;
+        let g = game.cc3p();
+        if planes[0].is_none() {
+            // Without `solo` only the mover's `top2` counts: its own rotation alone.
+            if let Some(top2) = &planes[1] {
+                let as_mover = match mover {
+                    0 => s,
+                    1 => g.rotate(g.rotate(s)),
+                    _ => g.rotate(s),
+                };
+                bump(&mut self.mover_secures_second, top2.get(as_mover) == WIN);
             }
             return;
-        };
-        let g = game.cc3p();
+        }
         let r1 = g.rotate(s);
         let r2 = g.rotate(r1);
         let as_a = [s, r2, r1]; // the state in which player P plays A's role
         let of = |layer: usize| planes[layer].as_ref().map(|p| as_a.map(|i| p.get(i)));
-        let (solo, top2) = (of(0), of(1));
-        self.live += 1;
+        let (solo, top2) = (of(0).expect("solo is held"), of(1));
         if let Some(top2) = top2 {
-            bump(&mut self.mover_secures_second, top2[usize::from(mover)] == WIN);
+            bump(&mut self.mover_secures_second, top2[mover] == WIN);
         }
-        let Some(solo) = solo else { return };
         let class = if solo.contains(&WIN) {
             1
         } else if solo.contains(&DRAW) {
@@ -94,8 +106,7 @@ impl Counts {
         } else {
             3
         };
-        classes[class] += 1;
-        self.classes = Some(classes);
+        self.classes.get_or_insert_default()[class] += 1;
         let kingmaker = class == 3;
         if let Some(top2) = top2 {
             bump(&mut self.kingmaker_secure_second, kingmaker && top2.contains(&WIN));
@@ -351,7 +362,6 @@ impl GameView for RaceView {
         let game = self.race();
         let all = (0..game.size())
             .into_par_iter()
-            .filter(|&s| !matches!(game.node(s), Node::Illegal))
             .fold(Counts::default, |mut acc, s| {
                 acc.add(game, &planes, s);
                 acc
