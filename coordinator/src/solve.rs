@@ -307,7 +307,15 @@ pub fn solve_layers(
                 drop(workers);
                 table
             }
-            None => write_table(run, game, &plan, layer, workers, opts.memory_budget)?,
+            None => write_table(
+                run,
+                game,
+                &plan,
+                layer,
+                workers,
+                outcome.waves,
+                opts.memory_budget,
+            )?,
         };
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
@@ -342,13 +350,14 @@ pub fn solve_layers(
 /// A reduced game's table (a symmetry quotient: [`kingmaker_games::reduction`]) is expanded to the
 /// full game's table, byte-identical to the table of a full solve: in memory when the reduced
 /// table fits in half of `budget` (2 bytes per reduced state), else out of core
-/// ([`crate::expansion`]).
+/// ([`crate::expansion`]). No depth exceeds `waves`, the layer's last wave.
 fn write_table(
     run: &RunDir,
     game: &AnyGame,
     plan: &ShardPlan,
     layer: &Layer,
     workers: Vec<Arc<dyn WorkerHandle>>,
+    waves: u32,
     budget: u64,
 ) -> Result<TableSummary> {
     let dir = run.layers_dir();
@@ -381,7 +390,7 @@ fn write_table(
             &mut progress,
         )?;
     } else {
-        let mut table = SolvedTable::with_capacity(game.size());
+        let mut table = SolvedTable::with_capacity(game.size(), waves);
         progress.report("gathering", 0, shards);
         gather(plan, &workers, |shard, values, depth| -> Result<()> {
             table.append(&values, &depth);

@@ -161,7 +161,7 @@ fn cc2p_half() {
     let n = g.size() as usize;
     let hv: Vec<u8> = (0..n).map(|i| (i * 7 % 4) as u8).collect();
     let hd: Vec<u16> = (0..n).map(|i| (i % 97) as u16).collect();
-    let mut table = SolvedTable::with_capacity(g.size());
+    let mut table = SolvedTable::with_capacity(g.size(), 96);
     table.append(&hv, &hd);
     drop((hv, hd));
     let rows = 1usize << 25;

@@ -87,50 +87,61 @@ pub fn fill_zone(
 }
 
 /// A solved table in memory, as [`Reduction::expand_rows`] reads it: the value and depth of every
-/// state, packed in a u16 (value in the top two bits) while every depth fits in 14 bits, else in
-/// two arrays. The expansion reads it at random, so it asks for huge pages (fewer TLB misses); the
-/// packing halves the cache misses and the memory.
+/// state, packed with the value in the top two bits of a byte while every depth is below 64, of a
+/// u16 while below 2^14, else in two arrays. The expansion reads it at random, so it asks for huge
+/// pages (fewer TLB misses); the packing cuts the cache misses and the memory.
 pub struct SolvedTable {
     store: Store,
     capacity: usize,
 }
 
 enum Store {
+    Byte(Vec<u8>),
     Packed(Vec<u16>),
     Wide(Vec<u8>, Vec<u16>),
 }
 
+const BYTE_DEPTH_BITS: u32 = 6;
 const DEPTH_BITS: u32 = 14;
 
 impl SolvedTable {
-    /// An empty table for `len` states (appended in index order with [`SolvedTable::append`]).
-    pub fn with_capacity(len: u64) -> SolvedTable {
+    /// An empty table for `len` states (appended in index order with [`SolvedTable::append`]),
+    /// in the narrowest store that holds depths up to `deepest` (a deeper one widens it).
+    pub fn with_capacity(len: u64, deepest: u32) -> SolvedTable {
         let capacity = len as usize;
-        SolvedTable {
-            store: Store::Packed(huge_vec(capacity)),
-            capacity,
+        let store = if deepest >> BYTE_DEPTH_BITS == 0 {
+            Store::Byte(huge_vec(capacity))
+        } else if deepest >> DEPTH_BITS == 0 {
+            Store::Packed(huge_vec(capacity))
+        } else {
+            Store::Wide(huge_vec(capacity), huge_vec(capacity))
+        };
+        SolvedTable { store, capacity }
+    }
+
+    /// Bytes per state of the store that holds depths up to `deepest`.
+    pub fn bytes_per_state(deepest: u32) -> u64 {
+        match deepest {
+            d if d >> BYTE_DEPTH_BITS == 0 => 1,
+            d if d >> DEPTH_BITS == 0 => 2,
+            _ => 3,
         }
     }
 
     /// Append the next run of states.
     pub fn append(&mut self, values: &[u8], depth: &[u16]) {
         assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
-        if let Store::Packed(packed) = &self.store {
-            if depth.iter().any(|&d| d >> DEPTH_BITS != 0) {
-                let mut v = huge_vec(self.capacity);
-                let mut d = huge_vec(self.capacity);
-                v.extend(packed.iter().map(|&x| (x >> DEPTH_BITS) as u8));
-                d.extend(packed.iter().map(|&x| x & ((1 << DEPTH_BITS) - 1)));
-                self.store = Store::Wide(v, d);
-            }
+        debug_assert!(values
+            .iter()
+            .all(|&v| v <= kingmaker_tablefmt::value::MAX_CODE));
+        let deepest = depth.iter().copied().max().unwrap_or(0) as u32;
+        while Self::bytes_per_state(deepest) > self.bytes_per_stored_state() {
+            self.widen();
         }
+        let pairs = values.iter().zip(depth);
         match &mut self.store {
-            Store::Packed(packed) => packed.extend(
-                values
-                    .iter()
-                    .zip(depth)
-                    .map(|(&v, &d)| (v as u16) << DEPTH_BITS | d),
-            ),
+            Store::Byte(b) => b.extend(pairs.map(|(&v, &d)| v << BYTE_DEPTH_BITS | d as u8)),
+            Store::Packed(p) => p.extend(pairs.map(|(&v, &d)| (v as u16) << DEPTH_BITS | d)),
             Store::Wide(v, d) => {
                 v.extend_from_slice(values);
                 d.extend_from_slice(depth);
@@ -138,9 +149,42 @@ impl SolvedTable {
         }
     }
 
+    fn bytes_per_stored_state(&self) -> u64 {
+        match self.store {
+            Store::Byte(_) => 1,
+            Store::Packed(_) => 2,
+            Store::Wide(..) => 3,
+        }
+    }
+
+    /// Move to the next wider store (a depth did not fit).
+    fn widen(&mut self) {
+        self.store = match &self.store {
+            Store::Byte(_) => {
+                let mut p = huge_vec(self.capacity);
+                p.extend((0..self.len()).map(|i| {
+                    let (v, d) = self.get(i);
+                    (v as u16) << DEPTH_BITS | d
+                }));
+                Store::Packed(p)
+            }
+            Store::Packed(_) => {
+                let (mut v, mut d) = (huge_vec(self.capacity), huge_vec(self.capacity));
+                for i in 0..self.len() {
+                    let (value, depth) = self.get(i);
+                    v.push(value);
+                    d.push(depth);
+                }
+                Store::Wide(v, d)
+            }
+            Store::Wide(..) => unreachable!("the widest store holds every depth"),
+        };
+    }
+
     /// The number of states appended so far.
     pub fn len(&self) -> u64 {
         match &self.store {
+            Store::Byte(b) => b.len() as u64,
             Store::Packed(p) => p.len() as u64,
             Store::Wide(v, _) => v.len() as u64,
         }
@@ -155,6 +199,13 @@ impl SolvedTable {
     #[inline]
     pub fn get(&self, i: u64) -> (u8, u16) {
         match &self.store {
+            Store::Byte(b) => {
+                let x = b[i as usize];
+                (
+                    x >> BYTE_DEPTH_BITS,
+                    (x & ((1 << BYTE_DEPTH_BITS) - 1)) as u16,
+                )
+            }
             Store::Packed(p) => {
                 let x = p[i as usize];
                 ((x >> DEPTH_BITS) as u8, x & ((1 << DEPTH_BITS) - 1))
@@ -182,4 +233,29 @@ fn huge_vec<T>(len: usize) -> Vec<T> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SolvedTable;
+
+    /// Depths that outgrow the store chosen at the start widen it, and every state reads back.
+    #[test]
+    fn a_solved_table_widens_for_deeper_states_and_keeps_every_state() {
+        let runs: [(u16, u16); 3] = [(0, 64), (64, 300), (300, 20_000)];
+        for deepest in [0, 63, 64, 1 << 14] {
+            let mut table = SolvedTable::with_capacity(3 * 1000, deepest);
+            let mut want = Vec::new();
+            for (low, high) in runs {
+                let depth: Vec<u16> = (0..1000).map(|i| low + i * 7 % (high - low)).collect();
+                let values: Vec<u8> = (0..1000).map(|i| (i * 5 % 4) as u8).collect();
+                table.append(&values, &depth);
+                want.extend(values.into_iter().zip(depth));
+                for (i, &pair) in want.iter().enumerate() {
+                    assert_eq!(table.get(i as u64), pair, "state {i}, deepest {deepest}");
+                }
+            }
+            assert_eq!(table.len(), 3000);
+        }
+    }
 }

@@ -11,7 +11,7 @@ use super::KernelError;
 use memmap2::MmapMut;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 
 /// Cell values. Anything at or below `CELL_MAX_COUNTER` is an undecided state: either
 /// `CELL_UNCOUNTED` (no child decided yet, successors not counted) or the number of successors
@@ -183,6 +183,8 @@ pub struct ShardArrays {
     cells: MmapMut,
     /// Whether the cells map a file (else anonymous memory).
     in_file: bool,
+    /// Whether [`ShardArrays::release`] gave the cells' memory back: they read as zeros since.
+    released: AtomicBool,
     /// [`BLOCK_FRONTIER`] / [`BLOCK_FRESH`] per block of [`BLOCK_STATES`] cells.
     blocks: Vec<AtomicU8>,
     /// The shard's wave log: the states each closed wave decided.
@@ -213,6 +215,7 @@ impl ShardArrays {
             len,
             cells: map(cells_file.as_deref(), len as usize)?,
             in_file: cells_file.is_some(),
+            released: AtomicBool::new(false),
             blocks: (0..(len as usize).div_ceil(BLOCK_STATES))
                 .map(|_| AtomicU8::new(0))
                 .collect(),
@@ -311,6 +314,31 @@ impl ShardArrays {
             self.cells
                 .flush()
                 .map_err(|e| KernelError::io(Path::new(&name), e))?;
+        }
+        Ok(())
+    }
+
+    /// The layer is solved and its values gathered: give the memory of anonymous cells back to the
+    /// system now rather than when the worker goes, so that a gathered shard's cells and the table
+    /// they were gathered into are never held together. Cells in files are left to the page cache.
+    pub fn release(&self) -> Result<(), KernelError> {
+        self.released.store(true, Relaxed);
+        if !self.in_file {
+            // SAFETY: nothing reads the cells after the release (`ensure_held` refuses), and a
+            // stray write would only fault in a fresh zero page of the still-valid mapping.
+            unsafe {
+                self.cells
+                    .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+            }
+            .map_err(|e| KernelError::io(Path::new("<anonymous>"), e))?;
+        }
+        Ok(())
+    }
+
+    /// An error once the cells were released: they no longer hold the shard's values.
+    pub fn ensure_held(&self) -> Result<(), KernelError> {
+        if self.released.load(Relaxed) {
+            return Err(KernelError::Released { shard: self.id });
         }
         Ok(())
     }

@@ -48,6 +48,7 @@ impl<G: Game> WorkerEngine<G> {
         let mut shards = Vec::new();
         for id in self.owned_shards() {
             let arrays = self.shard(id);
+            arrays.ensure_held()?;
             let old = previous.and_then(|p| p.shards.iter().find(|s| s.shard == id));
             let chunks = arrays.len.div_ceil(CHUNK_STATES).max(1);
             let cells = (0..chunks)

@@ -23,6 +23,11 @@ pub trait WorkerHandle: Send + Sync {
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError>;
     /// Depths of an owned shard, rebuilt from its wave log.
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError>;
+    /// The caller holds the shard's values and depths: the worker may free its cells. In-process
+    /// workers do (see [`super::owners::gather`]); others keep them until they go.
+    fn release_shard(&self, _shard: usize) -> Result<(), KernelError> {
+        Ok(())
+    }
     /// Save this worker's arrays after wave `wave` closed (see [`super::checkpoint`]).
     fn checkpoint(&self, _wave: u32) -> Result<(), KernelError> {
         Err(KernelError::Checkpoint(format!(

@@ -780,16 +780,29 @@ impl<G: Game> WorkerEngine<G> {
             .sum()
     }
 
-    /// Final values of one owned shard (ILLEGAL / WIN / LOSS / DRAW per state, index order).
-    pub fn shard_values(&self, shard: usize) -> Option<Vec<u8>> {
-        let arrays = self.shards.get(shard)?.as_ref()?;
-        Some(
+    /// Final values of one owned shard (ILLEGAL / WIN / LOSS / DRAW per state, index order); None
+    /// if this worker does not own it.
+    pub fn shard_values(&self, shard: usize) -> Result<Option<Vec<u8>>, KernelError> {
+        let Some(arrays) = self.shards.get(shard).and_then(Option::as_ref) else {
+            return Ok(None);
+        };
+        arrays.ensure_held()?;
+        Ok(Some(
             arrays
                 .cells()
                 .par_iter()
                 .map(|c| VALUE_OF_CELL[c.load(Relaxed) as usize])
                 .collect(),
-        )
+        ))
+    }
+
+    /// The shard's values and depths are gathered: free its cells (see [`ShardArrays::release`]).
+    /// Returns whether this worker owns the shard.
+    pub fn release_shard(&self, shard: usize) -> Result<bool, KernelError> {
+        match self.shards.get(shard).and_then(Option::as_ref) {
+            Some(arrays) => arrays.release().map(|()| true),
+            None => Ok(false),
+        }
     }
 
     /// Depth of every state of one owned shard (0 for illegal and drawn states), rebuilt from the

@@ -45,6 +45,12 @@ pub enum KernelError {
         /// What went wrong.
         source: Box<KernelError>,
     },
+    /// A shard's cells were asked for after they were released (the layer was gathered).
+    #[error("the cells of shard {shard} were released after its layer was gathered")]
+    Released {
+        /// The shard.
+        shard: usize,
+    },
     /// An error of the on-disk formats.
     #[error(transparent)]
     Format(#[from] kingmaker_tablefmt::FormatError),

@@ -42,8 +42,14 @@ impl<G: Game> WorkerHandle for LocalWorker<G> {
     }
     fn shard_values(&self, shard: usize) -> Result<Vec<u8>, KernelError> {
         self.engine
-            .shard_values(shard)
+            .shard_values(shard)?
             .ok_or_else(|| self.not_mine(shard))
+    }
+    fn release_shard(&self, shard: usize) -> Result<(), KernelError> {
+        match self.engine.release_shard(shard)? {
+            true => Ok(()),
+            false => Err(self.not_mine(shard)),
+        }
     }
     fn shard_depth(&self, shard: usize) -> Result<Vec<u16>, KernelError> {
         self.engine

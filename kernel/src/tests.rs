@@ -268,6 +268,51 @@ fn several_workers_and_shards_give_the_same_tables() {
     }
 }
 
+/// Gathering reads a window of shards per pass (one shard per thread, the next window read ahead
+/// on more than one thread) and frees each shard's cells once it is taken: the tables come whole
+/// and in order on any number of threads, and a freed shard is refused, never read as values.
+#[test]
+fn gathering_on_any_thread_count_gives_the_tables_and_frees_each_shard() {
+    let game = Arc::new(RandomGame::new(11, 5000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    let dir = tempfile::tempdir().unwrap();
+    for threads in [1, 3] {
+        // 17 shards: windows of one shard, and of three with a shorter last one.
+        let plan = ShardPlan::new(game.size(), 300);
+        let path = dir.path().join(format!("t{threads}"));
+        let workers = local_workers(
+            game.clone(),
+            &layer,
+            plan,
+            2,
+            Some(&path),
+            CellStorage::Memory,
+        )
+        .unwrap();
+        let outcome =
+            drive_layer(&layer, &workers, None, &mut |_: &super::WaveSummary| {}).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let (v, d) = pool.install(|| gathered(&plan, &workers));
+        assert_eq!(v, values, "{threads} threads");
+        assert_eq!(d, depth, "{threads} threads");
+        let owners = super::owners::assign_shards(&plan, workers.len());
+        for (shard, &owner) in owners.iter().enumerate() {
+            assert!(
+                matches!(workers[owner].shard_values(shard), Err(super::KernelError::Released { shard: s }) if s == shard),
+                "shard {shard} was read after it was gathered"
+            );
+        }
+        assert!(matches!(
+            workers[0].checkpoint(outcome.waves),
+            Err(super::KernelError::Released { .. })
+        ));
+    }
+}
+
 /// Shards of several blocks: the block flags (which blocks hold frontier or fresh cells) must
 /// never hide a cell from expansion or from the close of a wave, also across a resume.
 #[test]

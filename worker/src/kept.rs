@@ -303,7 +303,10 @@ fn route(
     let not_mine = |s| Status::internal(format!("shard {s} is not this worker's"));
     // Shards are whole blocks: each is routed on its own, in runs, with nothing carried over.
     for &shard in &owned {
-        let values = engine.shard_values(shard).ok_or_else(|| not_mine(shard))?;
+        let values = engine
+            .shard_values(shard)
+            .map_err(|e| internal("reading values", e))?
+            .ok_or_else(|| not_mine(shard))?;
         let depth = engine
             .shard_depth(shard)
             .map_err(|e| internal("reading depths", e))?
@@ -414,6 +417,7 @@ fn keep_part(
             for shard in owned {
                 let values = engine
                     .shard_values(shard)
+                    .map_err(|e| internal("reading values", e))?
                     .ok_or_else(|| Status::internal("an owned shard has no values"))?;
                 let depth = engine
                     .shard_depth(shard)
