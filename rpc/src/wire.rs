@@ -5,6 +5,7 @@
 
 use kingmaker_proto::v1::{DataChunk, Encoding, UpdateChunk};
 use kingmaker_tablefmt::layer::{pack_values, unpack_values};
+use std::cell::RefCell;
 
 /// Updates per [`UpdateChunk`]: at most 320 KiB of varints per message.
 pub const CHUNK_UPDATES: usize = 1 << 15;
@@ -66,10 +67,37 @@ pub fn decode_deltas(mut data: &[u8], count: usize) -> Result<Vec<u64>, WireErro
     Ok(values)
 }
 
+thread_local! {
+    // One zstd context per thread, made once: a context per message cost as much as a fifth of
+    // the compression itself.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// `raw` zstd-compressed at [`ZSTD_LEVEL`] with this thread's context.
+fn compress(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with_borrow_mut(|c| match c {
+        Some(c) => c.compress(raw),
+        None => c
+            .insert(zstd::bulk::Compressor::new(ZSTD_LEVEL)?)
+            .compress(raw),
+    })
+}
+
+/// A zstd frame of at most `capacity` bytes decompressed with this thread's context.
+fn decompress(data: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with_borrow_mut(|d| match d {
+        Some(d) => d.decompress(data, capacity),
+        None => d
+            .insert(zstd::bulk::Decompressor::new()?)
+            .decompress(data, capacity),
+    })
+}
+
 /// Compress `raw` when that saves at least an eighth of it.
 fn maybe_compress(raw: Vec<u8>) -> (bool, Vec<u8>) {
     if raw.len() >= COMPRESS_FROM {
-        if let Ok(packed) = zstd::bulk::compress(&raw, ZSTD_LEVEL) {
+        if let Ok(packed) = compress(&raw) {
             if packed.len() <= raw.len() - raw.len() / 8 {
                 return (true, packed);
             }
@@ -108,7 +136,7 @@ pub fn decode_updates(chunk: &UpdateChunk) -> Result<Vec<u64>, WireError> {
         Ok(Encoding::DeltaVarint) => decode_deltas(&chunk.data, count),
         Ok(Encoding::DeltaVarintZstd) => {
             // A varint of a u64 takes at most 10 bytes: bound the output by what `count` allows.
-            let raw = zstd::bulk::decompress(&chunk.data, count * 10).map_err(WireError::Zstd)?;
+            let raw = decompress(&chunk.data, count * 10).map_err(WireError::Zstd)?;
             decode_deltas(&raw, count)
         }
         _ => Err(WireError::Encoding(chunk.encoding)),
@@ -128,7 +156,7 @@ pub fn pack_bytes(raw: &[u8]) -> Vec<DataChunk> {
 /// The bytes of one chunk made by [`pack_bytes`].
 pub fn unpack_bytes(chunk: DataChunk) -> Result<Vec<u8>, WireError> {
     if chunk.zstd {
-        zstd::bulk::decompress(&chunk.data, CHUNK_BYTES).map_err(WireError::Zstd)
+        decompress(&chunk.data, CHUNK_BYTES).map_err(WireError::Zstd)
     } else if chunk.data.len() > CHUNK_BYTES {
         Err(WireError::Malformed(
             "data chunk larger than the protocol allows",
