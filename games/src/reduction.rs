@@ -109,18 +109,16 @@ impl SolvedTable {
     /// in the narrowest store that holds depths up to `deepest` (a deeper one widens it).
     pub fn with_capacity(len: u64, deepest: u32) -> SolvedTable {
         let capacity = len as usize;
-        let store = if deepest >> BYTE_DEPTH_BITS == 0 {
-            Store::Byte(huge_vec(capacity))
-        } else if deepest >> DEPTH_BITS == 0 {
-            Store::Packed(huge_vec(capacity))
-        } else {
-            Store::Wide(huge_vec(capacity), huge_vec(capacity))
+        let store = match Self::bytes_per_state(deepest) {
+            1 => Store::Byte(huge_vec(capacity)),
+            2 => Store::Packed(huge_vec(capacity)),
+            _ => Store::Wide(huge_vec(capacity), huge_vec(capacity)),
         };
         SolvedTable { store, capacity }
     }
 
-    /// Bytes per state of the store that holds depths up to `deepest`.
-    pub fn bytes_per_state(deepest: u32) -> u64 {
+    /// Bytes per state of the narrowest store that holds depths up to `deepest`.
+    fn bytes_per_state(deepest: u32) -> u64 {
         match deepest {
             d if d >> BYTE_DEPTH_BITS == 0 => 1,
             d if d >> DEPTH_BITS == 0 => 2,

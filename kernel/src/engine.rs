@@ -511,8 +511,8 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     fn flush(&self, owner: usize, batch: &mut Vec<u64>) -> Result<(), KernelError> {
-        // Sorted batches touch the receiver's pages in order and delta-encode well. A radix sort:
-        // the sort was a tenth of a worker's CPU on the wire (docs/benchmarks/distributed.md).
+        // Sorted batches touch the receiver's pages in order and delta-encode well. A radix sort
+        // costs less than a comparison sort here (docs/benchmarks/distributed.md).
         radsort::sort(batch);
         self.router.send(owner, batch)?;
         self.counters.sent.fetch_add(batch.len() as u64, Relaxed);

@@ -68,8 +68,7 @@ pub fn decode_deltas(mut data: &[u8], count: usize) -> Result<Vec<u64>, WireErro
 }
 
 thread_local! {
-    // One zstd context per thread, made once: a context per message cost as much as a fifth of
-    // the compression itself.
+    // One zstd context per thread, made once rather than per message.
     static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
