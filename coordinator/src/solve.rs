@@ -398,7 +398,8 @@ fn write_table(
             Ok(())
         })?;
         drop(workers);
-        const ROWS: u64 = 1 << 22;
+        // Rows expanded at a time: enough for every thread, little beside the solved table.
+        const ROWS: u64 = 1 << 20;
         let mut values = vec![0u8; ROWS.min(full) as usize];
         let mut depth = vec![0u16; values.len()];
         for first in (0..full).step_by(ROWS as usize) {

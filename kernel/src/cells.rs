@@ -241,6 +241,13 @@ impl ShardArrays {
         self.blocks[b].load(Relaxed)
     }
 
+    /// The blocks whose flags share a bit with `wanted`, in order.
+    pub fn flagged_blocks(&self, wanted: u8) -> Vec<usize> {
+        (0..self.blocks())
+            .filter(|&b| self.block_flags(b) & wanted != 0)
+            .collect()
+    }
+
     /// Set the flags of block `b`.
     pub fn set_block_flags(&self, b: usize, flags: u8) {
         self.blocks[b].store(flags, Relaxed);

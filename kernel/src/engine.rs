@@ -14,7 +14,7 @@ use crate::game::{Game, Node};
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// An update for a predecessor in another worker's shard: `index << 1 | child_is_win`.
 pub fn encode_update(pred: u64, child_is_win: bool) -> u64 {
@@ -49,12 +49,11 @@ pub struct WaveStats {
     pub sent: u64,
 }
 
-/// The states the last closed wave decided, one bitmap per owned shard (`None` where it decided
-/// none): the frontier of the next wave. The close builds it anyway for the wave log; keeping it
-/// lets the next wave walk its set bits instead of reading every cell of the flagged blocks.
-struct Frontier {
-    wave: u32,
-    bitmaps: Vec<Option<Vec<u64>>>,
+/// A shard's frontier as a bitmap of the states the last wave decided, with which of them are W
+/// when the cells are not to be read for it (out of core).
+struct KnownFrontier {
+    decided: Vec<u64>,
+    won: Option<Vec<u64>>,
 }
 
 #[derive(Default)]
@@ -254,9 +253,6 @@ pub struct WorkerEngine<G: Game> {
     out_of_core: Option<OutOfCore>,
     router: Arc<dyn Router>,
     counters: Counters,
-    /// Kept from the last close; absent after the initial pass or a restore (then the frontier
-    /// is found in the cells).
-    frontier: Mutex<Option<Frontier>>,
 }
 
 impl<G: Game> WorkerEngine<G> {
@@ -313,7 +309,6 @@ impl<G: Game> WorkerEngine<G> {
             out_of_core,
             router,
             counters: Counters::default(),
-            frontier: Mutex::new(None),
         })
     }
 
@@ -345,15 +340,6 @@ impl<G: Game> WorkerEngine<G> {
     /// The ids of the shards this worker owns, in order.
     pub fn owned_shards(&self) -> Vec<usize> {
         self.owned().map(|s| s.id).collect()
-    }
-
-    /// Parallel work items: (shard, block) for every block of every owned shard whose flags
-    /// share a bit with `wanted`.
-    fn blocks(&self, wanted: u8) -> Vec<(&ShardArrays, usize)> {
-        self.owned()
-            .flat_map(|s| (0..s.blocks()).map(move |b| (s, b)))
-            .filter(|&(s, b)| s.block_flags(b) & wanted != 0)
-            .collect()
     }
 
     /// Wave 0: classify every owned state. Terminal states are decided in wave 0; live states
@@ -424,57 +410,17 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Wave `wave` (≥ 1): expand the states decided in wave `wave - 1`, route every predecessor
     /// update to its owner, and return once all of them have been applied.
+    ///
+    /// A shard at a time, its frontier blocks in parallel, each shard's frontier read as a bitmap
+    /// ([`WorkerEngine::shard_frontier`]) or found in its cells.
     pub fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
-        if let Some(ooc) = &self.out_of_core {
-            return self.run_wave_out_of_core(wave, ooc);
-        }
-        let kept = self.take_frontier().filter(|f| f.wave + 1 == wave);
-        let blocks = self.blocks(BLOCK_FRONTIER);
-        // Each work item walks one block's frontier: the kept bitmap's words, or the cells.
-        let items: Vec<_> = blocks
-            .into_iter()
-            .map(|(shard, b)| {
-                let range = shard.block_range(b);
-                let words = kept
-                    .as_ref()
-                    .and_then(|f| f.bitmaps[shard.id].as_deref())
-                    .map(|bitmap| &bitmap[range.start / 64..range.end.div_ceil(64)]);
-                (shard, b, words)
-            })
+        let shards: Vec<&ShardArrays> = self
+            .owned()
+            .filter(|s| !s.flagged_blocks(BLOCK_FRONTIER).is_empty())
             .collect();
-        items.into_par_iter().try_for_each(|(shard, b, words)| {
-            let mut expander = Expander::new(self, shard);
-            let range = shard.block_range(b);
-            match words {
-                Some(words) => {
-                    for (w, &word) in words.iter().enumerate() {
-                        let mut bits = word;
-                        while bits != 0 {
-                            let i = range.start + w * 64 + bits.trailing_zeros() as usize;
-                            bits &= bits - 1;
-                            expander.expand(i)?;
-                        }
-                    }
-                }
-                None => expander.expand_block(b)?,
-            }
-            expander.finish()
-        })
-    }
-
-    /// [`WorkerEngine::run_wave`] with cells in files: each shard's frontier comes from the
-    /// frontier store, its blocks in parallel, so that no cell is read (after a restore the
-    /// store is empty, and the cells of the frontier's blocks are read once).
-    fn run_wave_out_of_core(&self, wave: u32, ooc: &OutOfCore) -> Result<(), KernelError> {
-        let has_frontier =
-            |s: &ShardArrays| (0..s.blocks()).any(|b| s.block_flags(b) & BLOCK_FRONTIER != 0);
-        let shards: Vec<&ShardArrays> = self.owned().filter(|s| has_frontier(s)).collect();
         shards.into_par_iter().try_for_each(|shard| {
-            let words = shard.len.div_ceil(64) as usize;
-            let frontier = ooc.frontiers.read(shard.id, wave - 1, words)?;
-            let blocks: Vec<usize> = (0..shard.blocks())
-                .filter(|&b| shard.block_flags(b) & BLOCK_FRONTIER != 0)
-                .collect();
+            let frontier = self.shard_frontier(shard, wave)?;
+            let blocks = shard.flagged_blocks(BLOCK_FRONTIER);
             blocks.into_par_iter().try_for_each(|b| {
                 let mut expander = Expander::new(self, shard);
                 let Some(f) = &frontier else {
@@ -487,7 +433,12 @@ impl<G: Game> WorkerEngine<G> {
                     while bits != 0 {
                         let j = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        expander.expand_decided(w * 64 + j, f.won[w] >> j & 1 == 1)?;
+                        match &f.won {
+                            Some(won) => {
+                                expander.expand_decided(w * 64 + j, won[w] >> j & 1 == 1)?
+                            }
+                            None => expander.expand(w * 64 + j)?,
+                        }
                     }
                 }
                 expander.finish()
@@ -495,14 +446,32 @@ impl<G: Game> WorkerEngine<G> {
         })
     }
 
-    fn take_frontier(&self) -> Option<Frontier> {
-        self.frontier.lock().expect("frontier").take()
+    /// The frontier of wave `wave` in one shard, as a bitmap: out of core from the frontier
+    /// store, with the won bits (so that no cell is read); in memory the shard's last wave-log
+    /// frame (so that no bitmap of the whole frontier is kept between waves). None after a
+    /// restore: the frontier is then found in the cells.
+    fn shard_frontier(
+        &self,
+        shard: &ShardArrays,
+        wave: u32,
+    ) -> Result<Option<KnownFrontier>, KernelError> {
+        let words = shard.len.div_ceil(64) as usize;
+        if let Some(ooc) = &self.out_of_core {
+            let kept = ooc.frontiers.read(shard.id, wave - 1, words)?;
+            return Ok(kept.map(|f| KnownFrontier {
+                decided: f.decided,
+                won: Some(f.won),
+            }));
+        }
+        let last = shard.waves.last_frame(words)?;
+        Ok(last
+            .filter(|(last, decided)| last + 1 == wave && !decided.is_empty())
+            .map(|(_, decided)| KnownFrontier { decided, won: None }))
     }
 
-    /// The cells changed behind the close's back (initial pass, restore): drop the kept frontier
-    /// and any updates held back by a wave that did not close.
+    /// The cells changed behind the close's back (initial pass, restore): out of core, drop the
+    /// kept frontier and any updates held back by a wave that did not close.
     fn forget_frontier(&self) -> Result<(), KernelError> {
-        drop(self.take_frontier());
         if let Some(ooc) = &self.out_of_core {
             ooc.buckets.clear()?;
             ooc.frontiers.clear()?;
@@ -654,67 +623,34 @@ impl<G: Game> WorkerEngine<G> {
             let decided = self.close_out_of_core(wave, ooc)?;
             return Ok((decided, self.take_stats()));
         }
-        // The frontier just expanded is no longer needed: its bitmaps are reused for the next
-        // (a fresh gigabyte-sized allocation per wave costs as many page faults as it has pages).
-        let mut spare = self.take_frontier().map(|f| f.bitmaps).unwrap_or_default();
+        // A shard at a time (its blocks in parallel): age the blocks that hold frontier or fresh
+        // cells, the fresh ones forming the next frontier, whose bitmap becomes the shard's
+        // wave-log frame (empty where the wave decided nothing) and is then dropped.
         let active = BLOCK_FRONTIER | BLOCK_FRESH;
-        let mut bitmaps: Vec<Option<Vec<u64>>> = self
-            .shards
-            .iter()
-            .enumerate()
-            .map(|(id, s)| {
-                let s = s.as_ref()?;
-                if !(0..s.blocks()).any(|b| s.block_flags(b) & active != 0) {
-                    return None;
-                }
-                let words = (s.len as usize).div_ceil(64);
-                let reused = spare.get_mut(id).and_then(Option::take);
-                Some(
-                    reused
-                        .filter(|b| b.len() == words)
-                        .unwrap_or_else(|| vec![0; words]),
-                )
-            })
-            .collect();
-        drop(spare);
-        // Age the blocks that hold frontier or fresh cells; the fresh ones form the next frontier,
-        // set in the shard's bitmap (whole words per block: blocks and shards are multiples of 64).
-        // The other blocks' words are cleared (a reused bitmap holds the last wave's bits).
-        let work: Vec<(&ShardArrays, usize, &mut [u64])> = self
-            .shards
-            .iter()
-            .zip(bitmaps.iter_mut())
-            .filter_map(|(s, bitmap)| Some((s.as_ref()?, bitmap.as_mut()?)))
-            .flat_map(|(shard, bitmap)| {
-                bitmap
-                    .chunks_mut(BLOCK_STATES / 64)
-                    .enumerate()
-                    .map(move |(b, words)| (shard, b, words))
-            })
-            .collect();
-        work.into_par_iter().for_each(|(shard, b, words)| {
-            if shard.block_flags(b) & active == 0 {
-                words.fill(0);
-                return;
-            }
-            // SAFETY: closing is at a barrier, and each block is one work item.
-            let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
-            shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
-        });
-        // One wave-log frame per shard, the shards in parallel.
         let decided = self
             .owned()
-            .map(|shard| (shard, bitmaps[shard.id].as_ref()))
             .collect::<Vec<_>>()
             .into_par_iter()
-            .map(|(shard, bitmap)| {
-                // No bitmap: the wave decided nothing here, and its frame is empty.
-                let bitmap = bitmap.map_or(&[][..], Vec::as_slice);
-                shard.waves.append(wave, bitmap)?;
+            .map(|shard| {
+                if shard.flagged_blocks(active).is_empty() {
+                    shard.waves.append(wave, &[])?;
+                    return Ok(0);
+                }
+                let mut bitmap = vec![0u64; (shard.len as usize).div_ceil(64)];
+                // Whole words per block: blocks and shards are multiples of 64 states.
+                bitmap
+                    .par_chunks_mut(BLOCK_STATES / 64)
+                    .enumerate()
+                    .filter(|(b, _)| shard.block_flags(*b) & active != 0)
+                    .for_each(|(b, words)| {
+                        // SAFETY: closing is at a barrier, and each block is one work item.
+                        let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
+                        shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
+                    });
+                shard.waves.append(wave, &bitmap)?;
                 Ok(bitmap.iter().map(|w| w.count_ones() as u64).sum::<u64>())
             })
             .sum::<Result<u64, KernelError>>()?;
-        *self.frontier.lock().expect("frontier") = Some(Frontier { wave, bitmaps });
         Ok((decided, self.take_stats()))
     }
 

@@ -22,14 +22,14 @@ pub enum CellStorage {
 }
 
 impl CellStorage {
-    /// Memory if `states` cells (plus a wave's bitmap and working buffers) fit in `budget` bytes.
-    /// The working buffers (update buffers, gathered tables) are not measured: 512 MiB is an
-    /// allowance for them, not a bound. Otherwise files, with a quarter of the budget (at most
+    /// Memory if `states` cells (and working buffers) fit in `budget` bytes. The working buffers
+    /// (update buffers, the bitmaps of the shards a wave is closing or expanding, gathered
+    /// tables) are not measured: 512 MiB is an allowance for them, not a bound. Otherwise files, with a quarter of the budget (at most
     /// 256 MiB) for held-back updates; the rest is left to the page cache, through which the
     /// cells pass.
     pub fn for_budget(states: u64, budget: u64) -> CellStorage {
         const BUFFERS: u64 = 512 << 20;
-        if states + states / 8 + BUFFERS <= budget {
+        if states + BUFFERS <= budget {
             CellStorage::Memory
         } else {
             CellStorage::File {
@@ -223,6 +223,24 @@ pub fn default_shard_size(budget: u64, threads: usize) -> u64 {
     }
 }
 
+/// Shards a table of `states` states is cut into at the least, where the default shard size
+/// allows: the layer is gathered a shard at a time beside what is already gathered, so a shard of
+/// a small table would otherwise add a large part of it to the peak (a 16 M-state shard of a
+/// 141 M-state table adds a third).
+pub const MIN_DEFAULT_SHARDS: u64 = 32;
+
+/// The smallest shard [`MIN_DEFAULT_SHARDS`] asks for: below it the table is small enough that
+/// a shard's share of the peak does not matter, and its files and bookkeeping would.
+pub const MIN_TABLE_SHARD_SIZE: u64 = 1 << 20;
+
+/// [`default_shard_size`] for a table of `states` states: no more than a [`MIN_DEFAULT_SHARDS`]th
+/// of it (a power of two, at least [`MIN_TABLE_SHARD_SIZE`]). Large tables are unchanged.
+pub fn default_table_shard_size(budget: u64, threads: usize, states: u64) -> u64 {
+    let share = (states / MIN_DEFAULT_SHARDS).max(1);
+    let power = 1u64 << (63 - share.leading_zeros());
+    default_shard_size(budget, threads).min(power.max(MIN_TABLE_SHARD_SIZE))
+}
+
 /// Read a size such as `16G`, `16GiB`, `800M`, `512k` or `1000000` (bytes). Units are binary:
 /// K = 1024, M = 1024², G = 1024³, T = 1024⁴; an optional `i`/`iB`/`B` after the unit is ignored.
 pub fn parse_size(text: &str) -> Result<u64, String> {
@@ -364,6 +382,30 @@ mod tests {
         let got = cgroup_limit_in("0::/system.slice/w.service\n", "", unit);
         assert_eq!(got.map(|g| g.0), Some(1 << 30));
         assert_eq!(cgroup_limit_in("0::/\n", v2_mounts, files(&[])), None);
+    }
+
+    #[test]
+    fn a_small_table_is_cut_into_at_least_32_shards() {
+        let (budget, threads) = (64 << 30, 2);
+        // cc2p 7×7 / 3's quarter: 141,219,540 states → 4 M-state shards (34 of them).
+        assert_eq!(
+            default_table_shard_size(budget, threads, 141_219_540),
+            1 << 22
+        );
+        // Level 2 (14.8 × 10⁹ states): the default.
+        assert_eq!(
+            default_table_shard_size(budget, threads, 14_841_300_390),
+            DEFAULT_SHARD_SIZE
+        );
+        assert_eq!(
+            default_table_shard_size(budget, threads, 100),
+            MIN_TABLE_SHARD_SIZE
+        );
+        // The budget still has the last word.
+        assert_eq!(
+            default_table_shard_size(36 << 20, 2, 14_841_300_390),
+            1 << 20
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use kingmaker_tablefmt::wave_log::{each_frame, encode_frame, fingerprint, starts
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// The states each closed wave decided in one shard: an append-only sequence of frames (see
@@ -16,6 +17,10 @@ use std::sync::Mutex;
 pub struct WaveLog {
     path: Option<PathBuf>,
     store: Mutex<LogStore>,
+    /// One more than the offset of the frame this log's last [`WaveLog::append`] wrote, 0 when
+    /// unknown (nothing appended since it was opened, cut back or replaced): the next wave reads
+    /// its frontier there ([`WaveLog::last_frame`]).
+    last_frame_at: AtomicU64,
 }
 
 enum LogStore {
@@ -40,6 +45,7 @@ impl WaveLog {
         Ok(WaveLog {
             path: path.map(Path::to_path_buf),
             store: Mutex::new(store),
+            last_frame_at: AtomicU64::new(0),
         })
     }
 
@@ -61,17 +67,44 @@ impl WaveLog {
     pub fn append(&self, wave: u32, bitmap: &[u64]) -> Result<u64, KernelError> {
         let frame = encode_frame(wave, bitmap).map_err(|e| self.err(e))?;
         let mut store = self.store.lock().expect("wave log");
-        match &mut *store {
+        let end = match &mut *store {
             LogStore::Memory(v) => {
                 v.extend_from_slice(&frame);
-                Ok(v.len() as u64)
+                v.len() as u64 - frame.len() as u64
             }
             LogStore::File(f) => {
                 let end = f.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
                 f.write_all(&frame).map_err(|e| self.err(e))?;
-                Ok(end + frame.len() as u64)
+                end
             }
-        }
+        };
+        self.last_frame_at.store(end + 1, Relaxed);
+        Ok(end + frame.len() as u64)
+    }
+
+    /// The wave and bitmap (`words` words; empty if the wave decided none of the shard's states)
+    /// of the frame the last [`WaveLog::append`] wrote, its crc checked; None if not known.
+    pub fn last_frame(&self, words: usize) -> Result<Option<(u32, Vec<u64>)>, KernelError> {
+        let mut store = self.store.lock().expect("wave log");
+        let Some(at) = self.last_frame_at.load(Relaxed).checked_sub(1) else {
+            return Ok(None);
+        };
+        let bytes = match &mut *store {
+            LogStore::Memory(v) => v[at as usize..].to_vec(),
+            LogStore::File(f) => {
+                let mut out = Vec::new();
+                f.seek(SeekFrom::Start(at)).map_err(|e| self.err(e))?;
+                f.read_to_end(&mut out).map_err(|e| self.err(e))?;
+                out
+            }
+        };
+        drop(store);
+        let mut last = None;
+        each_frame(&bytes, words, |wave, bitmap| {
+            last = Some((wave, bitmap.to_vec()))
+        })
+        .map_err(|what| KernelError::Checkpoint(format!("wave log {}: {what}", self.name())))?;
+        Ok(last)
     }
 
     /// The whole log as bytes.
@@ -107,6 +140,7 @@ impl WaveLog {
     /// Replace the whole log with `bytes` (a copy fetched from a replica), durably.
     pub fn replace(&self, bytes: &[u8]) -> Result<(), KernelError> {
         let mut store = self.store.lock().expect("wave log");
+        self.last_frame_at.store(0, Relaxed);
         match &mut *store {
             LogStore::Memory(v) => *v = bytes.to_vec(),
             LogStore::File(f) => {
@@ -140,6 +174,7 @@ impl WaveLog {
             )));
         }
         let mut store = self.store.lock().expect("wave log");
+        self.last_frame_at.store(0, Relaxed);
         match &mut *store {
             LogStore::Memory(v) => v.truncate(len as usize),
             LogStore::File(f) => f.set_len(len).map_err(|e| self.err(e))?,
@@ -150,6 +185,7 @@ impl WaveLog {
     /// Start afresh (a new layer on these arrays).
     pub fn clear(&self) -> Result<(), KernelError> {
         let mut store = self.store.lock().expect("wave log");
+        self.last_frame_at.store(0, Relaxed);
         match &mut *store {
             LogStore::Memory(v) => v.clear(),
             LogStore::File(f) => f.set_len(0).map_err(|e| self.err(e))?,
@@ -170,6 +206,40 @@ impl WaveLog {
         match &*self.store.lock().expect("wave log") {
             LogStore::Memory(_) => Ok(()),
             LogStore::File(f) => f.sync_data().map_err(|e| self.err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_frame_is_the_last_appended_until_the_log_is_cut_or_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("shard-00000.waves");
+        for log in [
+            WaveLog::open(None).unwrap(),
+            WaveLog::open(Some(&file)).unwrap(),
+        ] {
+            assert!(log.last_frame(2).unwrap().is_none());
+            log.append(0, &[1, 2]).unwrap();
+            let (len, crc) = log.fingerprint().unwrap();
+            assert_eq!(log.last_frame(2).unwrap(), Some((0, vec![1, 2])));
+            log.append(1, &[]).unwrap();
+            assert_eq!(log.last_frame(2).unwrap(), Some((1, vec![])));
+            log.append(2, &[u64::MAX, 0]).unwrap();
+            assert_eq!(log.last_frame(2).unwrap(), Some((2, vec![u64::MAX, 0])));
+            // Cut back to a checkpoint, the frame is not known: the cells say.
+            log.rewind(len, crc).unwrap();
+            assert!(log.last_frame(2).unwrap().is_none());
+            log.append(1, &[4, 0]).unwrap();
+            assert_eq!(log.last_frame(2).unwrap(), Some((1, vec![4, 0])));
+            log.replace(&log.bytes().unwrap()).unwrap();
+            assert!(log.last_frame(2).unwrap().is_none());
+            log.append(2, &[0, 8]).unwrap();
+            log.clear().unwrap();
+            assert!(log.last_frame(2).unwrap().is_none());
         }
     }
 }

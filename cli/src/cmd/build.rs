@@ -8,7 +8,8 @@ use kingmaker_coordinator::runner::{check_options, select_layers, solve_run_with
 use kingmaker_coordinator::solve::SolveOptions;
 use kingmaker_games::GameChoice;
 use kingmaker_kernel::memory::{
-    choose_memory_budget, default_shard_size, parse_size, DEFAULT_SHARD_SIZE,
+    choose_memory_budget, default_shard_size, default_table_shard_size, parse_size,
+    DEFAULT_SHARD_SIZE,
 };
 use kingmaker_kernel::options;
 use kingmaker_kernel::Game;
@@ -138,7 +139,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
     };
     let shard_size = args
         .shard_size
-        .unwrap_or_else(|| budget_shard_size(budget, cluster.as_ref()));
+        .unwrap_or_else(|| budget_shard_size(budget, solved, cluster.as_ref()));
     let shard_size = match (&solved_as, args.keep_layers_on_workers) {
         (Some(reduced), true) => {
             kingmaker_coordinator::kept::whole_block_shards(&reduced.build()?, shard_size)
@@ -202,13 +203,15 @@ pub fn run(args: BuildArgs) -> Result<()> {
 }
 
 /// The shard size when `--shard-size` is not given: what this process's `budget` allows its
-/// threads (in process it closes the shards; on workers it gathers them), and on workers what
-/// each worker's memory (three quarters of it, as its default budget) allows its cores.
+/// threads for a table of `states` (in process it closes the shards; on workers it gathers them),
+/// and on workers what each worker's memory (three quarters of it, as its default budget) allows
+/// its cores.
 fn budget_shard_size(
     budget: u64,
+    states: u64,
     cluster: Option<&kingmaker_coordinator::cluster::Cluster>,
 ) -> u64 {
-    let mut size = default_shard_size(budget, rayon::current_num_threads());
+    let mut size = default_table_shard_size(budget, rayon::current_num_threads(), states);
     for (memory, cores) in cluster.map(|c| c.worker_resources()).unwrap_or_default() {
         if memory > 0 {
             size = size.min(default_shard_size(memory / 4 * 3, cores as usize));
@@ -217,7 +220,7 @@ fn budget_shard_size(
     if size < DEFAULT_SHARD_SIZE {
         tracing::info!(
             "shards of {size} states, fewer than the default {DEFAULT_SHARD_SIZE}: what the memory \
-             allows (--shard-size sets it)"
+             and the table's size allow (--shard-size sets it)"
         );
     }
     size
