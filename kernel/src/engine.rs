@@ -125,7 +125,7 @@ impl<'a, G: Game> Expander<'a, G> {
         Expander {
             engine,
             shard,
-            flip: engine.game.alternates_sides(),
+            flip: engine.alternates,
             preds: Vec::new(),
             mine: Vec::with_capacity(2 * APPLY_BATCH),
             outbox: vec![Vec::new(); workers],
@@ -248,6 +248,9 @@ pub struct WorkerEngine<G: Game> {
     origins: Vec<Option<usize>>,
     /// Whether this worker owns every shard (no update is routed).
     owns_all: bool,
+    /// [`Game::alternates_sides`]: the mover is then 0 in every state, and an update need not
+    /// ask the game.
+    alternates: bool,
     /// With cells in files: the wave's updates held back to its close, and the frontier kept
     /// beside the cells. Without: updates are applied as they come.
     out_of_core: Option<OutOfCore>,
@@ -283,6 +286,7 @@ impl<G: Game> WorkerEngine<G> {
             .map(|s| s.as_ref().map(ShardArrays::origin))
             .collect();
         let owns_all = owners.iter().all(|&o| o == me);
+        let alternates = game.alternates_sides();
         let out_of_core = match storage {
             CellStorage::File { held_bytes } => {
                 let owned: Vec<bool> = owners.iter().map(|&o| o == me).collect();
@@ -306,6 +310,7 @@ impl<G: Game> WorkerEngine<G> {
             shards,
             origins,
             owns_all,
+            alternates,
             out_of_core,
             router,
             counters: Counters::default(),
@@ -531,7 +536,12 @@ impl<G: Game> WorkerEngine<G> {
     /// `exclusive`: no other thread writes cells meanwhile, so a plain store does.
     fn apply(&self, pred: u64, child_is_win: bool, exclusive: bool) -> Result<(), KernelError> {
         let cell = self.cell(pred);
-        let mover_in_coalition = self.layer.in_coalition(self.game.mover(pred));
+        let mover = if self.alternates {
+            0
+        } else {
+            self.game.mover(pred)
+        };
+        let mover_in_coalition = self.layer.in_coalition(mover);
         let favourable = child_is_win == mover_in_coalition;
         let child = if child_is_win {
             CELL_WIN_NEW
