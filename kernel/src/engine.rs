@@ -417,7 +417,8 @@ impl<G: Game> WorkerEngine<G> {
     /// update to its owner, and return once all of them have been applied.
     ///
     /// A shard at a time, its frontier blocks in parallel, each shard's frontier read as a bitmap
-    /// ([`WorkerEngine::shard_frontier`]) or found in its cells.
+    /// (out of core from the frontier store, in memory from the shard's last wave-log frame) or,
+    /// after a restore, found in its cells.
     pub fn run_wave(&self, wave: u32) -> Result<(), KernelError> {
         let shards: Vec<&ShardArrays> = self
             .owned()
