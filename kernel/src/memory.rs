@@ -24,9 +24,9 @@ pub enum CellStorage {
 impl CellStorage {
     /// Memory if `states` cells (and working buffers) fit in `budget` bytes. The working buffers
     /// (update buffers, the bitmaps of the shards a wave is closing or expanding, gathered
-    /// tables) are not measured: 512 MiB is an allowance for them, not a bound. Otherwise files, with a quarter of the budget (at most
-    /// 256 MiB) for held-back updates; the rest is left to the page cache, through which the
-    /// cells pass.
+    /// tables) are not measured: 512 MiB is an allowance for them, not a bound. Otherwise files,
+    /// with a quarter of the budget (at most 256 MiB) for held-back updates; the rest is left to
+    /// the page cache, through which the cells pass.
     pub fn for_budget(states: u64, budget: u64) -> CellStorage {
         const BUFFERS: u64 = 512 << 20;
         if states + BUFFERS <= budget {
@@ -217,9 +217,7 @@ pub fn default_shard_size(budget: u64, threads: usize) -> u64 {
     if fits >= DEFAULT_SHARD_SIZE {
         DEFAULT_SHARD_SIZE
     } else {
-        // The largest power of two that fits.
-        let power = 1u64 << (63 - fits.max(1).leading_zeros());
-        power.max(MIN_DEFAULT_SHARD_SIZE)
+        power_of_two_at_most(fits).max(MIN_DEFAULT_SHARD_SIZE)
     }
 }
 
@@ -236,9 +234,13 @@ pub const MIN_TABLE_SHARD_SIZE: u64 = 1 << 20;
 /// [`default_shard_size`] for a table of `states` states: no more than a [`MIN_DEFAULT_SHARDS`]th
 /// of it (a power of two, at least [`MIN_TABLE_SHARD_SIZE`]). Large tables are unchanged.
 pub fn default_table_shard_size(budget: u64, threads: usize, states: u64) -> u64 {
-    let share = (states / MIN_DEFAULT_SHARDS).max(1);
-    let power = 1u64 << (63 - share.leading_zeros());
-    default_shard_size(budget, threads).min(power.max(MIN_TABLE_SHARD_SIZE))
+    let share = power_of_two_at_most(states / MIN_DEFAULT_SHARDS);
+    default_shard_size(budget, threads).min(share.max(MIN_TABLE_SHARD_SIZE))
+}
+
+/// The largest power of two not above `x` (1 for 0).
+fn power_of_two_at_most(x: u64) -> u64 {
+    1 << x.max(1).ilog2()
 }
 
 /// Read a size such as `16G`, `16GiB`, `800M`, `512k` or `1000000` (bytes). Units are binary:
