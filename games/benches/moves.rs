@@ -153,31 +153,43 @@ fn cc2p_full() {
     }
 }
 
-/// cc2p 7×7 / 3 through its half: the expansion of a (synthetic) half table to full rows (all
-/// cores, the process's CPU), `source`, and the half game's moves against the full game's on
+/// cc2p 7×7 / 3 through its half: the expansion of a (synthetic) quarter and half table to full
+/// rows (all cores, the process's CPU), `source`, and the half game's moves against the full game's on
 /// the same states (one thread).
 fn cc2p_half() {
-    let g = Cc2pReduced::new(Cc2p::new(7, 3, TipRule::Exact).expect("7x7 / 3"));
-    let n = g.size() as usize;
-    let hv: Vec<u8> = (0..n).map(|i| (i * 7 % 4) as u8).collect();
-    let hd: Vec<u16> = (0..n).map(|i| (i % 97) as u16).collect();
-    let mut table = SolvedTable::with_capacity(g.size(), 96);
-    table.append(&hv, &hd);
-    drop((hv, hd));
-    let rows = 1usize << 25;
-    let (mut v, mut d) = (vec![0u8; rows], vec![0u16; rows]);
-    let (t, w) = (ProcessTime::now(), std::time::Instant::now());
+    let full = || Cc2p::new(7, 3, TipRule::Exact).expect("7x7 / 3");
+    // The half with depths to 96 (two bytes a state), the quarter with the build's (below 64,
+    // a byte a state).
+    for (g, deepest) in [
+        (Cc2pReduced::quarter(full()), 63),
+        (Cc2pReduced::new(full()), 96),
+    ] {
+        let n = g.size() as usize;
+        let hv: Vec<u8> = (0..n).map(|i| (i * 7 % 4) as u8).collect();
+        let hd: Vec<u16> = (0..n)
+            .map(|i| (i % (deepest as usize + 1)) as u16)
+            .collect();
+        let mut table = SolvedTable::with_capacity(g.size(), deepest);
+        table.append(&hv, &hd);
+        drop((hv, hd));
+        let rows = 1usize << 25;
+        let (mut v, mut d) = (vec![0u8; rows], vec![0u16; rows]);
+        let (t, w) = (ProcessTime::now(), std::time::Instant::now());
+        let first = (g.full().size() / 3) & !1;
+        g.expand_rows(first, &table, &mut v, &mut d);
+        let (c, s) = (t.elapsed().as_secs_f64(), w.elapsed().as_secs_f64());
+        println!(
+            "expand_rows from the {}: {:.2} M rows per CPU-second, {:.1} ns CPU per row ({:.1} s \
+             CPU for the 7x7/3 table), {:.2} s wall",
+            Game::name(&g),
+            rows as f64 / c / 1e6,
+            c / rows as f64 * 1e9,
+            c / rows as f64 * g.full().size() as f64,
+            s
+        );
+    }
+    let g = Cc2pReduced::new(full());
     let first = (g.full().size() / 3) & !1;
-    g.expand_rows(first, &table, &mut v, &mut d);
-    let (c, s) = (t.elapsed().as_secs_f64(), w.elapsed().as_secs_f64());
-    println!(
-        "expand_rows: {:.2} M rows per CPU-second, {:.1} ns CPU per row ({:.1} s CPU for the \
-         7x7/3 table), {:.2} s wall",
-        rows as f64 / c / 1e6,
-        c / rows as f64 * 1e9,
-        c / rows as f64 * g.full().size() as f64,
-        s
-    );
     const SOURCES: u64 = 1 << 22;
     let t = ThreadTime::now();
     let mut x = 0u64;

@@ -54,6 +54,9 @@ pub(super) enum Kind {
 #[derive(Clone, Debug)]
 pub(super) struct Mirror {
     cell: [u8; 128],
+    /// The reflection of the half turn of each cell ([`Cc2p::turn`]): where the colour swap and
+    /// then the reflection take it.
+    turned: [u8; 128],
     /// Per player-0 set rank: its block (its own, or its reflection's) and its kind in the low
     /// two bits.
     class: Vec<u32>,
@@ -65,8 +68,15 @@ impl Mirror {
     /// The reflection of `game`'s board, if it is a symmetry of the rules and the game is small
     /// enough for the block tables.
     pub(super) fn new(game: &Cc2p) -> Option<Mirror> {
+        let cell = reflected_cells(game)?;
+        let n = game.n as usize;
+        let mut turned = [0u8; 128];
+        for (c, t) in turned[..n].iter_mut().enumerate() {
+            *t = cell[n - 1 - c];
+        }
         let mut mirror = Mirror {
-            cell: reflected_cells(game)?,
+            cell,
+            turned,
             class: Vec::new(),
             blocks: Vec::new(),
         };
@@ -94,6 +104,12 @@ impl Mirror {
     #[inline]
     pub(super) fn reflect(&self, mask: u128) -> u128 {
         bits(mask).map(|c| bit(self.cell[c] as usize)).sum()
+    }
+
+    /// The reflection of the half turn of a set of cells: `reflect(game.turn(mask))`.
+    #[inline]
+    pub(super) fn reflect_turned(&self, mask: u128) -> u128 {
+        bits(mask).map(|c| bit(self.turned[c] as usize)).sum()
     }
 
     /// The number of blocks.

@@ -7,6 +7,16 @@
 use super::{bit, bits, Cc2p, Expanded, Pos, K_MAX, MAX_CELLS};
 use crate::combinatorics::Pascal;
 
+/// A placement as two ranks: player 0's set, and player 1's cells among the `N − k` that set
+/// leaves free; the placement is `set · C(N − k, k) + free`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ranks {
+    /// Player 0's set (the block).
+    pub set: u64,
+    /// Player 1's rank within the block.
+    pub free: u64,
+}
+
 /// Buckets of the unrank lookup: 0..16 exactly, then 8 per binary order of magnitude.
 pub(super) const BUCKETS: usize = 16 + 60 * 8;
 
@@ -183,8 +193,18 @@ impl Cc2p {
         e.r0 * self.sets1 + self.colex(e.qmask)
     }
 
-    /// Every placement `first .. first + count` in order: `f(i, cells, twin)` with its two
-    /// players' cells and the placement of its colour-swapped twin. One sweep: player 1's
+    /// The ranks of a placement.
+    #[inline]
+    pub(crate) fn ranks(&self, placement: u64) -> Ranks {
+        Ranks {
+            set: placement / self.sets1,
+            free: placement % self.sets1,
+        }
+    }
+
+    /// Every placement `first .. first + count` in order: `f(i, cells, own, twin)` with its two
+    /// players' cells, its ranks and its colour-swapped twin's (ranks, not placements: their
+    /// users would divide them back). One sweep: player 1's
     /// compressed cells are enumerated in colex order instead of unranked, and the free cells
     /// around player 0's are looked up, so each costs a few table lookups (this is what expanding
     /// a reduced table to the full one spends its arithmetic on).
@@ -192,7 +212,7 @@ impl Cc2p {
         &self,
         first: u64,
         count: usize,
-        f: impl FnMut(usize, [u128; 2], u64),
+        f: impl FnMut(usize, [u128; 2], Ranks, Ranks),
     ) {
         self.sweep::<true>(first, count, f)
     }
@@ -205,16 +225,16 @@ impl Cc2p {
         count: usize,
         mut f: impl FnMut(usize, [u128; 2]),
     ) {
-        self.sweep::<false>(first, count, |i, cells, _| f(i, cells))
+        self.sweep::<false>(first, count, |i, cells, _, _| f(i, cells))
     }
 
-    /// The sweep of both: with `TWIN`, the twin's placement is computed (else 0).
+    /// The sweep of both: with `TWIN`, the twin's ranks are computed (else 0).
     #[inline(always)]
     fn sweep<const TWIN: bool>(
         &self,
         first: u64,
         count: usize,
-        mut f: impl FnMut(usize, [u128; 2], u64),
+        mut f: impl FnMut(usize, [u128; 2], Ranks, Ranks),
     ) {
         let k = self.k as usize;
         let n = self.n as usize;
@@ -256,7 +276,15 @@ impl Cc2p {
                         twin1 += self.choose.c(m - above, j + 1);
                     }
                 }
-                f(i, [mask0, mask1], twin0 * self.sets1 + twin1);
+                let own = Ranks {
+                    set: r0,
+                    free: r1 + (i - done) as u64,
+                };
+                let twin = Ranks {
+                    set: twin0,
+                    free: twin1,
+                };
+                f(i, [mask0, mask1], own, twin);
                 // The next k-subset of 0..n-k in colex order.
                 let mut i = 0;
                 while i + 1 < k && q[i] + 1 == q[i + 1] {

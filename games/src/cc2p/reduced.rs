@@ -5,6 +5,7 @@
 //! 2. Moves, values, the way back to the full table, the quarter: docs/cc2p-notation.md.
 
 use super::mirror::{Kind, Mirror};
+use super::rank::Ranks;
 use super::{Cc2p, Cc2pError, Expanded, Pos};
 use crate::drawing::Drawing;
 use crate::notation::Notation;
@@ -72,16 +73,22 @@ impl Cc2pReduced {
     /// only when the reflection is needed).
     #[inline]
     fn reduce_cells(&self, h: u64, cells: impl FnOnce() -> [u128; 2]) -> u64 {
-        let Some(m) = &self.mirror else {
-            return h;
-        };
+        self.reduce_ranks(self.full.ranks(h), |m| cells().map(|c| m.reflect(c)))
+    }
+
+    /// [`Cc2pReduced::reduce_cells`] of the half placement with ranks `r` (no division), given
+    /// its two players' cells reflected by `reflected(mirror)` (called only when needed).
+    #[inline]
+    fn reduce_ranks(&self, r: Ranks, reflected: impl FnOnce(&Mirror) -> [u128; 2]) -> u64 {
         let sets1 = self.full.sets1;
-        let (block, kind) = m.block_of(h / sets1);
+        let Some(m) = &self.mirror else {
+            return r.set * sets1 + r.free;
+        };
+        let (block, kind) = m.block_of(r.set);
         if kind != Kind::Higher {
-            return block * sets1 + h % sets1;
+            return block * sets1 + r.free;
         }
-        let cells = cells();
-        block * sets1 + self.full.rank1(&[m.reflect(cells[0]), m.reflect(cells[1])])
+        block * sets1 + self.full.rank1(&reflected(m))
     }
 
     /// The full index (player 1 to move) of index `q`.
@@ -147,10 +154,17 @@ impl Cc2pReduced {
                 let placement = (first + (c * CHUNK) as u64) / 2;
                 sources.resize(values.len() / 2, (0, 0));
                 let full = &self.full;
-                full.each_placement_with_twin(placement, sources.len(), |i, cells, twin| {
-                    let own = self.reduce_cells(placement + i as u64, || cells);
-                    let twin =
-                        self.reduce_cells(twin, || [full.turn(cells[1]), full.turn(cells[0])]);
+                // Player 0's cells change once a block: their reflections are kept.
+                let mut player0 = (u128::MAX, 0, 0);
+                full.each_placement_with_twin(placement, sources.len(), |i, cells, own, twin| {
+                    if let Some(m) = &self.mirror {
+                        if player0.0 != cells[0] {
+                            player0 = (cells[0], m.reflect(cells[0]), m.reflect_turned(cells[0]));
+                        }
+                    }
+                    let own = self.reduce_ranks(own, |m| [player0.1, m.reflect(cells[1])]);
+                    // The twin's cells are the turns of player 1's and player 0's.
+                    let twin = self.reduce_ranks(twin, |m| [m.reflect_turned(cells[1]), player0.2]);
                     sources[i] = (own, twin);
                 });
                 let rows = values.chunks_exact_mut(2).zip(depth.chunks_exact_mut(2));

@@ -601,11 +601,13 @@ fn placements_and_twins_are_the_unrank_and_the_swap() {
         for first in starts {
             let len = (2 * game.sets1 + 7).min(3000).min(placements - first) as usize;
             let mut seen = 0;
-            game.each_placement_with_twin(first, len, |i, cells, t| {
+            game.each_placement_with_twin(first, len, |i, cells, own, twin| {
                 assert_eq!(i, seen);
                 seen += 1;
                 let p = first + i as u64;
                 assert_eq!(cells, game.unrank(p << 1).o, "{} {p}", game.name());
+                assert_eq!(own, game.ranks(p), "{} {p}", game.name());
+                let t = twin.set * game.sets1 + twin.free;
                 assert_eq!(t, game.swap_colours(p << 1) >> 1, "{} {p}", game.name());
                 assert_eq!(t, game.swap_colours(p << 1 | 1) >> 1);
             });

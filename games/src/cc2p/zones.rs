@@ -218,7 +218,7 @@ impl Cc2pReduced {
         // Player 1 to move in row H: each state stood for by its reflection in the block.
         if r.rank == h.rank {
             let placement = h.rank * full.sets1;
-            full.each_placement_with_twin(placement, full.sets1 as usize, |j, cells, _| {
+            full.each_placement(placement, full.sets1 as usize, |j, cells| {
                 f(
                     full.rank1(&[l.cells, m.reflect(cells[1])]) as usize,
                     2 * j + 1,
