@@ -56,6 +56,7 @@ enum Command {
 }
 
 fn main() {
+    kingmaker_process::cpu::require_compiled_features("kingmaker");
     // Output piped into `head` and the like: end quietly when the reader goes away, as Unix tools
     // do, instead of panicking on a broken pipe.
     // SAFETY: setting a signal disposition before any other thread exists.

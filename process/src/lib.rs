@@ -1,9 +1,10 @@
 //! What every Kingmaker process sets up, the `kingmaker` CLI and `kingmaker-worker` alike: its log
-//! ([`logging`]), its Prometheus endpoint ([`metrics`]) and the lock of the directory it works in
-//! ([`lock`]).
+//! ([`logging`]), its Prometheus endpoint ([`metrics`]), the lock of the directory it works in
+//! ([`lock`]), and a check that the processor has the features the build uses ([`cpu`]).
 
 #![warn(missing_docs)]
 
+pub mod cpu;
 pub mod lock;
 pub mod logging;
 pub mod metrics;

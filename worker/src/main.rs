@@ -53,6 +53,7 @@ struct Args {
 }
 
 fn main() {
+    kingmaker_process::cpu::require_compiled_features("kingmaker-worker");
     kingmaker_process::logging::init_logging();
     let args = Args::parse();
     let opts = ProcessOptions {
