@@ -204,10 +204,10 @@ impl Cc2p {
 
     /// Every placement `first .. first + count` in order: `f(i, cells, own, twin)` with its two
     /// players' cells, its ranks and its colour-swapped twin's (ranks, not placements: their
-    /// users would divide them back). One sweep: player 1's
-    /// compressed cells are enumerated in colex order instead of unranked, and the free cells
-    /// around player 0's are looked up, so each costs a few table lookups (this is what expanding
-    /// a reduced table to the full one spends its arithmetic on).
+    /// users would divide them back). One sweep: player 1's compressed cells are enumerated in
+    /// colex order instead of unranked, and the free cells around player 0's are looked up, so
+    /// each costs a few table lookups (this is what expanding a reduced table to the full one
+    /// spends its arithmetic on).
     pub(crate) fn each_placement_with_twin(
         &self,
         first: u64,
