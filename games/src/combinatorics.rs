@@ -4,6 +4,9 @@
 //!    slowest, which is also the numeric order of the bit masks. Hot paths keep faster variants
 //!    (cc2p's bucketed unrank, cc3p's stairs), tested against these.
 
+use num_traits::PrimInt;
+use std::fmt::Binary;
+
 /// C(n, k) exactly; 0 when k > n.
 pub fn binomial(n: usize, k: usize) -> u128 {
     if k > n {
@@ -57,20 +60,20 @@ impl<const K: usize, const N: usize> Pascal<K, N> {
         &self.columns[k & (K - 1)]
     }
 
-    /// The colex rank of `set` (elements below N) among the sets of its size.
+    /// The colex rank of `set` (elements below N; a mask of any width) among the sets of its size.
     #[inline]
-    pub fn colex_rank(&self, set: u128) -> u64 {
+    pub fn colex_rank<S: PrimInt + Binary>(&self, set: S) -> u64 {
         debug_assert!(
-            N >= 128 || set >> N == 0,
+            N >= S::zero().count_zeros() as usize || set >> N == S::zero(),
             "an element of {set:b} is outside the table"
         );
         let mut rank = 0;
         let mut rest = set;
         let mut i = 1;
-        while rest != 0 {
+        while rest != S::zero() {
             rank += self.c(rest.trailing_zeros() as usize, i);
             i += 1;
-            rest &= rest - 1;
+            rest = rest & (rest - S::one());
         }
         rank
     }
@@ -100,12 +103,13 @@ impl<const K: usize, const N: usize> Default for Pascal<K, N> {
 }
 
 /// The next k-subset after `set` in colex order (Gosper's hack: the next larger integer with as
-/// many bits set). `set` is not empty and its successor stays below bit 127.
+/// many bits set). `set` is not empty and its successor stays below its word's top bit.
 #[inline]
-pub fn next_subset(set: u128) -> u128 {
-    debug_assert!(set != 0, "the empty set has no successor");
-    let fill = set | (set - 1);
-    (fill + 1) | (((!fill & (fill + 1)) - 1) >> (set.trailing_zeros() + 1))
+pub fn next_subset<S: PrimInt>(set: S) -> S {
+    debug_assert!(set != S::zero(), "the empty set has no successor");
+    let one = S::one();
+    let fill = set | (set - one);
+    (fill + one) | (((!fill & (fill + one)) - one) >> (set.trailing_zeros() as usize + 1))
 }
 
 /// Every k-subset of 0..n (n ≤ 127) in colex order, as bit masks; the empty set once for k = 0.

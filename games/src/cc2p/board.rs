@@ -3,15 +3,15 @@
 //! x = 2i − (w − 1)); neighbours are (r, x ± 2) and (r ± 1, x ± 1), jumps go two steps in one
 //! direction over an occupied neighbour.
 
-use super::bit;
+use super::{bit, Cells};
 
 /// One cell's neighbourhood: neighbour mask and the (jumped-over cell, landing cell) pairs, also
 /// as masks (`over`, `land`) for the move generator's inner loop.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Cell {
-    pub(super) nb: u128,
-    pub(super) over: [u128; 6],
-    pub(super) land: [u128; 6],
+    pub(super) nb: Cells,
+    pub(super) over: [Cells; 6],
+    pub(super) land: [Cells; 6],
     pub(super) nj: u8,
     pub(super) jumps: [(u8, u8); 6],
 }

@@ -2,7 +2,7 @@
 //! solves in the game's place.
 
 use super::reduced::Cc2pReduced;
-use super::{Cc2p, TipRule};
+use super::{Cc2p, TipRule, MAX_BOARD, MIN_BOARD};
 use kingmaker_kernel::Game;
 use crate::family::{first_player_wins, GameFamily};
 use crate::GameSpec;
@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 /// 2-player Chinese Checkers on one of Sturtevant's boards.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cc2pParams {
-    /// The board: MxM for M in 4..=9 (e.g. 7x7).
+    /// The board: MxM for M in 4..=8 (e.g. 7x7).
     #[arg(long, default_value = "7x7", value_parser = parse_board)]
     pub board: u8,
     /// Pieces per player (1..=6).
@@ -27,13 +27,15 @@ pub struct Cc2pParams {
 
 /// "7x7" -> 7.
 fn parse_board(text: &str) -> Result<u8, String> {
-    let bad = || format!("board {text:?} is not of the form MxM with M in 4..=9 (e.g. 7x7)");
+    let bad = || {
+        format!("board {text:?} is not of the form MxM with M in {MIN_BOARD}..={MAX_BOARD} (e.g. 7x7)")
+    };
     let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
     let (a, b): (u8, u8) = (
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     );
-    if a != b || !(4..=9).contains(&a) {
+    if a != b || !(MIN_BOARD..=MAX_BOARD).contains(&a) {
         return Err(bad());
     }
     Ok(a)

@@ -4,7 +4,7 @@
 //!    cells that block them, so it keeps every value and depth. A *block* is the lower-ranked set
 //!    of a reflected pair, or a symmetric set (docs/cc2p-notation.md, `mirror.rs`).
 
-use super::{bit, bits, Cc2p, K_MAX};
+use super::{bit, bits, Cc2p, Cells, K_MAX, MAX_CELLS};
 
 /// Beyond this many player-0 sets the block tables are not built (C(49, 6) is 14 million; larger
 /// games are far beyond any table this tool builds).
@@ -21,16 +21,16 @@ impl Cc2p {
 
 /// The reflection of every cell, if the reflection fixes the start areas, goals, tips and the
 /// cells that block them, and the game has at most [`MAX_SETS`] player-0 sets.
-fn reflected_cells(game: &Cc2p) -> Option<[u8; 128]> {
+fn reflected_cells(game: &Cc2p) -> Option<[u8; MAX_CELLS]> {
     if game.sets0 > MAX_SETS {
         return None;
     }
-    let mut cell = [0u8; 128];
+    let mut cell = [0u8; MAX_CELLS];
     for (c, &(r, x)) in game.coords.iter().enumerate() {
         let twin = game.coords.iter().position(|&t| t == (r, -x))?;
         cell[c] = twin as u8;
     }
-    let reflect = |m: u128| -> u128 { bits(m).map(|c| bit(cell[c] as usize)).sum() };
+    let reflect = |m: Cells| -> Cells { bits(m).map(|c| bit(cell[c] as usize)).sum() };
     let special = [game.start, game.goal, game.tip, game.block];
     special
         .iter()
@@ -53,10 +53,10 @@ pub(super) enum Kind {
 /// The reflection of cells and the blocks of player-0 sets.
 #[derive(Clone, Debug)]
 pub(super) struct Mirror {
-    cell: [u8; 128],
+    cell: [u8; MAX_CELLS],
     /// The reflection of the half turn of each cell ([`Cc2p::turn`]): where the colour swap and
     /// then the reflection take it.
-    turned: [u8; 128],
+    turned: [u8; MAX_CELLS],
     /// Per player-0 set rank: its block (its own, or its reflection's) and its kind in the low
     /// two bits.
     class: Vec<u32>,
@@ -70,7 +70,7 @@ impl Mirror {
     pub(super) fn new(game: &Cc2p) -> Option<Mirror> {
         let cell = reflected_cells(game)?;
         let n = game.n as usize;
-        let mut turned = [0u8; 128];
+        let mut turned = [0u8; MAX_CELLS];
         for (c, t) in turned[..n].iter_mut().enumerate() {
             *t = cell[n - 1 - c];
         }
@@ -85,7 +85,7 @@ impl Mirror {
         for r0 in 0..game.sets0 {
             let mut set = [0u8; K_MAX];
             game.unrank_set(r0, &mut set);
-            let mask: u128 = set[..k].iter().map(|&c| bit(c as usize)).sum();
+            let mask: Cells = set[..k].iter().map(|&c| bit(c as usize)).sum();
             let twin = game.colex(mirror.reflect(mask));
             let (block, kind) = match twin.cmp(&r0) {
                 std::cmp::Ordering::Greater => (mirror.blocks.len() as u32, Kind::Lower),
@@ -102,13 +102,13 @@ impl Mirror {
 
     /// The reflection of a set of cells.
     #[inline]
-    pub(super) fn reflect(&self, mask: u128) -> u128 {
+    pub(super) fn reflect(&self, mask: Cells) -> Cells {
         bits(mask).map(|c| bit(self.cell[c] as usize)).sum()
     }
 
     /// The reflection of the half turn of a set of cells: `reflect(game.turn(mask))`.
     #[inline]
-    pub(super) fn reflect_turned(&self, mask: u128) -> u128 {
+    pub(super) fn reflect_turned(&self, mask: Cells) -> Cells {
         bits(mask).map(|c| bit(self.turned[c] as usize)).sum()
     }
 

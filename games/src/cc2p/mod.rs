@@ -27,19 +27,23 @@ use rank::BUCKETS;
 
 /// Smallest supported board side.
 pub const MIN_BOARD: u8 = 4;
-/// Largest supported board side (N = 81 cells fits the 128-bit cell masks).
-pub const MAX_BOARD: u8 = 9;
+/// Largest supported board side: N = 64 cells, one machine word per cell mask.
+pub const MAX_BOARD: u8 = 8;
 /// Largest supported number of pieces per player (the start areas are defined for 1..=6).
 pub const MAX_PIECES: u8 = 6;
 
-const MAX_CELLS: usize = 81;
+const MAX_CELLS: usize = (MAX_BOARD as usize) * (MAX_BOARD as usize);
 const K_MAX: usize = MAX_PIECES as usize;
+
+/// A set of cells, bit c for cell c. One machine word: masks of 128 bits (which 9×9 boards
+/// would need) cost the move generator and the ranking a third of their speed on every board.
+pub(crate) type Cells = u64;
 
 /// Errors from constructing a game or reading a position.
 #[derive(Debug, thiserror::Error)]
 pub enum Cc2pError {
     /// The board side is not one of the supported sizes.
-    #[error("board size {0} is out of range: cc2p supports m×m boards with m = 4..=9")]
+    #[error("board size {0} is out of range: cc2p supports m×m boards with m = {MIN_BOARD}..={MAX_BOARD}")]
     BoardOutOfRange(u8),
     /// The number of pieces per player is not one of the supported values.
     #[error("{0} pieces per player is out of range: cc2p supports 1..=6 pieces per player")]
@@ -77,14 +81,14 @@ struct Expanded {
     a: [u8; K_MAX],
     b: [u8; K_MAX],
     q: [u8; K_MAX],
-    qmask: u128,
+    qmask: Cells,
     r0: u64,
 }
 
 /// An unranked state: the two players' cell masks and the side to move.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Pos {
-    o: [u128; 2],
+    o: [Cells; 2],
     mover: usize,
 }
 
@@ -102,11 +106,11 @@ pub struct Cc2p {
     choose: Pascal<8, 128>,
     /// `unrank_start[i][bucket(r)]`: the largest a with C(a, i) ≤ the smallest r of the bucket.
     unrank_start: [[u8; BUCKETS]; 8],
-    start: [u128; 2],
-    goal: [u128; 2],
+    start: [Cells; 2],
+    goal: [Cells; 2],
     /// `tip[y]`: the tip cell of y's goal; `block[y]`: the cells the opponent holds to block it.
-    tip: [u128; 2],
-    block: [u128; 2],
+    tip: [Cells; 2],
+    block: [Cells; 2],
     /// C(N, k) and C(N − k, k).
     sets0: u64,
     sets1: u64,
@@ -114,13 +118,25 @@ pub struct Cc2p {
 }
 
 #[inline]
-fn bit(c: usize) -> u128 {
-    1u128 << c
+fn bit(c: usize) -> Cells {
+    1 << c
+}
+
+/// The cells of `m` above cell `c`: two shifts, since one of 64 bits (c = 63) is not defined.
+#[inline]
+fn above(m: Cells, c: usize) -> Cells {
+    (m >> c) >> 1
+}
+
+/// Every cell of a board of `n` cells (1 ≤ n ≤ 64).
+#[inline]
+fn all_cells(n: usize) -> Cells {
+    Cells::MAX >> (Cells::BITS as usize - n)
 }
 
 /// Iterate the set bits of a mask, lowest first.
 #[inline]
-fn bits(mut m: u128) -> impl Iterator<Item = usize> {
+fn bits(mut m: Cells) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         if m == 0 {
             None
@@ -155,11 +171,11 @@ impl Cc2p {
             5 => &[1, 2, 3, 4, 5],
             _ => &[0, 1, 2, 3, 4, 5],
         };
-        let s0: u128 = start0.iter().map(|&c| bit(c)).sum();
-        let s1: u128 = start0.iter().map(|&c| bit(n - 1 - c)).sum();
+        let s0: Cells = start0.iter().map(|&c| bit(c)).sum();
+        let s1: Cells = start0.iter().map(|&c| bit(n - 1 - c)).sum();
         // Player 0's goal is player 1's start: tip N-1, blocked by player 1 on N-2, N-3, N-4, N-6.
-        let block0: u128 = [2, 3, 4, 6].iter().map(|&d| bit(n - d)).sum();
-        let block1: u128 = [1, 2, 3, 5].iter().map(|&c| bit(c)).sum();
+        let block0: Cells = [2, 3, 4, 6].iter().map(|&d| bit(n - d)).sum();
+        let block1: Cells = [1, 2, 3, 5].iter().map(|&c| bit(c)).sum();
         let sets0 = choose.c(n, k);
         let sets1 = choose.c(n - k, k);
         Ok(Cc2p {

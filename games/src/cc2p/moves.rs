@@ -3,7 +3,7 @@
 //! same search from a piece's current cell gives the cells it may have come from. Children are
 //! ranked from the parent's unranking (`Expanded`), without re-ranking both players.
 
-use super::{bit, bits, Cc2p, Expanded, MAX_CELLS};
+use super::{bit, bits, Cc2p, Cells, Expanded, MAX_CELLS};
 
 impl Cc2p {
     /// Every move of player `y`'s pieces in the placement `e` (piece c → t), whatever the side
@@ -14,7 +14,7 @@ impl Cc2p {
         &self,
         e: &Expanded,
         y: usize,
-        keep: impl Fn(&[u128; 2]) -> bool,
+        keep: impl Fn(&[Cells; 2]) -> bool,
         mut emit: impl FnMut(u64),
     ) -> bool {
         let k = self.k as usize;
@@ -83,7 +83,7 @@ impl Cc2p {
     /// Every cell a piece at `from` can move to (steps and jump chains), `all` being the occupied
     /// cells with that piece lifted. Symmetric: `t ∈ dests(f)` iff `f ∈ dests(t)` for the same `all`.
     #[inline]
-    pub(super) fn dests(&self, from: usize, all: u128) -> u128 {
+    pub(super) fn dests(&self, from: usize, all: Cells) -> Cells {
         let steps = self.cells[from].nb & !all;
         if self.cells[from].nb & all == 0 {
             return steps;
@@ -108,7 +108,7 @@ impl Cc2p {
     }
 
     /// `dests` plus the breadth-first jump tree (`parent[t]` is the landing before `t`).
-    pub(super) fn dests_with_paths(&self, from: usize, all: u128) -> (u128, [u8; MAX_CELLS]) {
+    pub(super) fn dests_with_paths(&self, from: usize, all: Cells) -> (Cells, [u8; MAX_CELLS]) {
         let steps = self.cells[from].nb & !all;
         let mut parent = [u8::MAX; MAX_CELLS];
         let mut seen = bit(from);

@@ -2,7 +2,7 @@
 //! ASCII pictures of the diamond.
 
 use crate::drawing::Drawing;
-use super::{bit, bits, Cc2p, Cc2pError, Pos};
+use super::{bit, bits, Cc2p, Cc2pError, Cells, Pos};
 use crate::notation::Notation;
 use serde_json::{json, Map, Value};
 
@@ -24,7 +24,7 @@ impl Cc2p {
                 fields.len()
             )));
         }
-        let mut o = [0u128; 2];
+        let mut o: [Cells; 2] = [0; 2];
         for (y, field) in fields[..2].iter().enumerate() {
             let (label, list) = field
                 .split_once(':')
@@ -80,7 +80,7 @@ impl Cc2p {
     /// Write a position as `0:<cells>;1:<cells>;<mover>`, cells ascending.
     pub fn format_position(&self, index: u64) -> String {
         let p = self.unrank(index);
-        let list = |m: u128| bits(m).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        let list = |m: Cells| bits(m).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         format!("0:{};1:{};{}", list(p.o[0]), list(p.o[1]), p.mover)
     }
 

@@ -4,7 +4,7 @@
 //!    value below 16, else its bit length and next three bits): a step or two per element instead
 //!    of a search from the top.
 
-use super::{bit, bits, Cc2p, Expanded, Pos, K_MAX, MAX_CELLS};
+use super::{above, all_cells, bit, bits, Cc2p, Cells, Expanded, Pos, K_MAX, MAX_CELLS};
 use crate::combinatorics::Pascal;
 
 /// A placement as two ranks: player 0's set, and player 1's cells among the `N − k` that set
@@ -69,8 +69,8 @@ impl Cc2p {
 
     /// The point reflection (a half turn) of a set of cells: cell c ↦ N−1−c.
     #[inline]
-    pub(super) fn turn(&self, m: u128) -> u128 {
-        m.reverse_bits() >> (128 - self.n as u32)
+    pub(super) fn turn(&self, m: Cells) -> Cells {
+        m.reverse_bits() >> (Cells::BITS - self.n as u32)
     }
 
     /// Colex unrank of `r` (below C(n, k)) as a k-subset of `0..n`, ascending into `out[..k]`:
@@ -156,7 +156,7 @@ impl Cc2p {
 
     /// Colex rank of a cell set: the sum of C(i-th lowest cell, i), i from 1.
     #[inline]
-    pub(super) fn colex(&self, set: u128) -> u64 {
+    pub(super) fn colex(&self, set: Cells) -> u64 {
         self.choose.colex_rank(set)
     }
 
@@ -177,7 +177,7 @@ impl Cc2p {
 
     /// Player 1's rank among the cells player 0 leaves free, from the two players' cells.
     #[inline]
-    pub(super) fn rank1(&self, o: &[u128; 2]) -> u64 {
+    pub(super) fn rank1(&self, o: &[Cells; 2]) -> u64 {
         bits(o[1])
             .enumerate()
             .map(|(i, c)| {
@@ -212,7 +212,7 @@ impl Cc2p {
         &self,
         first: u64,
         count: usize,
-        f: impl FnMut(usize, [u128; 2], Ranks, Ranks),
+        f: impl FnMut(usize, [Cells; 2], Ranks, Ranks),
     ) {
         self.sweep::<true>(first, count, f)
     }
@@ -223,7 +223,7 @@ impl Cc2p {
         &self,
         first: u64,
         count: usize,
-        mut f: impl FnMut(usize, [u128; 2]),
+        mut f: impl FnMut(usize, [Cells; 2]),
     ) {
         self.sweep::<false>(first, count, |i, cells, _, _| f(i, cells))
     }
@@ -234,7 +234,7 @@ impl Cc2p {
         &self,
         first: u64,
         count: usize,
-        mut f: impl FnMut(usize, [u128; 2], Ranks, Ranks),
+        mut f: impl FnMut(usize, [Cells; 2], Ranks, Ranks),
     ) {
         let k = self.k as usize;
         let n = self.n as usize;
@@ -244,9 +244,9 @@ impl Cc2p {
             // Player 0's cells a (ascending) and the free cells around them.
             let mut a = [0u8; K_MAX];
             self.unrank_set(r0, &mut a);
-            let mask0: u128 = a[..k].iter().map(|&c| bit(c as usize)).sum();
+            let mask0: Cells = a[..k].iter().map(|&c| bit(c as usize)).sum();
             let mut free = [0u8; MAX_CELLS];
-            for (j, c) in bits(!mask0 & (bit(n) - 1)).enumerate() {
+            for (j, c) in bits(!mask0 & all_cells(n)).enumerate() {
                 free[j] = c as u8;
             }
             // The twin's player 1 is the mirror of player 0: cells n-1-a, ascending.
@@ -260,7 +260,7 @@ impl Cc2p {
             for i in done..done + run {
                 // Player 1's cells b, ascending; the twin's player 0 is their mirror.
                 let mut twin0 = 0u64;
-                let mut mask1 = 0u128;
+                let mut mask1: Cells = 0;
                 for j in 0..k {
                     let b = free[q[j] as usize] as usize;
                     mask1 |= bit(b);
@@ -272,8 +272,8 @@ impl Cc2p {
                 let mut twin1 = 0u64;
                 if TWIN {
                     for (j, &m) in ma[..k].iter().enumerate() {
-                        let above = (mask1 >> (n - m)).count_ones() as usize;
-                        twin1 += self.choose.c(m - above, j + 1);
+                        let higher = above(mask1, n - 1 - m).count_ones() as usize;
+                        twin1 += self.choose.c(m - higher, j + 1);
                     }
                 }
                 let own = Ranks {
@@ -328,7 +328,7 @@ impl Cc2p {
         for j in 0..k {
             let a = e.a[k - 1 - j] as usize;
             let c = n - 1 - a;
-            let q = c - (e.pos.o[1] >> (a + 1)).count_ones() as usize;
+            let q = c - above(e.pos.o[1], a).count_ones() as usize;
             s.b[j] = c as u8;
             s.q[j] = q as u8;
             s.pos.o[1] |= bit(c);

@@ -1,7 +1,7 @@
 //! The rules on placements (docs/rules.md §3): the win condition, the 6-piece tip rule, illegal
 //! states and the classification of a state.
 
-use super::{bit, bits, Cc2p, Pos, TipRule};
+use super::{bit, bits, Cc2p, Cells, Pos, TipRule};
 use kingmaker_kernel::Node;
 
 impl Cc2p {
@@ -15,7 +15,7 @@ impl Cc2p {
         let rest = self.n as usize - special.len();
         let mut total = 0u64;
         for code in 0..3usize.pow(special.len() as u32) {
-            let mut o = [0u128; 2];
+            let mut o: [Cells; 2] = [0; 2];
             let mut t = code;
             for &c in &special {
                 match t % 3 {
@@ -41,14 +41,14 @@ impl Cc2p {
 
     /// Player y's win condition on a placement (ignoring whose turn it is).
     #[inline]
-    pub(super) fn wins(&self, o: &[u128; 2], y: usize) -> bool {
+    pub(super) fn wins(&self, o: &[Cells; 2], y: usize) -> bool {
         let g = self.goal[y];
         (o[0] | o[1]) & g == g && o[y] & g != 0
     }
 
     /// The 6-piece tip rule: some goal's tip is empty and the opponent holds the four cells around it.
     #[inline]
-    pub(super) fn tip_blocked(&self, o: &[u128; 2]) -> bool {
+    pub(super) fn tip_blocked(&self, o: &[Cells; 2]) -> bool {
         if self.k != 6 {
             return false;
         }
@@ -58,7 +58,7 @@ impl Cc2p {
     }
 
     #[inline]
-    pub(super) fn illegal(&self, o: &[u128; 2], mover: usize) -> bool {
+    pub(super) fn illegal(&self, o: &[Cells; 2], mover: usize) -> bool {
         if self.wins(o, mover) {
             return true;
         }

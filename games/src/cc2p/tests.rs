@@ -19,13 +19,13 @@ fn state_counts() {
     let shortcut = Cc2p::new(5, 6, TipRule::SolverShortcut).unwrap();
     assert_eq!(shortcut.name(), "cc2p-5x5-6-shortcut");
     assert_eq!(g(7, 3).players(), 2);
-    // The largest space still fits the index type.
-    assert!(g(9, 6).size() > 1u64 << 56);
+    // The largest space (8×8 / 6) fits the index type.
+    assert_eq!(g(8, 6).size(), 6_069_228_771_247_488);
 }
 
 #[test]
 fn constructor_rejects_out_of_range() {
-    for (m, k) in [(3, 1), (10, 1), (0, 3), (7, 0), (7, 7), (4, 255)] {
+    for (m, k) in [(3, 1), (9, 1), (0, 3), (7, 0), (7, 7), (4, 255)] {
         let e = Cc2p::new(m, k, TipRule::Exact).unwrap_err();
         assert!(!e.to_string().is_empty());
     }
@@ -37,6 +37,9 @@ fn constructor_rejects_out_of_range() {
         Cc2p::new(7, 7, TipRule::Exact),
         Err(Cc2pError::PiecesOutOfRange(7))
     ));
+    // One bit per cell in a 64-bit word: 8×8 is the largest board, and the error says so.
+    let too_big = Cc2p::new(MAX_BOARD + 1, 1, TipRule::Exact).unwrap_err();
+    assert!(too_big.to_string().contains("m = 4..=8"), "{too_big}");
 }
 
 #[test]
@@ -72,9 +75,9 @@ fn geometry() {
     // 4×4: rows 0 | 1 2 | 3 4 5 | 6 7 8 9 | 10 11 12 | 13 14 | 15.
     assert_eq!(
         g4.cells[4].nb,
-        [1, 2, 3, 5, 7, 8].iter().map(|&c| bit(c)).sum()
+        [1, 2, 3, 5, 7, 8].iter().map(|&c| bit(c)).sum::<Cells>()
     );
-    assert_eq!(g4.cells[6].nb, [3, 7, 10].iter().map(|&c| bit(c)).sum());
+    assert_eq!(g4.cells[6].nb, [3, 7, 10].iter().map(|&c| bit(c)).sum::<Cells>());
     let mut jumps4: Vec<(u8, u8)> = g4.cells[4].jumps[..g4.cells[4].nj as usize].to_vec();
     jumps4.sort();
     assert_eq!(jumps4, vec![(7, 10), (8, 12)]);
@@ -85,15 +88,15 @@ fn start_areas_and_tip_cells() {
     let g6 = g(4, 6);
     assert_eq!(g6.start[0], 0b111111);
     assert_eq!(g6.start[1], 0b111111 << 10);
-    assert_eq!(g6.block[0], [10, 12, 13, 14].iter().map(|&c| bit(c)).sum());
-    assert_eq!(g6.block[1], [1, 2, 3, 5].iter().map(|&c| bit(c)).sum());
+    assert_eq!(g6.block[0], [10, 12, 13, 14].iter().map(|&c| bit(c)).sum::<Cells>());
+    assert_eq!(g6.block[1], [1, 2, 3, 5].iter().map(|&c| bit(c)).sum::<Cells>());
     let g5 = g(7, 5);
     assert_eq!(
         g5.start[1],
-        [43, 44, 45, 46, 47].iter().map(|&c| bit(c)).sum()
+        [43, 44, 45, 46, 47].iter().map(|&c| bit(c)).sum::<Cells>()
     );
     let g4 = g(7, 4);
-    assert_eq!(g4.goal[1], [0, 1, 2, 4].iter().map(|&c| bit(c)).sum());
+    assert_eq!(g4.goal[1], [0, 1, 2, 4].iter().map(|&c| bit(c)).sum::<Cells>());
     let s = g(7, 3).start_index();
     assert_eq!(g(7, 3).format_position(s), "0:0,1,2;1:46,47,48;0");
 }
@@ -397,7 +400,7 @@ fn check_state(game: &Cc2p, i: u64) {
     assert_eq!(p.o[0].count_ones(), game.k as u32);
     assert_eq!(p.o[1].count_ones(), game.k as u32);
     assert_eq!(p.o[0] & p.o[1], 0);
-    assert!(p.o[0] | p.o[1] < bit(game.n as usize));
+    assert_eq!(p.o[0] | p.o[1], (p.o[0] | p.o[1]) & all_cells(game.n as usize));
     assert_eq!(game.rank(&p), i);
     crate::conformance::check_state(game, i);
 
@@ -440,7 +443,7 @@ fn biased_index(game: &Cc2p, seed: u64) -> u64 {
     let mut rng = StdRng::seed_from_u64(seed);
     let n = game.n as usize;
     let near = (3 * game.k as usize).max(6).min(n / 2);
-    let mut o = [0u128; 2];
+    let mut o: [Cells; 2] = [0; 2];
     for y in 0..2 {
         while o[y].count_ones() < game.k as u32 {
             let c = if rng.gen_bool(0.7) {
@@ -474,7 +477,7 @@ static GAMES: std::sync::LazyLock<Vec<Cc2p>> = std::sync::LazyLock::new(|| {
         (4, 1),
         (5, 4),
         (6, 5),
-        (9, 6),
+        (8, 6),
         (8, 3),
     ]
     .iter()
@@ -504,9 +507,9 @@ proptest! {
 #[test]
 fn colex_unrank_at_bucket_edges() {
     for k in 1..=6u8 {
-        let game = g(9, k);
-        let top = game.choose.c(81, k as usize);
-        let mut ranks: Vec<u64> = (0..=81)
+        let game = g(MAX_BOARD, k);
+        let top = game.choose.c(MAX_CELLS, k as usize);
+        let mut ranks: Vec<u64> = (0..=MAX_CELLS)
             .flat_map(|a| {
                 let c = game.choose.c(a, k as usize);
                 [c.saturating_sub(1), c, c + 1]
@@ -523,7 +526,7 @@ fn colex_unrank_at_bucket_edges() {
             assert!(set.windows(2).all(|w| w[0] < w[1]), "k={k} r={r} {set:?}");
             let mask = set.iter().map(|&c| bit(c as usize)).sum();
             assert_eq!(game.colex(mask), r, "k={k}");
-            assert_eq!(game.choose.colex_unrank(r, k as usize), mask, "k={k} r={r}");
+            assert_eq!(game.choose.colex_unrank(r, k as usize), mask as u128, "k={k} r={r}");
         }
     }
 }
@@ -539,7 +542,7 @@ fn notation_doc_matches_the_code() {
     assert!(doc.contains(&game.picture(game.start_index())));
     assert_eq!(
         game.cells[12].nb,
-        [11, 13, 7, 8, 17, 18].iter().map(|&c| bit(c)).sum()
+        [11, 13, 7, 8, 17, 18].iter().map(|&c| bit(c)).sum::<Cells>()
     );
     let i = game.parse_position("0:0,1,12;1:18,32,48;0").unwrap();
     let moves: Vec<String> = game.moves(i).into_iter().map(|m| m.0).collect();

@@ -6,7 +6,7 @@
 
 use super::reduced::Cc2pReduced;
 use super::mirror::Kind;
-use super::{bit, K_MAX};
+use super::{bit, Cells, K_MAX};
 use crate::combinatorics::next_subset;
 use crate::reduction::ReadRouted;
 use kingmaker_kernel::{Game, LOSS, WIN};
@@ -16,12 +16,12 @@ use std::ops::Range;
 /// A row of a zone: its player-0 set and what its player-0-to-move states read.
 struct Row {
     rank: u64,
-    cells: u128,
+    cells: Cells,
     /// `turn(cells)`: player 1's cells in every twin of a player-0-to-move state of the row.
-    turned: u128,
+    turned: Cells,
     /// The reflection of `turned` (in the quarter): the same, for twins stood for by their
     /// reflection.
-    turned_reflected: u128,
+    turned_reflected: Cells,
 }
 
 /// A block of the reduced table: the player-0 set it holds, and the reflection it stands for.
@@ -33,8 +33,8 @@ struct Block {
 /// One player-0 set X of a block: X's rank and cells, and `turn(X)`.
 struct Side {
     rank: u64,
-    cells: u128,
-    turned: u128,
+    cells: Cells,
+    turned: Cells,
 }
 
 impl Cc2pReduced {
@@ -152,7 +152,7 @@ impl Cc2pReduced {
     }
 
     /// The cells of player-0 set `rank`.
-    fn set_cells(&self, rank: u64) -> u128 {
+    fn set_cells(&self, rank: u64) -> Cells {
         let mut set = [0u8; K_MAX];
         self.full().unrank_set(rank, &mut set);
         set[..self.full().k as usize]
