@@ -94,11 +94,15 @@ impl Cc2p {
     #[inline]
     pub(super) fn expand(&self, index: u64) -> Expanded {
         debug_assert!(index < self.size, "index {index} out of range");
+        self.expand_ranks(self.ranks(index >> 1), (index & 1) as usize)
+    }
+
+    /// [`Cc2p::expand`] of the placement with ranks `r` and side to move `mover`.
+    #[inline]
+    pub(super) fn expand_ranks(&self, r: Ranks, mover: usize) -> Expanded {
         let k = self.k as usize;
-        let mover = (index & 1) as usize;
-        let r = index >> 1;
-        let (r0, r1) = (r / self.sets1, r % self.sets1);
-        debug_assert!(r0 < self.sets0);
+        let (r0, r1) = (r.set, r.free);
+        debug_assert!(r0 < self.sets0 && r1 < self.sets1);
         let mut e = Expanded {
             pos: Pos { o: [0, 0], mover },
             a: [0; K_MAX],
@@ -299,11 +303,12 @@ impl Cc2p {
         }
     }
 
-    /// The colour-swapped twin of `index`, expanded: the board flipped, the players exchanged,
-    /// the side to move exchanged (`swap_colours(index)`).
+    /// The colour-swapped twin of the placement with ranks `r` and side to move `mover`,
+    /// expanded: the board flipped, the players exchanged, the side to move exchanged
+    /// (`swap_colours` of its index).
     #[inline]
-    pub(super) fn expand_swapped(&self, index: u64) -> Expanded {
-        let e = self.expand(index);
+    pub(super) fn expand_swapped(&self, r: Ranks, mover: usize) -> Expanded {
+        let e = self.expand_ranks(r, mover);
         let (k, n) = (self.k as usize, self.n as usize);
         let mut s = Expanded {
             pos: Pos {

@@ -53,13 +53,28 @@ impl Cc2pReduced {
     /// The half placement (player 0's and player 1's cells) that index `q` names.
     #[inline]
     pub fn placement(&self, q: u64) -> u64 {
+        let r = self.placement_ranks(q);
+        r.set * self.full.sets1 + r.free
+    }
+
+    /// [`Cc2pReduced::placement`] as ranks (one division, which the moves need no more of).
+    #[inline]
+    fn placement_ranks(&self, q: u64) -> Ranks {
+        let r = self.full.ranks(q);
         match &self.mirror {
-            None => q,
-            Some(m) => {
-                let sets1 = self.full.sets1;
-                m.set_of(q / sets1) * sets1 + q % sets1
-            }
+            None => r,
+            Some(m) => Ranks {
+                set: m.set_of(r.set),
+                free: r.free,
+            },
         }
+    }
+
+    /// The colour-swapped twin of index `q`'s full state (player 0 to move), expanded.
+    #[inline]
+    fn expand_swapped(&self, q: u64) -> Expanded {
+        self.full
+            .expand_swapped(self.placement_ranks(q), SIDE as usize)
     }
 
     /// The index that stands for half placement `h`: `h` itself, or in the quarter its
@@ -329,7 +344,7 @@ impl Game for Cc2pReduced {
     }
 
     fn successors(&self, h: u64, out: &mut Vec<u64>) {
-        let e = self.full.expand_swapped(self.full_index(h));
+        let e = self.expand_swapped(h);
         self.full
             .each_successor(&e, |placement| out.push(self.reduce(placement)));
     }
@@ -343,7 +358,8 @@ impl Game for Cc2pReduced {
     ///   state too (parents whose reflected child is `q`). A parent may so be listed twice: one
     ///   update per edge, as the successor counter expects.
     fn predecessors(&self, q: u64, out: &mut Vec<u64>) {
-        let s = self.full.expand_swapped(self.full_index(q));
+        let own = self.placement_ranks(q);
+        let s = self.full.expand_swapped(own, SIDE as usize);
         let Some(m) = &self.mirror else {
             return self.predecessors_of(&s, s.r0, out);
         };
@@ -353,7 +369,7 @@ impl Game for Cc2pReduced {
                 mover: s.pos.mover,
             })
         };
-        let own_symmetric = m.block_of(self.placement(q) / self.full.sets1).1 == Kind::Symmetric;
+        let own_symmetric = m.block_of(own.set).1 == Kind::Symmetric;
         let (block, kind) = m.block_of(s.r0);
         match kind {
             Kind::Lower => self.predecessors_of(&s, block, out),
@@ -374,7 +390,7 @@ impl Game for Cc2pReduced {
 
     fn successor_count(&self, h: u64) -> usize {
         self.full
-            .successor_count_of(&self.full.expand_swapped(self.full_index(h)))
+            .successor_count_of(&self.expand_swapped(h))
     }
 
     fn alternates_sides(&self) -> bool {
