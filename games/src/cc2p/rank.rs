@@ -242,7 +242,10 @@ impl Cc2p {
     ) {
         let k = self.k as usize;
         let n = self.n as usize;
-        let (mut r0, mut r1) = (first / self.sets1, first % self.sets1);
+        let Ranks {
+            set: mut r0,
+            free: mut r1,
+        } = self.ranks(first);
         let mut done = 0;
         while done < count {
             // Player 0's cells a (ascending) and the free cells around them.
