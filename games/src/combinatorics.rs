@@ -64,7 +64,7 @@ impl<const K: usize, const N: usize> Pascal<K, N> {
     #[inline]
     pub fn colex_rank<S: PrimInt + Binary>(&self, set: S) -> u64 {
         debug_assert!(
-            N >= S::zero().count_zeros() as usize || set >> N == S::zero(),
+            N >= 8 * std::mem::size_of::<S>() || set >> N == S::zero(),
             "an element of {set:b} is outside the table"
         );
         let mut rank = 0;
