@@ -21,7 +21,8 @@
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
 # 4. A job that dies (the OOM killer, a reboot) is resumed up to three times in one invocation;
-#    then the pipeline stops and says so in pipeline.log.
+#    then the pipeline stops and says so in pipeline.log. A census (`summarize --reachable`)
+#    checkpoints its search every 15 minutes and on `stop`, in RUN/reach, and goes on from there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$here/.." && pwd)/runs
@@ -50,7 +51,9 @@ binary() {
 # Job table: name, the build command's arguments (after `kingmaker`), the test of "done".
 #   run_done NAME: summary.json written by the build (`kingmaker status` counts a run complete then)
 run_done() { [ -f "$root/$1/summary.json" ]; }
-census_done() { grep -q '"classes_per_depth"' "$root/$1/summary.json" 2>/dev/null; }
+#   census_done NAME [KEY]: summary.json has the counts over the reachable states (cc3p's per-ply
+#   classes; the race's `second_place` block has a `reachable` count instead)
+census_done() { grep -q "\"${2:-classes_per_depth}\"" "$root/$1/summary.json" 2>/dev/null; }
 
 jobs=(race-2-top2 cc3p-2 cc3p-2-census race-2 race-2-census c74)
 job_done() {
@@ -61,7 +64,7 @@ job_done() {
     cc3p-2) run_done cc3p-2 ;;
     cc3p-2-census) census_done cc3p-2 ;;
     race-2) run_done race-2 ;;
-    race-2-census) census_done race-2 ;;
+    race-2-census) census_done race-2 reachable ;;
     c74) run_done c74 ;;
   esac
 }

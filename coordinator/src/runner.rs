@@ -163,7 +163,7 @@ pub fn solve_run_with(
     let summary = if tables.iter().any(|(l, _)| run.is_elsewhere(&l.name)) {
         kept_summary(info, game, &tables)
     } else {
-        summarize(run, info, game, &tables, reach)?
+        summarize(run, info, game, &tables, reach, None)?
     };
     write_json_atomically(&run.summary_path(), &summary)?;
     let names = tables.iter().map(|(l, _)| l.name.clone()).collect();

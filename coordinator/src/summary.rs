@@ -7,6 +7,7 @@ use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::view::Solved;
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
+use kingmaker_kernel::reach::ReachCheckpoints;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
 use kingmaker_kernel::{Value as Outcome, LOSS, WIN};
@@ -75,13 +76,14 @@ fn head(info: &RunInfo, game: &AnyGame, tables: &[(Layer, TableSummary)]) -> Map
 
 /// Build the summary of a finished run from its tables (a layer kept on the workers is read
 /// there, given the run's token, or the error says how to read it). `reach` asks for the
-/// reachable-states block.
+/// reachable-states block, whose search checkpoints itself as `checkpoints` says.
 pub fn summarize(
     run: &RunDir,
     info: &RunInfo,
     game: &Arc<AnyGame>,
     tables: &[(Layer, TableSummary)],
     reach: bool,
+    checkpoints: Option<ReachCheckpoints>,
 ) -> Result<Value> {
     let mut s = head(info, game, tables);
     let layers: Map<String, Value> = tables
@@ -114,6 +116,7 @@ pub fn summarize(
     let finished = Finished {
         run,
         game,
+        checkpoints,
         layers: tables
             .iter()
             .map(|(l, _)| LayerInfo {
@@ -134,6 +137,7 @@ struct Finished<'a> {
     run: &'a RunDir,
     game: &'a Arc<AnyGame>,
     layers: Vec<LayerInfo>,
+    checkpoints: Option<ReachCheckpoints>,
 }
 
 impl Solved for Finished<'_> {
@@ -148,5 +152,8 @@ impl Solved for Finished<'_> {
     }
     fn layer(&self, name: &str) -> Result<Arc<LayerTable>> {
         Ok(Arc::new(self.run.table(name)?))
+    }
+    fn reach_checkpoints(&self) -> Option<ReachCheckpoints> {
+        self.checkpoints.clone()
     }
 }

@@ -2,11 +2,19 @@
 //! game's successors (terminal states are reached but have no successors), level by level, on all
 //! cores. One bit per state, three bitmaps while searching (seen, this level, the next): 5.6 GB
 //! for 14.8 billion states, where a hash set of indices would need
-//! hundreds of gigabytes.
+//! hundreds of gigabytes. A search can checkpoint itself between levels and resume
+//! (`kingmaker_tablefmt::reach` has the files).
 
-use crate::Game;
+use crate::{Game, KernelError};
+use kingmaker_tablefmt::reach::{self as format, ReachManifest};
+use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// States per chunk of a level bitmap: the search visits only chunks that hold some of the level.
 const CHUNK_STATES: u64 = 1 << 22;
@@ -91,6 +99,33 @@ impl Bitmap {
         found
     }
 
+    /// The words of chunk `c` of the checkpoint files ([`format::CHUNK_STATES`] states each).
+    fn file_words(&self, c: usize) -> std::ops::Range<usize> {
+        let per = (format::CHUNK_STATES / 64) as usize;
+        c * per..((c + 1) * per).min(self.words.len())
+    }
+
+    /// The bits of checkpoint chunk `c`, little-endian words.
+    fn chunk_bytes(&self, c: usize) -> Vec<u8> {
+        self.words[self.file_words(c)]
+            .iter()
+            .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
+            .collect()
+    }
+
+    /// Set the words of checkpoint chunk `c` from its bytes (checked to fit by the caller).
+    fn load_chunk(&self, c: usize, bytes: &[u8]) {
+        for (w, b) in self.words[self.file_words(c)]
+            .iter()
+            .zip(bytes.chunks_exact(8))
+        {
+            w.store(
+                u64::from_le_bytes(b.try_into().expect("8 bytes")),
+                Ordering::Relaxed,
+            );
+        }
+    }
+
     fn clear_chunk(&self, c: usize) {
         let end = ((c + 1) * CHUNK_WORDS).min(self.words.len());
         for w in &self.words[c * CHUNK_WORDS..end] {
@@ -134,6 +169,18 @@ impl Level {
     }
 }
 
+/// Where a search keeps its checkpoint, how often it writes one, and a flag that asks it to
+/// write one at the end of the running level and return.
+#[derive(Clone, Debug)]
+pub struct ReachCheckpoints {
+    /// The checkpoint's directory (created when first needed, removed when the search is done).
+    pub dir: PathBuf,
+    /// At most this long between checkpoints (checked at the end of each level).
+    pub every: Duration,
+    /// Set (by a signal handler, say) to stop the search at the end of the running level.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
 /// Every state reachable from `start`, with the number of new states at each depth (depth 0 is
 /// the start itself). `on_level(depth, states)` sees each level's bitmap before the next is built.
 pub fn reachable(
@@ -141,14 +188,89 @@ pub fn reachable(
     start: u64,
     mut on_level: impl FnMut(u32, &Bitmap),
 ) -> (Bitmap, Vec<u64>) {
+    reachable_resumable(game, start, "", None, &mut (), |(), d, level| {
+        on_level(d, level)
+    })
+    .expect("a search without checkpoints reads and writes no file")
+    .expect("a search without checkpoints is never stopped")
+}
+
+/// [`reachable`], checkpointed: what `on_level` counts goes into `counted`, which is saved with
+/// each checkpoint and restored with it. A checkpoint in `checkpoints.dir` is resumed when it is
+/// of the same `purpose`, game size and start (else the error says so); it is removed when the
+/// search is done. `None` when `checkpoints.stop` stopped the search (checkpointed, unless
+/// nothing was done since the start or the restore).
+pub fn reachable_resumable<T: Serialize + DeserializeOwned>(
+    game: &(impl Game + ?Sized),
+    start: u64,
+    purpose: &str,
+    checkpoints: Option<&ReachCheckpoints>,
+    counted: &mut T,
+    mut on_level: impl FnMut(&mut T, u32, &Bitmap),
+) -> Result<Option<(Bitmap, Vec<u64>)>, KernelError> {
     let size = game.size();
-    let seen = Bitmap::new(size);
-    let (mut now, mut next) = (Level::new(size), Level::new(size));
-    seen.insert(start);
-    now.insert(start);
-    let mut per_depth = vec![1u64];
-    for depth in 0.. {
-        on_level(depth, &now.bits);
+    let restored = match checkpoints {
+        Some(cp) => restore(cp, purpose, size, start)?,
+        None => None,
+    };
+    let (seen, mut now, first, mut per_depth, mut saved) = match restored {
+        Some((manifest, seen, now)) => {
+            *counted = serde_json::from_value(manifest.counted.clone()).map_err(|e| {
+                FormatError::Corrupt(format!(
+                    "{}: the counts saved with it do not parse: {e}",
+                    cp_path(checkpoints)
+                ))
+            })?;
+            tracing::info!(
+                "reachable states: resumed at depth {} from {}",
+                manifest.depth,
+                cp_path(checkpoints)
+            );
+            (
+                seen,
+                now,
+                manifest.depth,
+                manifest.per_depth.clone(),
+                Some(manifest),
+            )
+        }
+        None => {
+            let (seen, now) = (Bitmap::new(size), Level::new(size));
+            seen.insert(start);
+            now.insert(start);
+            (seen, now, 0, vec![1u64], None)
+        }
+    };
+    let mut next = Level::new(size);
+    let mut last_save = Instant::now();
+    for depth in first.. {
+        if let Some(cp) = checkpoints {
+            let stopping = cp.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+            if depth > first && (stopping || last_save.elapsed() >= cp.every) {
+                let took = Instant::now();
+                let search = Search {
+                    purpose,
+                    size,
+                    start,
+                    depth,
+                    per_depth: &per_depth,
+                    seen: &seen,
+                    level: &now.bits,
+                };
+                let counted = serde_json::to_value(&*counted).expect("counts serialise");
+                saved = Some(save(cp, &search, counted, saved.as_ref())?);
+                tracing::info!(
+                    "reachable states: checkpoint at depth {depth} written to {} in {:.1}s",
+                    cp.dir.display(),
+                    took.elapsed().as_secs_f64()
+                );
+                last_save = Instant::now();
+            }
+            if stopping {
+                return Ok(None);
+            }
+        }
+        on_level(counted, depth, &now.bits);
         let found: u64 = now
             .busy_chunks()
             .into_par_iter()
@@ -177,5 +299,115 @@ pub fn reachable(
         now.clear();
         std::mem::swap(&mut now, &mut next);
     }
-    (seen, per_depth)
+    if let Some(cp) = checkpoints {
+        match std::fs::remove_dir_all(&cp.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(KernelError::io(&cp.dir, e))
+            }
+            _ => {}
+        }
+    }
+    Ok(Some((seen, per_depth)))
+}
+
+fn cp_path(checkpoints: Option<&ReachCheckpoints>) -> String {
+    checkpoints.map_or_else(String::new, |cp| {
+        cp.dir.join(format::MANIFEST).display().to_string()
+    })
+}
+
+/// A search between two levels: what a checkpoint saves.
+struct Search<'a> {
+    purpose: &'a str,
+    size: u64,
+    start: u64,
+    /// The level `level` holds, the next to expand.
+    depth: u32,
+    per_depth: &'a [u64],
+    seen: &'a Bitmap,
+    level: &'a Bitmap,
+}
+
+/// Write a checkpoint of `search` (chunks first, in parallel; then the manifest; then the files
+/// of the checkpoint before that no longer named).
+fn save(
+    cp: &ReachCheckpoints,
+    search: &Search,
+    counted: serde_json::Value,
+    previous: Option<&ReachManifest>,
+) -> Result<ReachManifest, KernelError> {
+    std::fs::create_dir_all(&cp.dir).map_err(|e| KernelError::io(&cp.dir, e))?;
+    let bitmap = |name: &str, bits: &Bitmap, before: Option<&Vec<_>>| {
+        (0..format::chunks(search.size))
+            .into_par_iter()
+            .map(|c| {
+                let bytes = bits.chunk_bytes(c);
+                let prior = before.and_then(|b| b.get(c));
+                format::write_bitmap_chunk(&cp.dir, name, c, search.depth, &bytes, prior)
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let manifest = ReachManifest {
+        version: format::REACH_VERSION,
+        purpose: search.purpose.to_string(),
+        states: search.size,
+        start: search.start,
+        depth: search.depth,
+        per_depth: search.per_depth.to_vec(),
+        counted,
+        seen: bitmap("seen", search.seen, previous.map(|p| &p.seen))?,
+        level: bitmap("level", search.level, previous.map(|p| &p.level))?,
+    };
+    format::write_manifest(&cp.dir, &manifest)?;
+    format::remove_unlisted(&cp.dir, &manifest)?;
+    Ok(manifest)
+}
+
+/// The checkpoint in `cp.dir`, checked (every chunk) and loaded, if there is one.
+fn restore(
+    cp: &ReachCheckpoints,
+    purpose: &str,
+    size: u64,
+    start: u64,
+) -> Result<Option<(ReachManifest, Bitmap, Level)>, KernelError> {
+    let Some(m) = format::read_manifest(&cp.dir)? else {
+        return Ok(None);
+    };
+    if m.purpose != purpose || m.states != size || m.start != start {
+        return Err(FormatError::Corrupt(format!(
+            "{} is the checkpoint of another search ({:?} from state {} of {}), not of this one              ({purpose:?} from state {start} of {size}); remove {} to search from the start",
+            cp.dir.join(format::MANIFEST).display(),
+            m.purpose,
+            m.start,
+            m.states,
+            cp.dir.display()
+        ))
+        .into());
+    }
+    let (seen, level) = (Bitmap::new(size), Level::new(size));
+    let load = |name: &str, bits: &Bitmap, refs: &[kingmaker_tablefmt::checkpoint::ChunkRef]| {
+        refs.par_iter().enumerate().try_for_each(|(c, r)| {
+            let bytes = format::read_bitmap_chunk(&cp.dir, name, c, r)?;
+            if bytes.len() != 8 * bits.file_words(c).len() {
+                return Err(FormatError::Corrupt(format!(
+                    "{}: chunk {c} of the {name} bitmap holds {} bytes, {} expected",
+                    cp.dir.join(&r.file).display(),
+                    bytes.len(),
+                    8 * bits.file_words(c).len()
+                )));
+            }
+            bits.load_chunk(c, &bytes);
+            Ok(())
+        })
+    };
+    load("seen", &seen, &m.seen)?;
+    load("level", &level.bits, &m.level)?;
+    for (c, busy) in level.busy.iter().enumerate() {
+        let words = c * CHUNK_WORDS..((c + 1) * CHUNK_WORDS).min(level.bits.words.len());
+        let any = level.bits.words[words]
+            .iter()
+            .any(|w| w.load(Ordering::Relaxed) != 0);
+        busy.store(any, Ordering::Relaxed);
+    }
+    Ok(Some((m, seen, level)))
 }

@@ -551,3 +551,145 @@ fn dropped_local_workers_release_their_engines() {
         "an engine outlived its workers"
     );
 }
+
+/// A game over `0..n` without tables: state i moves to 2i + 1 and 2i + 2 (those below n) and back
+/// to i / 3, and every seventh state is terminal (so some states are never reached). Big enough
+/// for the reachable search's checkpoint chunks, in about 25 levels.
+struct DoublingGame {
+    n: u64,
+}
+
+impl Game for DoublingGame {
+    fn name(&self) -> String {
+        "doubling".into()
+    }
+    fn players(&self) -> u8 {
+        2
+    }
+    fn size(&self) -> u64 {
+        self.n
+    }
+    fn node(&self, index: u64) -> Node {
+        if index % 7 == 6 {
+            Node::Terminal { outcome: 0 }
+        } else {
+            Node::Live { mover: 0 }
+        }
+    }
+    fn successors(&self, index: u64, out: &mut Vec<u64>) {
+        if index % 7 != 6 {
+            out.extend(
+                [2 * index + 1, 2 * index + 2]
+                    .into_iter()
+                    .filter(|&c| c < self.n),
+            );
+            out.push(index / 3);
+        }
+    }
+    fn predecessors(&self, _index: u64, _out: &mut Vec<u64>) {
+        unreachable!("the reachable search needs successors only")
+    }
+    fn mover(&self, _index: u64) -> u8 {
+        0
+    }
+}
+
+/// What a finished search gives in these tests: the states reached, the new states per depth,
+/// and the sizes of the levels as the caller counted them.
+type Searched = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+/// The search with its levels' sizes counted (what a caller keeps in a checkpoint).
+fn search_counting(
+    game: &DoublingGame,
+    checkpoints: Option<&super::reach::ReachCheckpoints>,
+    purpose: &str,
+    stop_at: Option<u32>,
+) -> Result<Option<Searched>, super::KernelError> {
+    let mut sizes: Vec<u64> = Vec::new();
+    let stop = checkpoints.and_then(|cp| cp.stop.clone());
+    let found = super::reach::reachable_resumable(
+        game,
+        0,
+        purpose,
+        checkpoints,
+        &mut sizes,
+        |sizes, depth, level| {
+            assert_eq!(sizes.len(), depth as usize, "levels counted before {depth}");
+            sizes.push(level.count());
+            if Some(depth) == stop_at {
+                stop.as_ref()
+                    .unwrap()
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        },
+    )?;
+    Ok(found.map(|(seen, per_depth)| {
+        let bits = (0..game.n).filter(|&i| seen.contains(i)).collect();
+        (bits, per_depth, sizes)
+    }))
+}
+
+fn reach_checkpoints(dir: &std::path::Path) -> super::reach::ReachCheckpoints {
+    super::reach::ReachCheckpoints {
+        dir: dir.join("reach"),
+        every: std::time::Duration::ZERO,
+        stop: Some(Arc::new(std::sync::atomic::AtomicBool::new(false))),
+    }
+}
+
+#[test]
+fn a_stopped_reachable_search_resumes_to_the_same_states_and_counts() {
+    // Two checkpoint chunks of the bitmaps, the second partial.
+    let game = DoublingGame {
+        n: kingmaker_tablefmt::reach::CHUNK_STATES + 1_234_567,
+    };
+    let whole = search_counting(&game, None, "sizes", None)
+        .unwrap()
+        .unwrap();
+    assert!(whole.1.len() > 12, "{} levels", whole.1.len());
+    assert_eq!(whole.1, whole.2, "each level's size is its new states");
+    let dir = tempfile::tempdir().unwrap();
+    for stop_at in [3, 9] {
+        let cp = reach_checkpoints(dir.path());
+        assert!(search_counting(&game, Some(&cp), "sizes", Some(stop_at))
+            .unwrap()
+            .is_none());
+        let manifest = kingmaker_tablefmt::reach::read_manifest(&cp.dir)
+            .unwrap()
+            .unwrap();
+        assert_eq!(manifest.depth, stop_at + 1, "saved at the next level");
+        assert_eq!(manifest.per_depth, whole.1[..=stop_at as usize + 1]);
+    }
+    let cp = reach_checkpoints(dir.path());
+    let resumed = search_counting(&game, Some(&cp), "sizes", None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(resumed, whole);
+    assert!(!cp.dir.exists(), "a finished search removes its checkpoint");
+}
+
+#[test]
+fn a_reachable_checkpoint_of_another_search_or_damaged_is_refused_by_name() {
+    let game = DoublingGame { n: 100_000 };
+    let dir = tempfile::tempdir().unwrap();
+    let cp = reach_checkpoints(dir.path());
+    assert!(search_counting(&game, Some(&cp), "sizes", Some(4))
+        .unwrap()
+        .is_none());
+    let cp = reach_checkpoints(dir.path());
+    let err = search_counting(&game, Some(&cp), "other counts", None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("another search"), "{err}");
+    let manifest = kingmaker_tablefmt::reach::read_manifest(&cp.dir)
+        .unwrap()
+        .unwrap();
+    let chunk = cp.dir.join(&manifest.level[0].file);
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    bytes[0] ^= 0x10;
+    std::fs::write(&chunk, bytes).unwrap();
+    let err = search_counting(&game, Some(&cp), "sizes", None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&manifest.level[0].file), "{err}");
+}

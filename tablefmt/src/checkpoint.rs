@@ -57,6 +57,12 @@ pub fn read_chunk(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatError> {
             dir.display()
         )));
     }
+    read_checked(dir, r)
+}
+
+/// The raw bytes of the chunk `r` describes, its frame and raw bytes checked against `r`; the
+/// caller has checked that `r.file` is a name of its format (one that stays inside `dir`).
+pub(crate) fn read_checked(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatError> {
     let path = dir.join(&r.file);
     let bad =
         |what: String| FormatError::Corrupt(format!("checkpoint chunk {}: {what}", path.display()));

@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod fsio;
 pub mod kept;
 pub mod layer;
+pub mod reach;
 pub mod release;
 pub mod run;
 pub mod table;

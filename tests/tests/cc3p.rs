@@ -300,8 +300,50 @@ fn summarize_adds_the_reachable_counts_of_a_full_build() {
     let dir = tmp.path().join("lean");
     let lean = build_level1(&dir, &["--reachable", "false"]);
     assert!(lean["reachable"].is_null());
-    kingmaker_ok(&["summarize", dir.to_str().unwrap(), "--reachable"]);
+    // A checkpoint of another search where the census keeps its own: refused, by name.
+    let reach = dir.join("reach");
+    std::fs::create_dir_all(&reach).unwrap();
+    let states = lean["states"].as_u64().unwrap();
+    let chunks = kingmaker_tablefmt::reach::chunks(states);
+    let bits = |name: &str| -> Vec<_> {
+        (0..chunks)
+            .map(|c| {
+                kingmaker_tablefmt::reach::write_bitmap_chunk(&reach, name, c, 1, &[0; 8], None)
+                    .unwrap()
+            })
+            .collect()
+    };
+    let other = kingmaker_tablefmt::reach::ReachManifest {
+        version: kingmaker_tablefmt::reach::REACH_VERSION,
+        purpose: "something else".into(),
+        states,
+        start: 0,
+        depth: 1,
+        per_depth: vec![1, 1],
+        counted: serde_json::Value::Null,
+        seen: bits("seen"),
+        level: bits("level"),
+    };
+    kingmaker_tablefmt::reach::write_manifest(&reach, &other).unwrap();
+    let out = kingmaker(&["summarize", dir.to_str().unwrap(), "--reachable"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("reach.json is the checkpoint of another search"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&reach).unwrap();
+    // Checkpointed at every ply, and the checkpoint gone once the census is written.
+    let args = [
+        "summarize",
+        dir.to_str().unwrap(),
+        "--reachable",
+        "--checkpoint-every-secs",
+        "0",
+    ];
+    kingmaker_ok(&args);
     assert_eq!(read_json(&dir.join("summary.json")), full);
+    assert!(!reach.exists());
     let unfinished = tmp.path().join("unfinished");
     build_level1(&unfinished, &["--layers", "solo"]);
     let info = unfinished.join("run.json");

@@ -1,7 +1,7 @@
 //! `kingmaker summarize RUN_DIR [--reachable]`: write a finished run's `summary.json` again from
 //! its finished layers — e.g. to add the counts over the states reachable from the start, which
 //! `build` leaves out by default on large tables (at 14.8 billion states the bitmap search holds
-//! 5.6 GB and visits every reachable state once).
+//! 5.6 GB and visits every reachable state once, for an hour of this machine: so it checkpoints).
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -9,9 +9,13 @@ use kingmaker_coordinator::lock::lock_run;
 use kingmaker_coordinator::rundir::{write_json_atomically, RunDir, RunInfo};
 use kingmaker_coordinator::runner::print_summary;
 use kingmaker_coordinator::summary::summarize;
+use kingmaker_kernel::reach::ReachCheckpoints;
 use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct SummarizeArgs {
@@ -23,6 +27,11 @@ pub struct SummarizeArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// With --reachable: checkpoint the search at most this many seconds apart (in RUN_DIR/reach,
+    /// removed when it is done). SIGTERM or SIGINT checkpoint it at the end of the running ply
+    /// and stop; the same command goes on from there. A second signal stops at once.
+    #[arg(long, default_value_t = 900, value_name = "SECS")]
+    pub checkpoint_every_secs: u64,
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
@@ -32,7 +41,16 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     let (run, info) = RunDir::open(&args.dir)?;
     // Refused while a build or resume works on the run (it writes summary.json itself).
     let _lock = lock_run(&args.dir, "kingmaker summarize")?;
-    let summary = write_summary(&run, &info, args.reachable)?;
+    let checkpoints = if args.reachable {
+        Some(ReachCheckpoints {
+            dir: run.path.join(REACH_DIR),
+            every: Duration::from_secs(args.checkpoint_every_secs),
+            stop: Some(stop_on_signals()?),
+        })
+    } else {
+        None
+    };
+    let summary = write_summary_checkpointed(&run, &info, args.reachable, checkpoints)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -42,10 +60,35 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     Ok(())
 }
 
+/// The directory of a run where the search of its reachable states keeps its checkpoint.
+pub const REACH_DIR: &str = "reach";
+
+/// The signals that stop the search at the end of a ply: the first sets the flag, a second
+/// exits at once (the last checkpoint still stands).
+fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
+}
+
 /// Write `summary.json` of a finished run again from its layers (each checked against its record
 /// first); the caller holds the run's lock.
 pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
-    let summary = compute_summary(run, info, reachable)?;
+    write_summary_checkpointed(run, info, reachable, None)
+}
+
+/// [`write_summary`], the search of the reachable states checkpointed as `checkpoints` says.
+fn write_summary_checkpointed(
+    run: &RunDir,
+    info: &RunInfo,
+    reachable: bool,
+    checkpoints: Option<ReachCheckpoints>,
+) -> Result<Value> {
+    let summary = compute_summary_checkpointed(run, info, reachable, checkpoints)?;
     write_json_atomically(&run.summary_path(), &summary)?;
     Ok(summary)
 }
@@ -53,6 +96,15 @@ pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Va
 /// The summary of a finished run computed from its layers (each checked against its record
 /// first), read where they are: here, or kept on the workers (with the run's token).
 pub fn compute_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
+    compute_summary_checkpointed(run, info, reachable, None)
+}
+
+fn compute_summary_checkpointed(
+    run: &RunDir,
+    info: &RunInfo,
+    reachable: bool,
+    checkpoints: Option<ReachCheckpoints>,
+) -> Result<Value> {
     let dir = &run.path;
     let mut state = run.state()?;
     let damaged = run.recheck_finished(&mut state);
@@ -81,7 +133,7 @@ pub fn compute_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<
         tables.push((layer.clone(), t.clone()));
     }
     let game = std::sync::Arc::new(info.spec.build()?);
-    summarize(run, info, &game, &tables, reachable)
+    summarize(run, info, &game, &tables, reachable, checkpoints)
 }
 
 /// `summarize` on a release: its summary is the run's, fixed in the manifest when it was packed;

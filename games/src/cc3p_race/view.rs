@@ -5,10 +5,10 @@
 //! the win to one opponent and keep second place).
 
 use super::Cc3pRace;
-use crate::view::{GameView, Labels, Solved};
+use crate::view::{stopped_search, GameView, Labels, Solved};
 use crate::AnyGame;
 use anyhow::Result;
-use kingmaker_kernel::reach::reachable;
+use kingmaker_kernel::reach::reachable_resumable;
 use kingmaker_kernel::{Game, Node, DRAW, LOSS, WIN};
 use crate::reading::Answer;
 use crate::Notation;
@@ -371,7 +371,19 @@ impl GameView for RaceView {
         block.insert("all".into(), all.json());
         if reach {
             let start = game.cc3p().start_index();
-            let (reached, _) = reachable(game.cc3p(), start, |_, _| {});
+            let checkpoints = tables.reach_checkpoints();
+            let purpose = "the states reachable from cc3p's start, for second place";
+            let Some((reached, _)) = reachable_resumable(
+                game.cc3p(),
+                start,
+                purpose,
+                checkpoints.as_ref(),
+                &mut (),
+                |(), _, _| {},
+            )?
+            else {
+                return Err(stopped_search(checkpoints.as_ref()));
+            };
             let counts = reached.par_fold(
                 Counts::default,
                 |acc, s| acc.add(game, &planes, s),

@@ -13,6 +13,7 @@ pub use command::GameCommand;
 use crate::reading::LayerInfo;
 use crate::AnyGame;
 use anyhow::Result;
+use kingmaker_kernel::reach::ReachCheckpoints;
 use kingmaker_tablefmt::layer::LayerTable;
 use kingmaker_tablefmt::FormatError;
 use serde_json::{Map, Value};
@@ -33,6 +34,21 @@ pub trait Solved: Sync {
 
     /// The file of the layer `name`, opened and checked.
     fn layer(&self, name: &str) -> Result<Arc<LayerTable>>;
+
+    /// Where a long search over the tables (the states reachable from the start) keeps its
+    /// checkpoint; `None` where there is nowhere to write one (a release, a test).
+    fn reach_checkpoints(&self) -> Option<ReachCheckpoints> {
+        None
+    }
+}
+
+/// The error of a search that a signal stopped after writing its checkpoint.
+pub fn stopped_search(cp: Option<&ReachCheckpoints>) -> anyhow::Error {
+    anyhow::anyhow!(
+        "stopped: the search of the reachable states is checkpointed in {}; the same command \
+         goes on from there",
+        cp.map_or_else(|| "nowhere".into(), |c| c.dir.display().to_string())
+    )
 }
 
 /// Why a position request failed.

@@ -3,8 +3,8 @@
 //! each player's solo W/L/D, the classes of the states first reached at each ply and a witness of
 //! every class at depth 9.
 
-use crate::view::Solved;
-use kingmaker_kernel::reach::Bitmap;
+use crate::view::{stopped_search, Solved};
+use kingmaker_kernel::reach::{reachable_resumable, Bitmap, ReachCheckpoints};
 use anyhow::Result;
 use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
@@ -146,37 +146,61 @@ struct Reached {
     reached: Bitmap,
     /// New states at each ply (0: the start).
     per_depth: Vec<u64>,
+    counted: PerPly,
+}
+
+/// What the search counts ply by ply (kept in its checkpoints).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct PerPly {
     /// The classes of the states first reached at each ply, by [`class_slot`].
     classes_per_depth: Vec<[u64; 4]>,
     /// A state of each class among those first reached at [`WITNESS_DEPTH`], by [`class_slot`].
     witness: [Option<u64>; 4],
 }
 
-/// The breadth-first search from the start, with each ply's classes counted as it is reached.
-fn reached_from_start(game: &Cc3p, solo: &ValuesPlane) -> Reached {
-    let mut witness: [Option<u64>; 4] = [None; 4];
-    let mut classes_per_depth = Vec::new();
-    let (reached, per_depth) = kingmaker_kernel::reach::reachable(game, game.start_index(), |depth, level| {
-        classes_per_depth.push(level.par_fold(
-            <[u64; 4]>::default,
-            |acc, i| acc[class_slot(class_of(game, solo, i).0)] += 1,
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        ));
-        if depth == WITNESS_DEPTH {
-            for (k, w) in witness.iter_mut().enumerate() {
-                *w = level.first_where(|i| class_slot(class_of(game, solo, i).0) == k);
-            }
+/// What [`PerPly`] counts, naming the checkpoints of the search that counts it.
+fn per_ply_purpose() -> String {
+    format!("cc3p control classes per ply, witnesses at ply {WITNESS_DEPTH}")
+}
+
+/// Count the classes of `level`, the states first reached at ply `depth`.
+fn count_ply(game: &Cc3p, solo: &ValuesPlane, counted: &mut PerPly, depth: u32, level: &Bitmap) {
+    counted.classes_per_depth.push(level.par_fold(
+        <[u64; 4]>::default,
+        |acc, i| acc[class_slot(class_of(game, solo, i).0)] += 1,
+        |mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        },
+    ));
+    if depth == WITNESS_DEPTH {
+        for (k, w) in counted.witness.iter_mut().enumerate() {
+            *w = level.first_where(|i| class_slot(class_of(game, solo, i).0) == k);
         }
-    });
-    Reached {
+    }
+}
+
+/// The breadth-first search from the start, with each ply's classes counted as it is reached;
+/// `None` when a signal stopped it (checkpointed).
+fn reached_from_start(
+    game: &Cc3p,
+    solo: &ValuesPlane,
+    checkpoints: Option<&ReachCheckpoints>,
+) -> Result<Option<Reached>> {
+    let mut counted = PerPly::default();
+    let found = reachable_resumable(
+        game,
+        game.start_index(),
+        &per_ply_purpose(),
+        checkpoints,
+        &mut counted,
+        |counted, depth, level| count_ply(game, solo, counted, depth, level),
+    )?;
+    Ok(found.map(|(reached, per_depth)| Reached {
         reached,
         per_depth,
-        classes_per_depth,
-        witness,
-    }
+        counted,
+    }))
 }
 
 /// Add `classes`, `spoiler_draw_by_player` and with `reach` the `reachable` block to `s`.
@@ -197,12 +221,18 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
     if !reach {
         return Ok(());
     }
-    let Reached {
+    let checkpoints = tables.reach_checkpoints();
+    let Some(Reached {
         reached,
         per_depth,
-        classes_per_depth,
-        witness,
-    } = reached_from_start(game, &solo);
+        counted: PerPly {
+            classes_per_depth,
+            witness,
+        },
+    }) = reached_from_start(game, &solo, checkpoints.as_ref())?
+    else {
+        return Err(stopped_search(checkpoints.as_ref()));
+    };
     let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
     // The other layers' W/L/D where the run holds them: the classes need `solo` alone, so a
     // `--layers solo` build gives the per-ply census hours before the whole level.
@@ -381,12 +411,51 @@ mod tests {
                 }
             }
         }
-        let got = reached_from_start(&game, &plane);
-        assert_eq!(got.classes_per_depth, want);
+        let got = reached_from_start(&game, &plane, None).unwrap().unwrap();
+        assert_eq!(got.counted.classes_per_depth, want);
         assert_eq!(got.per_depth.len(), want.len());
-        for (n, c) in got.per_depth.iter().zip(&got.classes_per_depth) {
+        for (n, c) in got.per_depth.iter().zip(&got.counted.classes_per_depth) {
             assert_eq!(*n, c.iter().sum::<u64>());
         }
+    }
+
+    /// A search stopped at ply 5 and resumed from its checkpoint counts what an unbroken one
+    /// does: the classes per ply and the witnesses of ply 9, saved and restored as JSON.
+    #[test]
+    fn a_census_stopped_and_resumed_counts_what_an_unbroken_one_does() {
+        let (game, plane, _) = level_1();
+        let whole = reached_from_start(&game, &plane, None).unwrap().unwrap();
+        assert!(whole.counted.witness.iter().any(Option::is_some));
+        let dir = tempfile::tempdir().unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cp = ReachCheckpoints {
+            dir: dir.path().join("reach"),
+            every: std::time::Duration::ZERO,
+            stop: Some(stop.clone()),
+        };
+        let mut counted = PerPly::default();
+        let stopped = reachable_resumable(
+            &*game,
+            game.start_index(),
+            &per_ply_purpose(),
+            Some(&cp),
+            &mut counted,
+            |counted, depth, level| {
+                count_ply(&game, &plane, counted, depth, level);
+                if depth == 5 {
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            },
+        )
+        .unwrap();
+        assert!(stopped.is_none());
+        stop.store(false, std::sync::atomic::Ordering::SeqCst);
+        let resumed = reached_from_start(&game, &plane, Some(&cp)).unwrap().unwrap();
+        assert_eq!(resumed.counted.classes_per_depth, whole.counted.classes_per_depth);
+        assert_eq!(resumed.counted.witness, whole.counted.witness);
+        assert_eq!(resumed.per_depth, whole.per_depth);
+        assert_eq!(resumed.reached.count(), whole.reached.count());
+        assert!(!cp.dir.exists());
     }
 
     /// The bitmap search finds the same states as a plain one with a hash set, level by level.
