@@ -169,7 +169,7 @@ impl Level {
     }
 }
 
-/// Where a search keeps its checkpoint, how often it writes one, and a flag that asks it to
+/// Where a search keeps its checkpoint, how often it writes one, and a request that asks it to
 /// write one at the end of the running level and return.
 #[derive(Clone, Debug)]
 pub struct ReachCheckpoints {
@@ -177,8 +177,54 @@ pub struct ReachCheckpoints {
     pub dir: PathBuf,
     /// At most this long between checkpoints (checked at the end of each level).
     pub every: Duration,
-    /// Set (by a signal handler, say) to stop the search at the end of the running level.
-    pub stop: Option<Arc<AtomicBool>>,
+    /// Made by a signal handler, say, to stop the search at the end of the running level.
+    pub stop: Option<Arc<StopRequest>>,
+}
+
+/// A request to stop a search at the end of its running level. It is *armed* only while a
+/// checkpointed search runs: before that (and after) there is nothing a stop would save, so a
+/// signal handler that finds it unarmed can end the process at once. Atomics only, so a signal
+/// handler may use it.
+#[derive(Debug, Default)]
+pub struct StopRequest {
+    requested: AtomicBool,
+    armed: AtomicBool,
+}
+
+impl StopRequest {
+    /// Ask the search to stop; true if a stop was asked before.
+    pub fn request(&self) -> bool {
+        self.requested.swap(true, Ordering::SeqCst)
+    }
+
+    /// Whether a search is running that will honour the request.
+    pub fn armed(&self) -> bool {
+        self.armed.load(Ordering::SeqCst)
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+}
+
+/// Arms a [`StopRequest`] for as long as it lives.
+struct Armed<'a>(Option<&'a StopRequest>);
+
+impl<'a> Armed<'a> {
+    fn new(stop: Option<&'a StopRequest>) -> Self {
+        if let Some(s) = stop {
+            s.armed.store(true, Ordering::SeqCst);
+        }
+        Armed(stop)
+    }
+}
+
+impl Drop for Armed<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.0 {
+            s.armed.store(false, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Every state reachable from `start`, with the number of new states at each depth (depth 0 is
@@ -199,7 +245,8 @@ pub fn reachable(
 /// each checkpoint and restored with it. A checkpoint in `checkpoints.dir` is resumed when it is
 /// of the same `purpose`, game size and start (else the error says so); it is removed when the
 /// search is done. `None` when `checkpoints.stop` stopped the search (checkpointed, unless
-/// nothing was done since the start or the restore).
+/// nothing was done since the start or the restore); the request is armed from the restore to
+/// the end of the search.
 pub fn reachable_resumable<T: Serialize + DeserializeOwned>(
     game: &(impl Game + ?Sized),
     start: u64,
@@ -243,9 +290,10 @@ pub fn reachable_resumable<T: Serialize + DeserializeOwned>(
     };
     let mut next = Level::new(size);
     let mut last_save = Instant::now();
+    let _armed = Armed::new(checkpoints.and_then(|cp| cp.stop.as_deref()));
     for depth in first.. {
         if let Some(cp) = checkpoints {
-            let stopping = cp.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+            let stopping = cp.stop.as_ref().is_some_and(|s| s.requested());
             if depth > first && (stopping || last_save.elapsed() >= cp.every) {
                 let took = Instant::now();
                 let search = Search {

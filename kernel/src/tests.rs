@@ -617,9 +617,7 @@ fn search_counting(
             assert_eq!(sizes.len(), depth as usize, "levels counted before {depth}");
             sizes.push(level.count());
             if Some(depth) == stop_at {
-                stop.as_ref()
-                    .unwrap()
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                stop.as_ref().unwrap().request();
             }
         },
     )?;
@@ -633,7 +631,7 @@ fn reach_checkpoints(dir: &std::path::Path) -> super::reach::ReachCheckpoints {
     super::reach::ReachCheckpoints {
         dir: dir.join("reach"),
         every: std::time::Duration::ZERO,
-        stop: Some(Arc::new(std::sync::atomic::AtomicBool::new(false))),
+        stop: Some(Arc::new(super::reach::StopRequest::default())),
     }
 }
 

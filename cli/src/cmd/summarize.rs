@@ -9,11 +9,10 @@ use kingmaker_coordinator::lock::lock_run;
 use kingmaker_coordinator::rundir::{write_json_atomically, RunDir, RunInfo};
 use kingmaker_coordinator::runner::print_summary;
 use kingmaker_coordinator::summary::summarize;
-use kingmaker_kernel::reach::ReachCheckpoints;
+use kingmaker_kernel::reach::{ReachCheckpoints, StopRequest};
 use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,8 +27,9 @@ pub struct SummarizeArgs {
     #[arg(long)]
     pub json: bool,
     /// With --reachable: checkpoint the search at most this many seconds apart (in RUN_DIR/reach,
-    /// removed when it is done). SIGTERM or SIGINT checkpoint it at the end of the running ply
-    /// and stop; the same command goes on from there. A second signal stops at once.
+    /// removed when it is done). SIGTERM or SIGINT during the search checkpoint it at the end of
+    /// the running ply and stop; the same command goes on from there. A second signal, or one
+    /// before the search begins, stops at once.
     #[arg(long, default_value_t = 900, value_name = "SECS")]
     pub checkpoint_every_secs: u64,
 }
@@ -63,14 +63,21 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
 /// The directory of a run where the search of its reachable states keeps its checkpoint.
 pub const REACH_DIR: &str = "reach";
 
-/// The signals that stop the search at the end of a ply: the first sets the flag, a second
-/// exits at once (the last checkpoint still stands).
-fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+/// SIGINT and SIGTERM: while the search runs, the first asks it to checkpoint at the end of its
+/// ply and stop; a second, or any before or after the search (nothing to save then), exits at
+/// once (the last checkpoint still stands).
+fn stop_on_signals() -> Result<Arc<StopRequest>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(StopRequest::default());
     for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
-        signal_hook::flag::register(sig, stop.clone())?;
+        let stop = stop.clone();
+        let handler = move || {
+            if !stop.armed() || stop.request() {
+                signal_hook::low_level::exit(130);
+            }
+        };
+        // SAFETY: the handler only touches atomics and calls _exit, both async-signal-safe.
+        unsafe { signal_hook::low_level::register(sig, handler) }?;
     }
     Ok(stop)
 }

@@ -354,6 +354,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::super::level_one::{self, InMemory};
+    use kingmaker_kernel::reach::StopRequest;
 
     /// Level 1 solved in memory: the game, its `solo` plane and its three layers.
     fn level_1() -> (Arc<Cc3p>, ValuesPlane, Cc3pTables<InMemory>) {
@@ -427,7 +428,7 @@ mod tests {
         let whole = reached_from_start(&game, &plane, None).unwrap().unwrap();
         assert!(whole.counted.witness.iter().any(Option::is_some));
         let dir = tempfile::tempdir().unwrap();
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = Arc::new(StopRequest::default());
         let cp = ReachCheckpoints {
             dir: dir.path().join("reach"),
             every: std::time::Duration::ZERO,
@@ -442,14 +443,19 @@ mod tests {
             &mut counted,
             |counted, depth, level| {
                 count_ply(&game, &plane, counted, depth, level);
+                assert!(stop.armed(), "armed while the search runs");
                 if depth == 5 {
-                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    stop.request();
                 }
             },
         )
         .unwrap();
         assert!(stopped.is_none());
-        stop.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(!stop.armed(), "disarmed once the search returned");
+        let cp = ReachCheckpoints {
+            stop: None,
+            ..cp
+        };
         let resumed = reached_from_start(&game, &plane, Some(&cp)).unwrap().unwrap();
         assert_eq!(resumed.counted.classes_per_depth, whole.counted.classes_per_depth);
         assert_eq!(resumed.counted.witness, whole.counted.witness);
