@@ -205,8 +205,18 @@ fn reached_from_start(
 
 /// Add `classes`, `spoiler_draw_by_player` and with `reach` the `reachable` block to `s`.
 pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
-    let started = std::time::Instant::now();
     let solo = tables.layer("solo")?.values_plane()?;
+    // The search first: it is what a stop checkpoints, so a resumed census is back in it after
+    // the layers' checks, not after the count of every state's class as well (12 min at level 2).
+    let checkpoints = tables.reach_checkpoints();
+    let reached = match reach {
+        true => match reached_from_start(game, &solo, checkpoints.as_ref())? {
+            Some(reached) => Some(reached),
+            None => return Err(stopped_search(checkpoints.as_ref())),
+        },
+        false => None,
+    };
+    let started = std::time::Instant::now();
     let all = class_counts(game, &solo);
     tracing::info!(
         "control classes of {} states counted in {:.1}s",
@@ -218,10 +228,6 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
         "spoiler_draw_by_player".into(),
         by_player(all.spoiler_by_player),
     );
-    if !reach {
-        return Ok(());
-    }
-    let checkpoints = tables.reach_checkpoints();
     let Some(Reached {
         reached,
         per_depth,
@@ -229,9 +235,9 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
             classes_per_depth,
             witness,
         },
-    }) = reached_from_start(game, &solo, checkpoints.as_ref())?
+    }) = reached
     else {
-        return Err(stopped_search(checkpoints.as_ref()));
+        return Ok(());
     };
     let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
     // The other layers' W/L/D where the run holds them: the classes need `solo` alone, so a
