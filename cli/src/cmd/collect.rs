@@ -78,7 +78,7 @@ pub fn run(args: CollectArgs) -> Result<()> {
     // A finished run's summary held only the kept layers' counts and digests: now that the tables
     // are here, it is written as a gathered build writes it (start's value, classes, witnesses).
     if run.summary_path().exists() {
-        write_summary(&run, &info, default_reach(info.states))?;
+        write_summary(&run, &info, default_reach(info.states), None)?;
         println!("summary.json written again from the tables");
     }
     Ok(())

@@ -65,7 +65,7 @@ pub fn run(args: PackArgs) -> Result<()> {
              the rest from their parts",
             args.run.display()
         );
-        compute_summary(&run, &info, default_reach(info.states))?
+        compute_summary(&run, &info, default_reach(info.states), None)?
     } else {
         summary
     };

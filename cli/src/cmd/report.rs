@@ -96,7 +96,7 @@ fn summary_of(tables: &Tables) -> Result<Value> {
             }
             eprintln!("report: computing the summary from the layers kept on the workers");
             let (run, info) = RunDir::open(tables.dir())?;
-            compute_summary(&run, &info, default_reach(info.states))
+            compute_summary(&run, &info, default_reach(info.states), None)
         }
     }
 }

@@ -50,7 +50,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     } else {
         None
     };
-    let summary = write_summary_checkpointed(&run, &info, args.reachable, checkpoints)?;
+    let summary = write_summary(&run, &info, args.reachable, checkpoints)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -61,7 +61,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
 }
 
 /// The directory of a run where the search of its reachable states keeps its checkpoint.
-pub const REACH_DIR: &str = "reach";
+const REACH_DIR: &str = "reach";
 
 /// SIGINT and SIGTERM: while the search runs, the first asks it to checkpoint at the end of its
 /// ply and stop; a second, or any before or after the search (nothing to save then), exits at
@@ -83,30 +83,22 @@ fn stop_on_signals() -> Result<Arc<StopRequest>> {
 }
 
 /// Write `summary.json` of a finished run again from its layers (each checked against its record
-/// first); the caller holds the run's lock.
-pub fn write_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
-    write_summary_checkpointed(run, info, reachable, None)
-}
-
-/// [`write_summary`], the search of the reachable states checkpointed as `checkpoints` says.
-fn write_summary_checkpointed(
+/// first); the caller holds the run's lock. The search of the reachable states checkpoints itself
+/// as `checkpoints` says.
+pub fn write_summary(
     run: &RunDir,
     info: &RunInfo,
     reachable: bool,
     checkpoints: Option<ReachCheckpoints>,
 ) -> Result<Value> {
-    let summary = compute_summary_checkpointed(run, info, reachable, checkpoints)?;
+    let summary = compute_summary(run, info, reachable, checkpoints)?;
     write_json_atomically(&run.summary_path(), &summary)?;
     Ok(summary)
 }
 
 /// The summary of a finished run computed from its layers (each checked against its record
 /// first), read where they are: here, or kept on the workers (with the run's token).
-pub fn compute_summary(run: &RunDir, info: &RunInfo, reachable: bool) -> Result<Value> {
-    compute_summary_checkpointed(run, info, reachable, None)
-}
-
-fn compute_summary_checkpointed(
+pub fn compute_summary(
     run: &RunDir,
     info: &RunInfo,
     reachable: bool,

@@ -209,12 +209,11 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
     // The search first: it is what a stop checkpoints, so a resumed census is back in it after
     // the layers' checks, not after the count of every state's class as well (12 min at level 2).
     let checkpoints = tables.reach_checkpoints();
-    let reached = match reach {
-        true => match reached_from_start(game, &solo, checkpoints.as_ref())? {
-            Some(reached) => Some(reached),
-            None => return Err(stopped_search(checkpoints.as_ref())),
-        },
-        false => None,
+    let reached = if reach {
+        let found = reached_from_start(game, &solo, checkpoints.as_ref())?;
+        Some(found.ok_or_else(|| stopped_search(checkpoints.as_ref()))?)
+    } else {
+        None
     };
     let started = std::time::Instant::now();
     let all = class_counts(game, &solo);
