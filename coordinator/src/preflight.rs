@@ -10,7 +10,7 @@ use std::path::Path;
 pub struct Needs {
     /// States of the index space the kernel solves (a reduced game's, for a game solved as one).
     pub states: u64,
-    /// Bytes of cells while a layer is solved (one per solved state).
+    /// Bytes of cells while a layer is solved (six bits per solved state, five to a 32-bit word).
     pub cells: u64,
     /// Whether the cells fit the memory budget (else they are files mapped from the run
     /// directory, and count as disk).
@@ -25,7 +25,7 @@ pub struct Needs {
 /// (more than `solved` for a reduced game), with `budget` bytes of memory, in process (`remote`:
 /// on workers, which hold the cells and check their own budgets).
 pub fn needs(solved: u64, full: u64, layers: usize, budget: u64, remote: bool) -> Needs {
-    let cells = solved;
+    let cells = kingmaker_kernel::cell_code::cell_bytes(solved);
     let cells_in_memory = remote || cells <= budget;
     let mapped = if cells_in_memory { 0 } else { cells };
     let values = (full / 4).saturating_mul(layers as u64);
@@ -104,12 +104,15 @@ mod tests {
 
     #[test]
     fn cells_fit_the_budget_or_count_as_disk() {
+        use kingmaker_kernel::cell_code::cell_bytes;
         let small = needs(1000, 1000, 3, 1 << 20, false);
         assert!(small.cells_in_memory);
-        assert_eq!(small.disk, 750 + 250);
+        assert_eq!(small.cells, 800, "six bits a state, five to a word");
+        assert_eq!(small.disk, 750 + 200);
         let big = needs(1 << 40, 1 << 40, 1, 1 << 30, false);
         assert!(!big.cells_in_memory);
-        assert_eq!(big.disk, (1 << 40) + (1 << 38) + (1 << 38));
+        let cells = cell_bytes(1 << 40);
+        assert_eq!(big.disk, cells + (1 << 38) + cells / 4);
         // On workers the coordinator keeps only the finished values.
         let remote = needs(1 << 40, 1 << 40, 2, 1 << 30, true);
         assert!(remote.cells_in_memory);
@@ -117,10 +120,11 @@ mod tests {
         // A reduced game: cells of the states it solves, tables of the full game's, and the
         // routed file once its reduced table outgrows half the budget.
         let quarter = needs(1 << 32, 1 << 34, 1, 1 << 40, false);
-        assert_eq!((quarter.states, quarter.cells), (1 << 32, 1 << 32));
-        assert_eq!(quarter.disk, (1 << 32) + (1 << 30));
+        let cells = cell_bytes(1 << 32);
+        assert_eq!((quarter.states, quarter.cells), (1 << 32, cells));
+        assert_eq!(quarter.disk, (1 << 32) + cells / 4);
         let routed = needs(1 << 32, 1 << 34, 1, 1 << 33, false);
-        assert_eq!(routed.disk, (1 << 32) + (1 << 32) + (1 << 30));
+        assert_eq!(routed.disk, (1 << 32) + (1 << 32) + cells / 4);
         // No overflow at absurd sizes.
         assert_eq!(needs(u64::MAX, u64::MAX, 64, 0, false).disk, u64::MAX);
     }

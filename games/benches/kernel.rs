@@ -168,10 +168,10 @@ fn main() {
     if wants("costing") {
         cost_large_boards();
     }
-    // The cell byte holds the counter or the value with its generation (the frontier); depths go
-    // to per-shard wave logs on disk.
+    // The six-bit cell holds the counter or the value with its generation (the frontier); depths
+    // go to per-shard wave logs on disk.
     println!(
-        "working set while solving: 1 byte per state (the cells); depths in wave logs on disk"
+        "working set while solving: 0.8 bytes per state (six-bit cells, five to a word); depths in wave logs on disk"
     );
     println!("peak RSS: {:.0} MiB", peak_rss_mib());
 }

@@ -1,19 +1,22 @@
 //! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them (docs/kernel.md).
-//! 1. After a wave a worker's whole state is its cells (frontier included) and its wave logs; a
-//!    chunk of [`CHUNK_STATES`] cells unchanged since the last checkpoint is shared, not rewritten.
+//! 1. After a wave a worker's whole state is its cells (frontier included), the counts that
+//!    overflow them, and its wave logs; a chunk of [`CHUNK_BYTES`] bytes of cells unchanged since
+//!    the last checkpoint is shared, not rewritten.
 //! 2. The two newest are kept, so a corrupt newest one falls back to the one before. The files are
 //!    `kingmaker_tablefmt::checkpoint` (docs/format.md); this module decides when and what to save.
+//! 3. A checkpoint of byte cells (version 1, before 2026-12-06) is converted as it is restored,
+//!    so that a build begun by an older binary resumes with this one.
 
-use super::cells::ShardArrays;
+use super::cell_code::{cell_bytes, Cell, CELL_MAX_COUNTER, CELL_OVERFLOW, CELL_WIN_OLD};
 use super::engine::WorkerEngine;
 use super::KernelError;
 use crate::game::Game;
 use kingmaker_tablefmt::checkpoint::{
-    check_chunk, chunk_name, chunk_shard, crc32, is_manifest_of, manifest_name, read_chunk,
-    read_manifest, write_chunk, write_manifest, ChunkRef,
+    check_chunk, chunk_format, chunk_name, chunk_shard, crc32, is_manifest_of, manifest_name,
+    read_chunk, read_manifest, write_chunk, write_manifest, CellsFormat, ChunkRef,
 };
 pub use kingmaker_tablefmt::checkpoint::{
-    manifest_path, ShardCheckpoint, WorkerCheckpoint, CHUNK_STATES,
+    manifest_path, ShardCheckpoint, WorkerCheckpoint, CHUNK_BYTES,
 };
 use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
@@ -29,10 +32,22 @@ fn manifest_error(e: FormatError) -> KernelError {
     }
 }
 
-/// Byte range of chunk `c` of a shard's cells.
-fn chunk_range(shard: &ShardArrays, c: u64) -> std::ops::Range<usize> {
-    let first = c * CHUNK_STATES;
-    first as usize..(first + CHUNK_STATES).min(shard.len) as usize
+/// Byte range of chunk `c` of a shard's cells, in `bytes` bytes.
+fn chunk_range(bytes: usize, c: u64) -> std::ops::Range<usize> {
+    let first = (c * CHUNK_BYTES) as usize;
+    first..(first + CHUNK_BYTES as usize).min(bytes)
+}
+
+/// A cell of a version-1 checkpoint (one byte) as a cell now: its code, and its count when that
+/// is more than a cell holds.
+fn cell_of_byte(byte: u8) -> (u8, Option<u32>) {
+    const V1_MAX_COUNTER: u8 = 248;
+    match byte {
+        0..=CELL_MAX_COUNTER => (byte, None),
+        _ if byte <= V1_MAX_COUNTER => (CELL_OVERFLOW, Some(byte as u32)),
+        // 249–255: W / L old, current, new, illegal, in the same order.
+        _ => (byte - (V1_MAX_COUNTER + 1) + CELL_WIN_OLD, None),
+    }
 }
 
 impl<G: Game> WorkerEngine<G> {
@@ -50,13 +65,20 @@ impl<G: Game> WorkerEngine<G> {
             let arrays = self.shard(id);
             arrays.ensure_held()?;
             let old = previous.and_then(|p| p.shards.iter().find(|s| s.shard == id));
-            let chunks = arrays.len.div_ceil(CHUNK_STATES).max(1);
+            // SAFETY: called at a barrier; nothing writes the cells meanwhile.
+            let raw = unsafe { arrays.raw() };
+            let chunks = (raw.len() as u64).div_ceil(CHUNK_BYTES).max(1);
             let cells = (0..chunks)
                 .into_par_iter()
                 .map(|c| {
-                    // SAFETY: called at a barrier; nothing writes the cells meanwhile.
-                    let bytes = &unsafe { arrays.raw() }[chunk_range(arrays, c)];
-                    if let Some(r) = old.and_then(|o| o.cells.get(c as usize)) {
+                    let bytes = &raw[chunk_range(raw.len(), c)];
+                    // Only a chunk of this format covers the same cells.
+                    let same_format =
+                        |r: &&ChunkRef| chunk_format(&r.file) == Some(CellsFormat::Packed);
+                    if let Some(r) = old
+                        .and_then(|o| o.cells.get(c as usize))
+                        .filter(same_format)
+                    {
                         if r.raw_len == bytes.len() as u64 && r.raw_crc == crc32(bytes) {
                             return Ok(r.clone());
                         }
@@ -64,11 +86,14 @@ impl<G: Game> WorkerEngine<G> {
                     Ok(write_chunk(dir, &chunk_name(id, c, wave), bytes)?)
                 })
                 .collect::<Result<Vec<_>, KernelError>>()?;
+            let range = arrays.start..arrays.start + arrays.len;
+            let overflow = self.overflow_counts(range);
             arrays.waves.sync()?;
             let (wave_log_len, wave_log_crc) = arrays.waves.fingerprint()?;
             shards.push(ShardCheckpoint {
                 shard: id,
                 cells,
+                overflow,
                 wave_log_len,
                 wave_log_crc,
             });
@@ -116,6 +141,22 @@ impl<G: Game> WorkerEngine<G> {
             )));
         }
         // Check everything before touching the arrays.
+        for s in &cp.shards {
+            let len = self.shard(s.shard).len;
+            let bytes = match s.format() {
+                CellsFormat::Packed => cell_bytes(len),
+                CellsFormat::Bytes => len,
+            };
+            if s.cells.len() as u64 != bytes.div_ceil(CHUNK_BYTES).max(1) {
+                return Err(KernelError::Checkpoint(format!(
+                    "{}: shard {} has {} chunks of cells, not {}",
+                    path.display(),
+                    s.shard,
+                    s.cells.len(),
+                    bytes.div_ceil(CHUNK_BYTES).max(1)
+                )));
+            }
+        }
         let all: Vec<&ChunkRef> = cp.shards.iter().flat_map(|s| s.cells.iter()).collect();
         all.par_iter().try_for_each(|r| check_chunk(dir, r))?;
         for s in &cp.shards {
@@ -125,22 +166,69 @@ impl<G: Game> WorkerEngine<G> {
         }
         for s in &cp.shards {
             let arrays = self.shard(s.shard);
-            s.cells
-                .par_iter()
-                .enumerate()
-                .try_for_each(|(c, r)| -> Result<(), KernelError> {
-                    let bytes = read_chunk(dir, r)?;
-                    // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
-                    let target = &mut unsafe { arrays.raw_mut() }[chunk_range(arrays, c as u64)];
-                    if target.len() != bytes.len() {
+            self.forget_overflow(arrays.start..arrays.start + arrays.len);
+            let wrong_size = |r: &ChunkRef| {
+                KernelError::Checkpoint(format!("chunk {} has the wrong size", r.file))
+            };
+            match s.format() {
+                CellsFormat::Packed => {
+                    s.cells.par_iter().enumerate().try_for_each(
+                        |(c, r)| -> Result<(), KernelError> {
+                            let bytes = read_chunk(dir, r)?;
+                            // SAFETY: restoring happens at a barrier, chunks are disjoint ranges.
+                            let raw = unsafe { arrays.raw_mut() };
+                            let range = chunk_range(raw.len(), c as u64);
+                            let target = &mut raw[range];
+                            if target.len() != bytes.len() {
+                                return Err(wrong_size(r));
+                            }
+                            target.copy_from_slice(&bytes);
+                            Ok(())
+                        },
+                    )?;
+                    for &(i, n) in &s.overflow {
+                        if i >= arrays.len || arrays.cell(i as usize).load() != CELL_OVERFLOW {
+                            return Err(KernelError::Checkpoint(format!(
+                                "{}: shard {} lists a count for cell {i}, which does not overflow",
+                                path.display(),
+                                s.shard
+                            )));
+                        }
+                        self.keep_overflow(arrays.start + i, n);
+                    }
+                    let overflowing = arrays.codes().filter(|&c| c == CELL_OVERFLOW).count();
+                    if overflowing != s.overflow.len() {
                         return Err(KernelError::Checkpoint(format!(
-                            "chunk {} has the wrong size",
-                            r.file
+                            "{}: shard {} has {overflowing} cells that count outside the cell and \
+                             {} counts: a cell without its count cannot count down",
+                            path.display(),
+                            s.shard,
+                            s.overflow.len()
                         )));
                     }
-                    target.copy_from_slice(&bytes);
-                    Ok(())
-                })?;
+                }
+                CellsFormat::Bytes => {
+                    let states = arrays.len as usize;
+                    s.cells.par_iter().enumerate().try_for_each(
+                        |(c, r)| -> Result<(), KernelError> {
+                            let bytes = read_chunk(dir, r)?;
+                            let first = c * CHUNK_BYTES as usize;
+                            if bytes.len() != chunk_range(states, c as u64).len() {
+                                return Err(wrong_size(r));
+                            }
+                            // Chunks of bytes do not end on words: neighbours share one.
+                            for (k, &byte) in bytes.iter().enumerate() {
+                                let (code, count) = cell_of_byte(byte);
+                                Cell::of(arrays.words(), first + k).store(code);
+                                if let Some(n) = count {
+                                    self.keep_overflow(arrays.start + (first + k) as u64, n);
+                                }
+                            }
+                            Ok(())
+                        },
+                    )?;
+                }
+            }
         }
         self.rebuild_block_flags()?;
         Ok(cp)

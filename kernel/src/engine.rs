@@ -1,19 +1,20 @@
 //! The worker side of the kernel: expand a frontier, apply predecessor updates, close a wave.
 
-use super::cells::{
-    age_cells, cell_is_win, prefetch, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES,
-    CELL_ILLEGAL, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_UNCOUNTED, CELL_WIN_CUR,
-    CELL_WIN_NEW,
+use super::cell_code::{
+    age_words, cell_is_undecided, cell_is_win, set_code, Cell, CELL_ILLEGAL, CELL_LOSS_CUR,
+    CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_OVERFLOW, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW,
 };
+use super::cells::{prefetch, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES};
 use super::frontier_store::FrontierStore;
 use super::memory::CellStorage;
+use super::overflow::{Counted, OverflowCounts};
 use super::shard::ShardPlan;
 use super::update_buckets::{spill_threshold, UpdateBuckets};
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// An update for a predecessor in another worker's shard: `index << 1 | child_is_win`.
@@ -63,11 +64,11 @@ struct Counters {
     sent: AtomicU64,
 }
 
-/// The final value of every cell byte (a table: gathering maps every cell of a layer).
-const VALUE_OF_CELL: [u8; 256] = {
-    let mut table = [DRAW; 256];
-    let mut c = CELL_MAX_COUNTER as usize + 1;
-    while c < 256 {
+/// The final value of every cell code (a table: gathering maps every cell of a layer).
+const VALUE_OF_CELL: [u8; CELL_ILLEGAL as usize + 1] = {
+    let mut table = [DRAW; CELL_ILLEGAL as usize + 1];
+    let mut c = CELL_OVERFLOW as usize + 1;
+    while c < table.len() {
         table[c] = match c as u8 {
             CELL_ILLEGAL => ILLEGAL,
             c if cell_is_win(c) => WIN,
@@ -86,7 +87,7 @@ struct OutOfCore {
 }
 
 /// The bits of `decided` whose cells are W (just aged: [`CELL_WIN_CUR`]).
-fn won_bits(cells: &[AtomicU8], decided: &[u64]) -> Vec<u64> {
+fn won_bits(shard: &ShardArrays, decided: &[u64]) -> Vec<u64> {
     decided
         .iter()
         .enumerate()
@@ -96,7 +97,7 @@ fn won_bits(cells: &[AtomicU8], decided: &[u64]) -> Vec<u64> {
             while bits != 0 {
                 let j = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                won |= ((cells[w * 64 + j].load(Relaxed) == CELL_WIN_CUR) as u64) << j;
+                won |= ((shard.cell(w * 64 + j).load() == CELL_WIN_CUR) as u64) << j;
             }
             won
         })
@@ -141,7 +142,7 @@ impl<'a, G: Game> Expander<'a, G> {
 
     /// Expand the frontier state in cell `i` (shard-local) of the task's shard.
     fn expand(&mut self, i: usize) -> Result<(), KernelError> {
-        match self.shard.cells()[i].load(Relaxed) {
+        match self.shard.cell(i).load() {
             CELL_WIN_CUR => self.expand_decided(i, true),
             CELL_LOSS_CUR => self.expand_decided(i, false),
             other => {
@@ -208,10 +209,9 @@ impl<'a, G: Game> Expander<'a, G> {
 
     /// Expand every frontier state of block `b`, found in the cells.
     fn expand_block(&mut self, b: usize) -> Result<(), KernelError> {
-        let range = self.shard.block_range(b);
-        for (i, cell) in self.shard.cells()[range.clone()].iter().enumerate() {
-            if matches!(cell.load(Relaxed), CELL_WIN_CUR | CELL_LOSS_CUR) {
-                self.expand(range.start + i)?;
+        for i in self.shard.block_range(b) {
+            if matches!(self.shard.cell(i).load(), CELL_WIN_CUR | CELL_LOSS_CUR) {
+                self.expand(i)?;
             }
         }
         Ok(())
@@ -242,10 +242,12 @@ pub struct WorkerEngine<G: Game> {
     me: usize,
     /// Indexed by shard id: the arrays of the shards this worker owns.
     shards: Vec<Option<ShardArrays>>,
-    /// Indexed by shard id: [`ShardArrays::origin`] of the shards this worker owns. An update
-    /// finds its cell with one lookup in this small table (a few kilobytes, always in cache)
-    /// instead of reaching into the shard's arrays.
-    origins: Vec<Option<usize>>,
+    /// Indexed by shard id: the address of the words ([`ShardArrays::words_ptr`]) and the first
+    /// state of the shards this worker owns. An update finds its cell with one lookup in this
+    /// small table (a few kilobytes, always in cache) instead of reaching into the shard's arrays.
+    origins: Vec<Option<(usize, u64)>>,
+    /// The successor counts too large for a cell, of the states of owned shards.
+    overflow: OverflowCounts,
     /// Whether this worker owns every shard (no update is routed).
     owns_all: bool,
     /// [`Game::alternates_sides`]: the mover is then 0 in every state, and an update need not
@@ -283,7 +285,7 @@ impl<G: Game> WorkerEngine<G> {
             .collect::<Result<_, _>>()?;
         let origins = shards
             .iter()
-            .map(|s| s.as_ref().map(ShardArrays::origin))
+            .map(|s| s.as_ref().map(|s| (s.words_ptr() as usize, s.start)))
             .collect();
         let owns_all = owners.iter().all(|&o| o == me);
         let alternates = game.alternates_sides();
@@ -309,6 +311,7 @@ impl<G: Game> WorkerEngine<G> {
             me,
             shards,
             origins,
+            overflow: OverflowCounts::default(),
             owns_all,
             alternates,
             out_of_core,
@@ -353,6 +356,8 @@ impl<G: Game> WorkerEngine<G> {
         self.forget_frontier()?;
         for shard in self.owned() {
             shard.waves.clear()?;
+            self.overflow
+                .clear_range(shard.start..shard.start + shard.len);
         }
         let blocks: Vec<_> = self
             .owned()
@@ -360,14 +365,16 @@ impl<G: Game> WorkerEngine<G> {
             .collect();
         // Every cell live (uncounted), then the game's list of the others, if it has one.
         blocks.par_iter().for_each(|&(shard, b)| {
+            // Every cell CELL_UNCOUNTED: a word of zeros.
+            const _: () = assert!(CELL_UNCOUNTED == 0);
             // SAFETY: the initial pass is at a barrier, and each block is one work item.
-            unsafe { shard.block_mut(b) }.fill(CELL_UNCOUNTED);
+            unsafe { shard.block_mut(b) }.fill(0);
             shard.set_block_flags(b, 0);
         });
         let listed = self.game.each_non_live(&mut |index, node| {
             if let Some(Some(shard)) = self.shards.get(self.plan.shard_of(index)) {
                 let i = (index - shard.start) as usize;
-                shard.cells()[i].store(self.initial_cell(node), Relaxed);
+                shard.cell(i).store(self.initial_cell(node));
                 if node != Node::Illegal {
                     shard.mark_fresh(i);
                 }
@@ -383,10 +390,12 @@ impl<G: Game> WorkerEngine<G> {
                 nodes.resize(range.len(), Node::Illegal);
                 self.game.nodes(shard.start + range.start as u64, nodes);
                 let mut fresh = false;
-                for (cell, &node) in shard.cells()[range].iter().zip(nodes.iter()) {
+                // SAFETY: the initial pass is at a barrier, and each block is one work item.
+                let words = unsafe { shard.block_mut(b) };
+                for (i, &node) in nodes.iter().enumerate() {
                     let value = self.initial_cell(node);
                     fresh |= matches!(value, CELL_WIN_NEW | CELL_LOSS_NEW);
-                    cell.store(value, Relaxed);
+                    set_code(words, i, value);
                 }
                 shard.set_block_flags(b, if fresh { BLOCK_FRESH } else { 0 });
             });
@@ -518,14 +527,20 @@ impl<G: Game> WorkerEngine<G> {
 
     /// Apply encoded updates (see [`encode_update`]) to cells this worker owns.
     fn apply_all(&self, updates: &[u64]) -> Result<(), KernelError> {
-        for &u in updates {
-            prefetch(self.cell(u >> 1));
-        }
         // One thread that owns every cell needs no compare-and-swap (a locked instruction).
         let exclusive = self.owns_all && rayon::current_num_threads() == 1;
-        updates
-            .iter()
-            .try_for_each(|&u| self.apply(u >> 1, u & 1 == 1, exclusive))
+        let mut cells = [None; APPLY_BATCH];
+        updates.chunks(APPLY_BATCH).try_for_each(|batch| {
+            for (slot, &u) in cells.iter_mut().zip(batch) {
+                let cell = self.cell(u >> 1);
+                prefetch(cell);
+                *slot = Some(cell);
+            }
+            cells.iter().zip(batch).try_for_each(|(cell, &u)| {
+                let cell = cell.expect("located above");
+                self.apply_at(cell, u >> 1, u & 1 == 1, exclusive)
+            })
+        })
     }
 
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).
@@ -536,7 +551,18 @@ impl<G: Game> WorkerEngine<G> {
     /// count), and the initial pass needs no move generation.
     /// `exclusive`: no other thread writes cells meanwhile, so a plain store does.
     fn apply(&self, pred: u64, child_is_win: bool, exclusive: bool) -> Result<(), KernelError> {
-        let cell = self.cell(pred);
+        self.apply_at(self.cell(pred), pred, child_is_win, exclusive)
+    }
+
+    /// [`WorkerEngine::apply`] on `cell`, the cell of `pred`, already located.
+    #[inline]
+    fn apply_at(
+        &self,
+        cell: Cell,
+        pred: u64,
+        child_is_win: bool,
+        exclusive: bool,
+    ) -> Result<(), KernelError> {
         let mover = if self.alternates {
             0
         } else {
@@ -554,37 +580,42 @@ impl<G: Game> WorkerEngine<G> {
         } else {
             CELL_WIN_NEW
         };
-        let mut current = cell.load(Relaxed);
+        let mut current = cell.load();
         let mut counted = None; // kept if the compare-and-swap below has to retry
         loop {
-            if current > CELL_MAX_COUNTER {
+            if !cell_is_undecided(current) {
                 return Ok(()); // already decided (or illegal, which has no successors)
             }
             let new = if favourable {
                 child
             } else {
                 let remaining = match (current, counted) {
+                    (CELL_OVERFLOW, _) => {
+                        return self.count_down_overflow(pred, cell, 0, bad_for_mover)
+                    }
                     (CELL_UNCOUNTED, Some(n)) => n,
                     (CELL_UNCOUNTED, None) => *counted.insert(self.count_successors(pred)?),
-                    (n, _) => n,
+                    (n, _) => n as u32,
                 };
+                if remaining > CELL_MAX_COUNTER as u32 {
+                    return self.count_down_overflow(pred, cell, remaining, bad_for_mover);
+                }
                 if remaining == 1 {
                     bad_for_mover
                 } else {
-                    remaining - 1
+                    remaining as u8 - 1
                 }
             };
             let stored = if exclusive {
-                cell.store(new, Relaxed);
-                Ok(current)
+                cell.store_exclusive(new);
+                Ok(())
             } else {
-                cell.compare_exchange_weak(current, new, Relaxed, Relaxed)
+                cell.compare_exchange(current, new)
             };
             match stored {
-                Ok(_) => {
-                    if new > CELL_MAX_COUNTER {
-                        let shard = self.shard(self.plan.shard_of(pred));
-                        shard.mark_fresh((pred - shard.start) as usize);
+                Ok(()) => {
+                    if !cell_is_undecided(new) {
+                        self.mark_fresh(pred);
                     }
                     return Ok(());
                 }
@@ -593,29 +624,64 @@ impl<G: Game> WorkerEngine<G> {
         }
     }
 
+    /// An unfavourable update of a state with more successors than a cell counts (`count`, or
+    /// 0 when the cell already overflows): counted down in [`OverflowCounts`].
+    #[cold]
+    fn count_down_overflow(
+        &self,
+        pred: u64,
+        cell: Cell,
+        count: u32,
+        bad_for_mover: u8,
+    ) -> Result<(), KernelError> {
+        if self.overflow.decrement(pred, cell, || count, bad_for_mover) == Counted::Decided {
+            self.mark_fresh(pred);
+        }
+        Ok(())
+    }
+
+    /// The counts of the overflowing cells of the states in `range` (an owned shard), for a
+    /// checkpoint: `(index − range.start, count)`. At a barrier.
+    pub(super) fn overflow_counts(&self, range: std::ops::Range<u64>) -> Vec<(u64, u32)> {
+        self.overflow
+            .in_range(range, |i| self.cell(i).load() == CELL_OVERFLOW)
+    }
+
+    /// Forget the overflowing counts of the states in `range` (its cells are being restored).
+    pub(super) fn forget_overflow(&self, range: std::ops::Range<u64>) {
+        self.overflow.clear_range(range);
+    }
+
+    /// Keep the count `n` of the overflowing cell of state `index` (restoring a checkpoint).
+    pub(super) fn keep_overflow(&self, index: u64, n: u32) {
+        self.overflow.insert(index, n);
+    }
+
+    /// State `index`, in an owned shard, was just decided.
+    #[inline]
+    fn mark_fresh(&self, index: u64) {
+        let shard = self.shard(self.plan.shard_of(index));
+        shard.mark_fresh((index - shard.start) as usize);
+    }
+
     /// The cell of state `index`, which must be in a shard this worker owns.
     #[inline]
-    fn cell(&self, index: u64) -> &AtomicU8 {
-        let origin = match self.origins[self.plan.shard_of(index)] {
+    fn cell(&self, index: u64) -> Cell<'_> {
+        let (words, start) = match self.origins[self.plan.shard_of(index)] {
             Some(origin) if index < self.plan.size => origin,
             _ => panic!("state {index} is not in a shard worker {} owns", self.me),
         };
-        // SAFETY: the state is in an owned shard, whose map of one byte per state lives as long
-        // as `self`; `origin + index` is its cell (see `ShardArrays::origin`).
-        unsafe { &*(origin.wrapping_add(index as usize) as *const AtomicU8) }
+        // SAFETY: the state is in an owned shard, whose words live as long as `self`.
+        unsafe { Cell::at(words as *const AtomicU32, (index - start) as usize) }
     }
 
     /// The number of successors of a live state (a pass counts as one).
-    fn count_successors(&self, index: u64) -> Result<u8, KernelError> {
+    fn count_successors(&self, index: u64) -> Result<u32, KernelError> {
         let count = self.game.successor_count(index);
-        if count == 0 || count > CELL_MAX_COUNTER as usize {
-            return Err(KernelError::CounterOverflow {
-                index,
-                count,
-                max: CELL_MAX_COUNTER,
-            });
+        match u32::try_from(count) {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(KernelError::SuccessorCount { index, count }),
         }
-        Ok(count as u8)
     }
 
     /// Close wave `wave`: the frontier just expanded becomes old, the states decided in this wave
@@ -654,8 +720,9 @@ impl<G: Game> WorkerEngine<G> {
                     .enumerate()
                     .filter(|(b, _)| shard.block_flags(*b) & active != 0)
                     .for_each(|(b, words)| {
+                        let cells = shard.block_range(b).len();
                         // SAFETY: closing is at a barrier, and each block is one work item.
-                        let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
+                        let frontier = age_words(unsafe { shard.block_mut(b) }, cells, words);
                         shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
                     });
                 shard.waves.append(wave, &bitmap)?;
@@ -688,11 +755,10 @@ impl<G: Game> WorkerEngine<G> {
                 if ooc.buckets.held(shard.id) >= shard.len / 16 {
                     shard.populate();
                 }
-                let cells = shard.cells();
                 let applied = ooc.buckets.drain(shard.id, |codes| {
                     codes.chunks(APPLY_BATCH).try_for_each(|batch| {
                         for &c in batch {
-                            prefetch(&cells[(c >> 1) as usize]);
+                            prefetch(shard.cell((c >> 1) as usize));
                         }
                         // This task alone writes the shard's cells while it closes.
                         batch.iter().try_for_each(|&c| {
@@ -712,14 +778,15 @@ impl<G: Game> WorkerEngine<G> {
                 ];
                 for (b, words) in bitmap.chunks_mut(BLOCK_STATES / 64).enumerate() {
                     if shard.block_flags(b) & active != 0 {
+                        let cells = shard.block_range(b).len();
                         // SAFETY: closing is at a barrier, and this task alone holds the shard.
-                        let frontier = age_cells(unsafe { shard.block_mut(b) }, words);
+                        let frontier = age_words(unsafe { shard.block_mut(b) }, cells, words);
                         shard.set_block_flags(b, if frontier { BLOCK_FRONTIER } else { 0 });
                     }
                 }
                 shard.waves.append(wave, &bitmap)?;
                 if bitmap.iter().any(|&w| w != 0) {
-                    let won = won_bits(cells, &bitmap);
+                    let won = won_bits(shard, &bitmap);
                     ooc.frontiers.write(shard.id, wave, &bitmap, &won)?;
                 }
                 shard.write_back()?;
@@ -735,11 +802,11 @@ impl<G: Game> WorkerEngine<G> {
             return Ok(None);
         };
         arrays.ensure_held()?;
+        let words = arrays.words();
         Ok(Some(
-            arrays
-                .cells()
-                .par_iter()
-                .map(|c| VALUE_OF_CELL[c.load(Relaxed) as usize])
+            (0..arrays.len as usize)
+                .into_par_iter()
+                .map(|i| VALUE_OF_CELL[Cell::of(words, i).load() as usize])
                 .collect(),
         ))
     }

@@ -5,15 +5,14 @@ use std::path::Path;
 /// Errors of the kernel. Each says what went wrong and where.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
-    /// A state has more successors than its one-byte counter can count.
-    #[error("state {index} has {count} successors; the one-byte counter holds at most {max}")]
-    CounterOverflow {
+    /// The game counted no successors, or more than 2^32 − 1, for a live state (a pass counts
+    /// as one): a fault of the game's move generator.
+    #[error("live state {index} has {count} successors: a live state has 1 to 2^32 - 1 (a pass counts as one)")]
+    SuccessorCount {
         /// The state.
         index: u64,
-        /// Its number of successors.
+        /// Its number of successors, as the game counted them.
         count: usize,
-        /// The largest count the counter holds.
-        max: u8,
     },
     /// A file could not be read or written.
     // The cause in the message, not as a source (an error chain would print it twice).

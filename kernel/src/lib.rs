@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod bfs;
+pub mod cell_code;
 pub mod cells;
 pub mod check;
 pub mod checkpoint;
@@ -19,6 +20,7 @@ mod layer;
 pub mod local;
 pub mod memory;
 pub mod options;
+mod overflow;
 pub mod owners;
 pub mod reach;
 pub mod shard;

@@ -29,7 +29,7 @@ impl CellStorage {
     /// the page cache, through which the cells pass.
     pub fn for_budget(states: u64, budget: u64) -> CellStorage {
         const BUFFERS: u64 = 512 << 20;
-        if states + BUFFERS <= budget {
+        if super::cell_code::cell_bytes(states) + BUFFERS <= budget {
             CellStorage::Memory
         } else {
             CellStorage::File {
@@ -224,8 +224,8 @@ pub fn default_shard_size(budget: u64, threads: usize) -> u64 {
 /// Shards a table of `states` states is cut into at the least, where the default shard size
 /// allows: the layer is gathered a shard at a time beside what is already gathered, so a shard of
 /// a small table would otherwise add a large part of it to the peak (a 16 M-state shard of a
-/// 141 M-state table adds a third).
-pub const MIN_DEFAULT_SHARDS: u64 = 32;
+/// 141 M-state table adds a third; a 2 M-state one, 3 bytes a state in flight, 5 %).
+pub const MIN_DEFAULT_SHARDS: u64 = 64;
 
 /// The smallest shard [`MIN_DEFAULT_SHARDS`] asks for: below it the table is small enough that
 /// a shard's share of the peak does not matter, and its files and bookkeeping would.
@@ -387,12 +387,12 @@ mod tests {
     }
 
     #[test]
-    fn a_small_table_is_cut_into_at_least_32_shards() {
+    fn a_small_table_is_cut_into_at_least_64_shards() {
         let (budget, threads) = (64 << 30, 2);
-        // cc2p 7×7 / 3's quarter: 141,219,540 states → 4 M-state shards (34 of them).
+        // cc2p 7×7 / 3's quarter: 141,219,540 states → 2 M-state shards (68 of them).
         assert_eq!(
             default_table_shard_size(budget, threads, 141_219_540),
-            1 << 22
+            1 << 21
         );
         // Level 2 (14.8 × 10⁹ states): the default.
         assert_eq!(

@@ -1,5 +1,5 @@
-//! Shards: contiguous ranges of the index space, each owned by one worker. The kernel keeps one
-//! byte per state of a shard while solving ([`super::cells`]) and a wave log per shard
+//! Shards: contiguous ranges of the index space, each owned by one worker. The kernel keeps six
+//! bits per state of a shard while solving ([`super::cells`]) and a wave log per shard
 //! ([`super::wave_log`]).
 
 /// How the index space `[0, size)` is cut into shards of `shard_size` states (the last may be

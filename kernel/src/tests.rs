@@ -11,7 +11,8 @@ use crate::game::{Game, Node};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::sync::Arc;
 
-/// A random game graph: every state is illegal, terminal, or live with 1..=4 distinct children.
+/// A random game graph: every state is illegal, terminal, or live with 1..=4 distinct children
+/// (or up to `max_children`, [`RandomGame::wide`]).
 struct RandomGame {
     players: u8,
     nodes: Vec<Node>,
@@ -21,9 +22,32 @@ struct RandomGame {
 
 impl RandomGame {
     fn new(seed: u64, n: usize, players: u8) -> RandomGame {
+        Self::with(seed, n, players, 4, |rng| rng.gen_range(0..10))
+    }
+
+    /// Live states with 1..=`max_children` distinct children, and terminal states rare enough
+    /// (one in a hundred) that many states count down for several waves.
+    fn wide(seed: u64, n: usize, players: u8, max_children: usize) -> RandomGame {
+        Self::with(seed, n, players, max_children, |rng| {
+            match rng.gen_range(0..100) {
+                0..10 => 0,
+                10..11 => 1,
+                _ => 3,
+            }
+        })
+    }
+
+    /// A state is illegal where `kind` draws 0, terminal where it draws 1 or 2, live otherwise.
+    fn with(
+        seed: u64,
+        n: usize,
+        players: u8,
+        max_children: usize,
+        kind: impl Fn(&mut StdRng) -> u32,
+    ) -> RandomGame {
         let mut rng = StdRng::seed_from_u64(seed);
         let nodes: Vec<Node> = (0..n)
-            .map(|i| match rng.gen_range(0..10) {
+            .map(|i| match kind(&mut rng) {
                 0 => Node::Illegal,
                 1 | 2 => Node::Terminal {
                     outcome: rng.gen_range(0..players),
@@ -37,7 +61,7 @@ impl RandomGame {
         let mut pred = vec![Vec::new(); n];
         for i in 0..n {
             if let Node::Live { .. } = nodes[i] {
-                let want = rng.gen_range(1..=4);
+                let want = rng.gen_range(1..=max_children);
                 while succ[i].len() < want {
                     let c = rng.gen_range(0..n as u64);
                     if nodes[c as usize] != Node::Illegal && !succ[i].contains(&c) {
@@ -690,4 +714,198 @@ fn a_reachable_checkpoint_of_another_search_or_damaged_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(err.contains(&manifest.level[0].file), "{err}");
+}
+
+/// States with more successors than a cell counts (55) count down outside their cells: the
+/// tables are the reference solver's on one and two threads, several workers, cells in files.
+#[test]
+fn states_with_more_successors_than_a_cell_counts_are_solved_exactly() {
+    for seed in 0..4 {
+        let game = Arc::new(RandomGame::wide(seed, 3000, 2 + (seed % 2) as u8, 120));
+        let wide = (0..game.size())
+            .filter(|&i| game.successor_count(i) > super::cell_code::CELL_MAX_COUNTER as usize)
+            .count();
+        assert!(wide > 1000, "seed {seed}: {wide} states overflow a cell");
+        for layer in [Layer::new("solo", 1, 1), Layer::new("enable", 0b011, 0b010)] {
+            let (values, depth) = reference_solve(game.as_ref(), &layer);
+            for threads in [2, 1] {
+                let solved = solve_in_memory(&game, &layer, threads);
+                assert_eq!(solved.values, values, "seed {seed}, {threads} threads");
+                assert_eq!(solved.depth, depth, "seed {seed}, {threads} threads");
+            }
+            let plan = ShardPlan::new(game.size(), 640);
+            let dir = tempfile::tempdir().unwrap();
+            let workers = local_workers(
+                game.clone(),
+                &layer,
+                plan,
+                3,
+                Some(dir.path()),
+                CellStorage::FILE,
+            )
+            .unwrap();
+            drive_layer(&layer, &workers, None, &mut |_: &super::WaveSummary| {}).unwrap();
+            assert_eq!(
+                gathered(&plan, &workers),
+                (values, depth),
+                "seed {seed}, in files"
+            );
+        }
+    }
+}
+
+/// Stop a layer of a wide game after `stop_after` waves (checkpointing every wave), let `edit`
+/// change the checkpoint directory of its one worker, and finish it with fresh workers: the
+/// reference solver's tables.
+fn resume_wide_game(stop_after: u32, edit: impl Fn(&std::path::Path)) {
+    let game = Arc::new(RandomGame::wide(21, 6000, 3, 200));
+    let layer = Layer::new("solo", 1, 1);
+    let (values, depth) = reference_solve(game.as_ref(), &layer);
+    let plan = ShardPlan::new(game.size(), 2048);
+    let dir = tempfile::tempdir().unwrap();
+    let start = || {
+        local_workers(
+            game.clone(),
+            &layer,
+            plan,
+            1,
+            Some(dir.path()),
+            CellStorage::Memory,
+        )
+        .unwrap()
+    };
+    let mut obs = StopAt {
+        stop_after,
+        every: 1,
+        last: None,
+        seen: 0,
+    };
+    assert!(
+        drive_layer(&layer, &start(), None, &mut obs)
+            .unwrap()
+            .stopped
+    );
+    edit(&dir.path().join("worker-0").join("checkpoint"));
+    let second = start();
+    drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
+    assert_eq!(
+        gathered(&plan, &second),
+        (values, depth),
+        "stopped after wave {stop_after}"
+    );
+}
+
+/// A checkpoint keeps the counts that overflow the cells, and a resume finds them; a manifest
+/// that lost them is refused, not resumed with cells that cannot count down.
+#[test]
+fn a_checkpoint_keeps_the_counts_outside_the_cells() {
+    use kingmaker_tablefmt::checkpoint::{manifest_path, read_manifest, write_manifest};
+    for stop_after in [1, 2] {
+        resume_wide_game(stop_after, |cpdir| {
+            let cp = read_manifest(&manifest_path(cpdir, 0, "solo", stop_after)).unwrap();
+            let counted: usize = cp.shards.iter().map(|s| s.overflow.len()).sum();
+            eprintln!("after wave {stop_after}: {counted} counts outside the cells");
+            assert!(
+                counted > 0 || stop_after > 1,
+                "counts outside the cells after wave 1"
+            );
+        });
+    }
+    let game = Arc::new(RandomGame::wide(21, 6000, 3, 200));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 2048);
+    let dir = tempfile::tempdir().unwrap();
+    let start = || {
+        local_workers(
+            game.clone(),
+            &layer,
+            plan,
+            1,
+            Some(dir.path()),
+            CellStorage::Memory,
+        )
+        .unwrap()
+    };
+    let mut obs = StopAt {
+        stop_after: 1,
+        every: 1,
+        last: None,
+        seen: 0,
+    };
+    drive_layer(&layer, &start(), None, &mut obs).unwrap();
+    let path = manifest_path(
+        &dir.path().join("worker-0").join("checkpoint"),
+        0,
+        "solo",
+        1,
+    );
+    let mut cp = read_manifest(&path).unwrap();
+    cp.shards.iter_mut().for_each(|s| s.overflow.clear());
+    write_manifest(&path, &cp).unwrap();
+    let err = start()[0].restore(1).unwrap_err().to_string();
+    assert!(err.contains("without its count cannot count down"), "{err}");
+}
+
+/// A checkpoint of byte cells (version 1) is converted as it is restored: rewrite a checkpoint
+/// as version 1 wrote it, and the layer still ends with the reference solver's tables.
+#[test]
+fn a_version_1_checkpoint_of_byte_cells_resumes() {
+    use kingmaker_tablefmt::checkpoint::{
+        format_chunk_name, manifest_path, read_chunk, read_manifest, write_chunk, write_manifest,
+        CellsFormat,
+    };
+    for stop_after in [1, 3] {
+        resume_wide_game(stop_after, |cpdir| {
+            let path = manifest_path(cpdir, 0, "solo", stop_after);
+            let mut cp = read_manifest(&path).unwrap();
+            for s in &mut cp.shards {
+                let mut codes = Vec::new();
+                for r in &s.cells {
+                    let bytes = read_chunk(cpdir, r).unwrap();
+                    for word in bytes.chunks(4) {
+                        let w = u32::from_le_bytes(word.try_into().unwrap());
+                        codes.extend((0..5).map(|j| super::cell_code::field(w, 6 * j)));
+                    }
+                }
+                codes.truncate(plan_len(s.shard));
+                // Version 1: 0–248 undecided as now, 249–255 the decided codes in the same order.
+                let mut bytes: Vec<u8> = codes
+                    .iter()
+                    .map(|&c| match c {
+                        c if c <= super::cell_code::CELL_OVERFLOW => c,
+                        c => c - super::cell_code::CELL_WIN_OLD + 249,
+                    })
+                    .collect();
+                for &(i, n) in &s.overflow {
+                    assert_eq!(codes[i as usize], super::cell_code::CELL_OVERFLOW);
+                    assert!(n <= 248, "a count version 1 could hold");
+                    bytes[i as usize] = n as u8;
+                }
+                let overflowing = codes
+                    .iter()
+                    .filter(|&&c| c == super::cell_code::CELL_OVERFLOW)
+                    .count();
+                assert_eq!(
+                    overflowing,
+                    s.overflow.len(),
+                    "every overflowing cell has its count"
+                );
+                s.cells = bytes
+                    .chunks(1 << 22)
+                    .enumerate()
+                    .map(|(c, b)| {
+                        let name = format_chunk_name(CellsFormat::Bytes, s.shard, c as u64, 0);
+                        write_chunk(cpdir, &name, b).unwrap()
+                    })
+                    .collect();
+                s.overflow.clear();
+            }
+            write_manifest(&path, &cp).unwrap();
+        });
+    }
+
+    /// The states of shard `s` of the wide game's plan (6000 states in shards of 2048).
+    fn plan_len(s: usize) -> usize {
+        (6000 - 2048 * s).min(2048)
+    }
 }

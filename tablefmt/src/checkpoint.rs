@@ -1,4 +1,4 @@
-//! Worker checkpoints (version 1): one worker's shard arrays at a wave boundary, on disk.
+//! Worker checkpoints (version 2): one worker's shard arrays at a wave boundary, on disk.
 //! 1. A chunk file ([`ChunkRef`]) is never modified once written, so a chunk unchanged since the
 //!    previous checkpoint is shared by both (the wave in its name is the one that first wrote it).
 //! 2. Files go to a temporary name, are fsynced and renamed, the manifest ([`WorkerCheckpoint`])
@@ -8,13 +8,34 @@ use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the checkpoint files in docs/format.md (manifests carry no version field: a change
-/// means new file names).
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// Version of the checkpoint files in docs/format.md (manifests carry no version field: the
+/// chunks' names say it).
+pub const CHECKPOINT_VERSION: u32 = 2;
 /// zstd level for checkpoint chunks: fast, and shard arrays compress well even so.
 const LEVEL: i32 = 1;
-/// States (cells, one byte each) per checkpoint chunk.
-pub const CHUNK_STATES: u64 = 1 << 22;
+/// Bytes of a shard's cells per checkpoint chunk (the last one shorter).
+pub const CHUNK_BYTES: u64 = 1 << 22;
+
+/// How a chunk holds its cells, as its file name says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellsFormat {
+    /// Version 1: a byte per cell (0 uncounted, 1–248 a counter, 249–254 W / L old, current,
+    /// new, 255 illegal); chunk C holds cells C·2^22 on. Read, converted, never written.
+    Bytes,
+    /// Version 2: six-bit cells packed five to a little-endian 32-bit word (bits 6j..6j + 6 of
+    /// word w: cell 5w + j; bits 30 and 31 zero); chunk C holds bytes C·2^22 on.
+    Packed,
+}
+
+impl CellsFormat {
+    /// The word in the chunk file names of this format.
+    fn tag(self) -> &'static str {
+        match self {
+            CellsFormat::Bytes => "cells",
+            CellsFormat::Packed => "cells6",
+        }
+    }
+}
 
 /// Where a chunk lives and how to check it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +73,7 @@ pub fn write_chunk(dir: &Path, file: &str, data: &[u8]) -> Result<ChunkRef, Form
 pub fn read_chunk(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatError> {
     if parse_chunk_name(&r.file).is_none() {
         return Err(FormatError::Corrupt(format!(
-            "checkpoint chunk {:?} in {}: not a chunk file name (sSSSSS-cells-cCCCCC-wNNNNN.zst)",
+            "checkpoint chunk {:?} in {}: not a chunk file name (sSSSSS-cells6-cCCCCC-wNNNNN.zst)",
             r.file,
             dir.display()
         )));
@@ -127,13 +148,27 @@ pub fn replica_dir(layer_dir: &Path, owner: usize) -> PathBuf {
 
 /// File name of chunk `chunk` of shard `shard`'s cells, written after wave `wave`.
 pub fn chunk_name(shard: usize, chunk: u64, wave: u32) -> String {
-    format!("s{shard:05}-cells-c{chunk:05}-w{wave:05}.zst")
+    format_chunk_name(CellsFormat::Packed, shard, chunk, wave)
+}
+
+/// [`chunk_name`] in a given format (version 1 names for tests and conversions).
+pub fn format_chunk_name(format: CellsFormat, shard: usize, chunk: u64, wave: u32) -> String {
+    format!("s{shard:05}-{}-c{chunk:05}-w{wave:05}.zst", format.tag())
 }
 
 /// The shard, chunk and wave of a chunk file name, when it is exactly one [`chunk_name`] writes
-/// (`None` for any other name: so a name accepted here has no `/`, no `..`, and stays inside its
-/// directory).
+/// or version 1 wrote (`None` for any other name: so a name accepted here has no `/`, no `..`,
+/// and stays inside its directory).
 pub fn parse_chunk_name(name: &str) -> Option<(usize, u64, u32)> {
+    parse_chunk_name_and_format(name).map(|(parsed, _)| parsed)
+}
+
+/// The format a chunk file name says its cells are in (`None` for other names).
+pub fn chunk_format(name: &str) -> Option<CellsFormat> {
+    parse_chunk_name_and_format(name).map(|(_, format)| format)
+}
+
+fn parse_chunk_name_and_format(name: &str) -> Option<((usize, u64, u32), CellsFormat)> {
     fn digits<T: std::str::FromStr>(s: &str) -> Option<T> {
         if s.len() >= 5 && s.bytes().all(|b| b.is_ascii_digit()) {
             s.parse().ok()
@@ -142,11 +177,13 @@ pub fn parse_chunk_name(name: &str) -> Option<(usize, u64, u32)> {
         }
     }
     let rest = name.strip_prefix('s')?.strip_suffix(".zst")?;
-    let (shard, rest) = rest.split_once("-cells-c")?;
+    let (format, (shard, rest)) = [CellsFormat::Packed, CellsFormat::Bytes]
+        .into_iter()
+        .find_map(|f| Some((f, rest.split_once(&format!("-{}-c", f.tag()))?)))?;
     let (chunk, wave) = rest.split_once("-w")?;
     let parsed = (digits(shard)?, digits(chunk)?, digits(wave)?);
     // Canonical only: no extra leading zeros beyond the writer's padding.
-    (chunk_name(parsed.0, parsed.1, parsed.2) == name).then_some(parsed)
+    (format_chunk_name(format, parsed.0, parsed.1, parsed.2) == name).then_some((parsed, format))
 }
 
 /// The shard a chunk file name belongs to (`None` for other names).
@@ -164,12 +201,26 @@ pub fn chunk_shard(name: &str) -> Option<usize> {
 pub struct ShardCheckpoint {
     /// The shard's index.
     pub shard: usize,
-    /// Its cells' chunks, in order ([`CHUNK_STATES`] states each).
+    /// Its cells' chunks, in order ([`CHUNK_BYTES`] bytes each, as their names' format says).
     pub cells: Vec<ChunkRef>,
+    /// The cells that count their successors outside the cell (code 56): `(i, n)`, cell `i` of
+    /// the shard has `n` successors left. Version 2; empty (and left out) when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overflow: Vec<(u64, u32)>,
     /// Length in bytes of the shard's wave log at the checkpoint: a resume cuts the log back to it.
     pub wave_log_len: u64,
     /// crc32 of those `wave_log_len` bytes.
     pub wave_log_crc: u32,
+}
+
+impl ShardCheckpoint {
+    /// The format of the shard's chunks ([`parse_manifest`] checked that they agree).
+    pub fn format(&self) -> CellsFormat {
+        self.cells
+            .first()
+            .and_then(|r| chunk_format(&r.file))
+            .unwrap_or(CellsFormat::Packed)
+    }
 }
 
 /// One worker's checkpoint of one layer after wave `wave` closed: the manifest.
@@ -235,11 +286,21 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<WorkerCheckpoint, String> {
                 None => {
                     return Err(format!(
                         "chunk file {:?} (chunk {c} of shard {}) is not a chunk file name \
-                         (sSSSSS-cells-cCCCCC-wNNNNN.zst, inside the checkpoint directory)",
+                         (sSSSSS-cells6-cCCCCC-wNNNNN.zst, inside the checkpoint directory)",
                         r.file, s.shard
                     ))
                 }
             }
+        }
+        if let Some(r) = s
+            .cells
+            .iter()
+            .find(|r| chunk_format(&r.file) != Some(s.format()))
+        {
+            return Err(format!(
+                "chunk file {:?} of shard {} is not in the format of the shard's first chunk",
+                r.file, s.shard
+            ));
         }
     }
     Ok(cp)
@@ -281,9 +342,9 @@ mod tests {
 
     #[test]
     fn names_and_manifests() {
-        assert_eq!(chunk_name(3, 12, 7), "s00003-cells-c00012-w00007.zst");
+        assert_eq!(chunk_name(3, 12, 7), "s00003-cells6-c00012-w00007.zst");
         assert_eq!(chunk_shard(&chunk_name(3, 12, 7)), Some(3));
-        assert_eq!(chunk_shard("s00003-cells-c00012-w00007.zst.tmp"), None);
+        assert_eq!(chunk_shard("s00003-cells6-c00012-w00007.zst.tmp"), None);
         assert_eq!(manifest_name(1, "solo", 42), "worker-1.solo.w00042.json");
         assert!(is_manifest_of(1, "worker-1.solo.w00042.json"));
         assert!(!is_manifest_of(1, "worker-12.solo.w00042.json"));
@@ -296,6 +357,7 @@ mod tests {
             shards: vec![ShardCheckpoint {
                 shard: 0,
                 cells: vec![write_chunk(dir.path(), &chunk_name(0, 0, 42), b"cells").unwrap()],
+                overflow: vec![(3, 60), (9, 57)],
                 wave_log_len: 12,
                 wave_log_crc: 7,
             }],
@@ -304,6 +366,8 @@ mod tests {
         write_manifest(&path, &cp).unwrap();
         let back = read_manifest(&path).unwrap();
         assert_eq!((back.wave, back.shards[0].cells[0].raw_len), (42, 5));
+        assert_eq!(back.shards[0].overflow, vec![(3, 60), (9, 57)]);
+        assert_eq!(back.shards[0].format(), CellsFormat::Packed);
         std::fs::write(&path, b"{\"wave\": ").unwrap();
         let err = read_manifest(&path).unwrap_err();
         assert!(
@@ -351,6 +415,7 @@ mod tests {
                     frame_len: 1,
                     frame_crc: 0,
                 }],
+                overflow: vec![],
                 wave_log_len: 0,
                 wave_log_crc: 0,
             }],
@@ -377,5 +442,45 @@ mod tests {
                 assert!(err.unwrap_err().to_string().contains(&bad));
             }
         }
+    }
+
+    /// Version 1 wrote a byte per cell under other names and no overflow counts: its manifests
+    /// still parse, say their format, and a shard may not mix the two.
+    #[test]
+    fn version_1_chunks_are_read_and_not_mixed() {
+        let v1 = format_chunk_name(CellsFormat::Bytes, 3, 12, 7);
+        assert_eq!(v1, "s00003-cells-c00012-w00007.zst");
+        assert_eq!(chunk_name(3, 12, 7), "s00003-cells6-c00012-w00007.zst");
+        assert_eq!(parse_chunk_name(&v1), Some((3, 12, 7)));
+        assert_eq!(chunk_format(&v1), Some(CellsFormat::Bytes));
+        assert_eq!(
+            chunk_format(&chunk_name(3, 12, 7)),
+            Some(CellsFormat::Packed)
+        );
+        assert_eq!(chunk_shard(&v1), Some(3));
+        let chunk = |file: String| {
+            format!(
+                r#"{{"file": "{file}", "raw_len": 1, "raw_crc": 0, "frame_len": 1, "frame_crc": 0}}"#
+            )
+        };
+        let manifest = |chunks: &[String]| {
+            format!(
+                r#"{{"layer": "solo", "wave": 7, "worker": 0, "shards": [{{"shard": 3, "cells": [{}], "wave_log_len": 0, "wave_log_crc": 0}}]}}"#,
+                chunks.join(", ")
+            )
+        };
+        let old = manifest(&[
+            chunk(format_chunk_name(CellsFormat::Bytes, 3, 0, 7)),
+            chunk(format_chunk_name(CellsFormat::Bytes, 3, 1, 5)),
+        ]);
+        let cp = parse_manifest(old.as_bytes()).unwrap();
+        assert_eq!(cp.shards[0].format(), CellsFormat::Bytes);
+        assert!(cp.shards[0].overflow.is_empty());
+        let mixed = manifest(&[
+            chunk(format_chunk_name(CellsFormat::Bytes, 3, 0, 7)),
+            chunk(chunk_name(3, 1, 7)),
+        ]);
+        let err = parse_manifest(mixed.as_bytes()).unwrap_err();
+        assert!(err.contains("not in the format"), "{err}");
     }
 }

@@ -152,6 +152,7 @@ fn manifest_of(wave: u32, worker: usize, shards: &[(usize, Vec<u32>)]) -> Worker
                         frame_crc: 9,
                     })
                     .collect(),
+                overflow: vec![],
                 wave_log_len: 12,
                 wave_log_crc: 34,
             })
