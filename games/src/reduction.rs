@@ -4,6 +4,7 @@
 //! 1. Out of core, the reduced table is read once and the full table written twice whatever the
 //!    number of zones, in a zone per thread: docs/games-internals.md, `games/src/reduction.rs`.
 
+use kingmaker_tablefmt::value::{DRAW, ILLEGAL, LOSS, WIN};
 use std::ops::Range;
 
 /// The states routed to a zone, read back in order: fills both buffers with the next ones.
@@ -87,42 +88,115 @@ pub fn fill_zone(
 }
 
 /// A solved table in memory, as [`Reduction::expand_rows`] reads it: the value and depth of every
-/// state, packed with the value in the top two bits of a byte while every depth is below 64, of a
-/// u16 while below 2^14, else in two arrays. The expansion reads it at random, so it asks for huge
-/// pages (fewer TLB misses); the packing cuts the cache misses and the memory.
+/// state, in the narrowest of these stores that holds every state appended so far (one that does
+/// not fit widens it):
+/// 1. Six bits a state, four states in three bytes (state `i` in bits `6 * (i % 4)` of the
+///    little-endian 24 bits at byte `3 * (i / 4)`): 0 illegal, 1 drawn, `2 + d` decided at depth
+///    `d <= 61`, won if `d` is odd and lost if even, as in a game that alternates sides. A
+///    quarter less memory than a byte a state, for the peak of a build that expands in memory;
+///    the parity is checked on every state appended, not assumed.
+/// 2. A byte, the value in its top two bits, while every depth is below 64.
+/// 3. A u16, the value in its top two bits, while every depth is below 2^14.
+/// 4. Two arrays.
+///
+/// The expansion reads it at random, so it asks for huge pages (fewer TLB misses), the packing
+/// cuts the cache misses and the memory, and [`SolvedTable::prefetch`] keeps misses in flight.
 pub struct SolvedTable {
     store: Store,
     capacity: usize,
 }
 
 enum Store {
+    /// The packed codes, then a zero byte of padding (so that a state's group reads as one
+    /// unaligned u32), and the number of states.
+    Six(Vec<u8>, usize),
     Byte(Vec<u8>),
     Packed(Vec<u16>),
     Wide(Vec<u8>, Vec<u16>),
 }
 
+const SIX_BITS: u32 = 6;
+/// The deepest decided state of the six-bit store.
+const SIX_DEEPEST: u16 = (1 << SIX_BITS) - 3;
 const BYTE_DEPTH_BITS: u32 = 6;
 const DEPTH_BITS: u32 = 14;
 
+/// Whether a state fits the six-bit store (see [`SolvedTable`]): branch-free, for a pass over a
+/// whole run.
+#[inline(always)]
+fn fits_six(value: u8, depth: u16) -> bool {
+    let decided = (value == WIN) | (value == LOSS);
+    let odd = depth & 1 == 1;
+    (decided & (depth <= SIX_DEEPEST) & (odd == (value == WIN))) | (!decided & (depth == 0))
+}
+
+/// The six-bit code of a state that fits.
+#[inline(always)]
+fn six_code(value: u8, depth: u16) -> u32 {
+    match value {
+        ILLEGAL => 0,
+        DRAW => 1,
+        _ => 2 + depth as u32,
+    }
+}
+
+/// The value of each six-bit code.
+const SIX_VALUES: [u8; 1 << SIX_BITS] = {
+    let mut values = [WIN; 1 << SIX_BITS];
+    (values[0], values[1]) = (ILLEGAL, DRAW);
+    let mut code = 2;
+    while code < values.len() {
+        values[code] = LOSS;
+        code += 2;
+    }
+    values
+};
+
+/// Up to four states' six-bit codes as the three bytes of their group.
+#[inline(always)]
+fn six_group(values: &[u8], depth: &[u16]) -> [u8; 3] {
+    let mut w = 0;
+    for (k, (&v, &d)) in values.iter().zip(depth).enumerate() {
+        w |= six_code(v, d) << (SIX_BITS * k as u32);
+    }
+    let [a, b, c, _] = w.to_le_bytes();
+    [a, b, c]
+}
+
 impl SolvedTable {
     /// An empty table for `len` states (appended in index order with [`SolvedTable::append`]),
-    /// in the narrowest store that holds depths up to `deepest` (a deeper one widens it).
+    /// in the narrowest store that holds depths up to `deepest`: six bits a state up to 61 (a
+    /// state that does not fit widens it).
     pub fn with_capacity(len: u64, deepest: u32) -> SolvedTable {
-        let capacity = len as usize;
-        let store = match Self::bytes_per_state(deepest) {
-            1 => Store::Byte(huge_vec(capacity)),
-            2 => Store::Packed(huge_vec(capacity)),
+        let bits = match deepest {
+            d if d <= SIX_DEEPEST as u32 => SIX_BITS,
+            d => Self::bits_per_depth(d),
+        };
+        Self::empty(len as usize, bits)
+    }
+
+    /// An empty table for `capacity` states in the store of `bits` bits a state.
+    fn empty(capacity: usize, bits: u32) -> SolvedTable {
+        let store = match bits {
+            SIX_BITS => {
+                let mut b = huge_vec(3 * capacity.div_ceil(4) + 1);
+                b.push(0);
+                Store::Six(b, 0)
+            }
+            8 => Store::Byte(huge_vec(capacity)),
+            16 => Store::Packed(huge_vec(capacity)),
             _ => Store::Wide(huge_vec(capacity), huge_vec(capacity)),
         };
         SolvedTable { store, capacity }
     }
 
-    /// Bytes per state of the narrowest store that holds depths up to `deepest`.
-    fn bytes_per_state(deepest: u32) -> u64 {
+    /// Bits per state of the narrowest store past the six-bit one that holds depths up to
+    /// `deepest`.
+    fn bits_per_depth(deepest: u32) -> u32 {
         match deepest {
-            d if d >> BYTE_DEPTH_BITS == 0 => 1,
-            d if d >> DEPTH_BITS == 0 => 2,
-            _ => 3,
+            d if d >> BYTE_DEPTH_BITS == 0 => 8,
+            d if d >> DEPTH_BITS == 0 => 16,
+            _ => 24,
         }
     }
 
@@ -132,12 +206,52 @@ impl SolvedTable {
         debug_assert!(values
             .iter()
             .all(|&v| v <= kingmaker_tablefmt::value::MAX_CODE));
-        let deepest = depth.iter().copied().max().unwrap_or(0) as u32;
-        while Self::bytes_per_state(deepest) > self.bytes_per_stored_state() {
-            self.widen();
+        let stored = self.bits_per_stored_state();
+        let fits = stored == SIX_BITS
+            && values
+                .iter()
+                .zip(depth)
+                .fold(true, |fits, (&v, &d)| fits & fits_six(v, d));
+        if !fits {
+            let deepest = depth.iter().copied().max().unwrap_or(0) as u32;
+            let bits = Self::bits_per_depth(deepest);
+            if bits > stored {
+                self.widen(bits);
+            }
         }
         let pairs = values.iter().zip(depth);
         match &mut self.store {
+            Store::Six(b, len) => {
+                // The padding byte goes, then the last group if part full, refilled with the
+                // run's first states; then whole groups; then the rest in a last group.
+                b.pop();
+                let mut at = 0;
+                let part = *len % 4;
+                if part != 0 && !values.is_empty() {
+                    at = (4 - part).min(values.len());
+                    let last = b.len() - 3;
+                    let mut w = u32::from_le_bytes([b[last], b[last + 1], b[last + 2], 0]);
+                    let first = values.iter().zip(depth).take(at);
+                    for (k, (&v, &d)) in first.enumerate() {
+                        w |= six_code(v, d) << (SIX_BITS * (part + k) as u32);
+                    }
+                    b[last..].copy_from_slice(&w.to_le_bytes()[..3]);
+                }
+                let (values, depth) = (&values[at..], &depth[at..]);
+                let start = b.len();
+                b.resize(start + 3 * values.len().div_ceil(4), 0);
+                let (v4, d4) = (values.chunks_exact(4), depth.chunks_exact(4));
+                let rest = (v4.remainder(), d4.remainder());
+                for (group, (v, d)) in b[start..].chunks_exact_mut(3).zip(v4.zip(d4)) {
+                    group.copy_from_slice(&six_group(v, d));
+                }
+                if !rest.0.is_empty() {
+                    let last = b.len() - 3;
+                    b[last..].copy_from_slice(&six_group(rest.0, rest.1));
+                }
+                b.push(0);
+                *len += at + values.len();
+            }
             Store::Byte(b) => b.extend(pairs.map(|(&v, &d)| v << BYTE_DEPTH_BITS | d as u8)),
             Store::Packed(p) => p.extend(pairs.map(|(&v, &d)| (v as u16) << DEPTH_BITS | d)),
             Store::Wide(v, d) => {
@@ -147,41 +261,39 @@ impl SolvedTable {
         }
     }
 
-    fn bytes_per_stored_state(&self) -> u64 {
+    /// Bits per state of the store in use.
+    fn bits_per_stored_state(&self) -> u32 {
         match self.store {
-            Store::Byte(_) => 1,
-            Store::Packed(_) => 2,
-            Store::Wide(..) => 3,
+            Store::Six(..) => SIX_BITS,
+            Store::Byte(_) => 8,
+            Store::Packed(_) => 16,
+            Store::Wide(..) => 24,
         }
     }
 
-    /// Move to the next wider store (a depth did not fit).
-    fn widen(&mut self) {
-        self.store = match &self.store {
-            Store::Byte(_) => {
-                let mut p = huge_vec(self.capacity);
-                p.extend((0..self.len()).map(|i| {
-                    let (v, d) = self.get(i);
-                    (v as u16) << DEPTH_BITS | d
-                }));
-                Store::Packed(p)
+    /// Move to the wider store of `bits` bits a state (a state did not fit), with every state.
+    fn widen(&mut self, bits: u32) {
+        let mut wider = Self::empty(self.capacity, bits);
+        const RUN: u64 = 1 << 16;
+        let (mut values, mut depth) = (Vec::new(), Vec::new());
+        for first in (0..self.len()).step_by(RUN as usize) {
+            values.clear();
+            depth.clear();
+            for i in first..(first + RUN).min(self.len()) {
+                let (v, d) = self.get(i);
+                values.push(v);
+                depth.push(d);
             }
-            Store::Packed(_) => {
-                let (mut v, mut d) = (huge_vec(self.capacity), huge_vec(self.capacity));
-                for i in 0..self.len() {
-                    let (value, depth) = self.get(i);
-                    v.push(value);
-                    d.push(depth);
-                }
-                Store::Wide(v, d)
-            }
-            Store::Wide(..) => unreachable!("the widest store holds every depth"),
-        };
+            wider.append(&values, &depth);
+        }
+        debug_assert_eq!(wider.bits_per_stored_state(), bits);
+        *self = wider;
     }
 
     /// The number of states appended so far.
     pub fn len(&self) -> u64 {
         match &self.store {
+            Store::Six(_, len) => *len as u64,
             Store::Byte(b) => b.len() as u64,
             Store::Packed(p) => p.len() as u64,
             Store::Wide(v, _) => v.len() as u64,
@@ -193,10 +305,40 @@ impl SolvedTable {
         self.len() == 0
     }
 
+    /// Ask for state `i`'s cache line ahead of [`SolvedTable::get`]: a loop that reads at random
+    /// keeps more misses in flight this way than its reorder window holds (the six-bit store's
+    /// decoding makes that window short). A hint, no more: `i` may be out of range.
+    #[inline(always)]
+    pub fn prefetch(&self, i: u64) {
+        let at: *const u8 = match &self.store {
+            Store::Six(b, _) => b.as_ptr().wrapping_add((i as usize / 4).wrapping_mul(3)),
+            Store::Byte(b) => b.as_ptr().wrapping_add(i as usize),
+            Store::Packed(p) => p.as_ptr().wrapping_add(i as usize).cast(),
+            Store::Wide(v, _) => v.as_ptr().wrapping_add(i as usize),
+        };
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing the program sees and faults on no address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(at.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
     /// (value, depth) of state `i`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: u64) -> (u8, u16) {
         match &self.store {
+            Store::Six(b, len) => {
+                if i >= *len as u64 {
+                    out_of_range(i, *len);
+                }
+                let at = 3 * (i as usize / 4);
+                let group = u32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"));
+                let code = (group >> (SIX_BITS * (i as u32 % 4))) & ((1 << SIX_BITS) - 1);
+                (SIX_VALUES[code as usize], code.saturating_sub(2) as u16)
+            }
             Store::Byte(b) => {
                 let x = b[i as usize];
                 (
@@ -211,6 +353,13 @@ impl SolvedTable {
             Store::Wide(v, d) => (v[i as usize], d[i as usize]),
         }
     }
+}
+
+/// The panic of [`SolvedTable::get`] past the last state, out of its way.
+#[cold]
+#[inline(never)]
+fn out_of_range(i: u64, len: usize) -> ! {
+    panic!("state {i} of a table of {len}")
 }
 
 /// An empty vector with room for `len` elements, on transparent huge pages where the system
@@ -236,6 +385,38 @@ fn huge_vec<T>(len: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::SolvedTable;
+    use kingmaker_tablefmt::value::{DRAW, ILLEGAL, LOSS, WIN};
+    use proptest::prelude::*;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    /// Every state of `want` reads back from `table`, which holds no more.
+    fn reads_back(table: &SolvedTable, want: &[(u8, u16)]) {
+        assert_eq!(table.len(), want.len() as u64);
+        for (i, &pair) in want.iter().enumerate() {
+            assert_eq!(table.get(i as u64), pair, "state {i} of {}", want.len());
+        }
+    }
+
+    /// A state as a game that alternates sides has it: a win at an odd depth, a loss at an even
+    /// one, illegal and drawn states at depth 0; up to the six-bit store's deepest (61).
+    fn alternating(value: u8, half_depth: u16) -> (u8, u16) {
+        match value {
+            WIN => (WIN, 2 * (half_depth % 31) + 1),
+            LOSS => (LOSS, 2 * (half_depth % 31)),
+            other => (other, 0),
+        }
+    }
+
+    fn random_alternating(rng: &mut StdRng, n: usize) -> Vec<(u8, u16)> {
+        (0..n)
+            .map(|_| alternating(rng.gen_range(0..4), rng.gen_range(0..31)))
+            .collect()
+    }
+
+    fn append(table: &mut SolvedTable, states: &[(u8, u16)]) {
+        let (values, depth): (Vec<u8>, Vec<u16>) = states.iter().copied().unzip();
+        table.append(&values, &depth);
+    }
 
     /// Depths that outgrow the store chosen at the start widen it, and every state reads back.
     #[test]
@@ -249,11 +430,121 @@ mod tests {
                 let values: Vec<u8> = (0..1000).map(|i| (i * 5 % 4) as u8).collect();
                 table.append(&values, &depth);
                 want.extend(values.into_iter().zip(depth));
-                for (i, &pair) in want.iter().enumerate() {
-                    assert_eq!(table.get(i as u64), pair, "state {i}, deepest {deepest}");
-                }
+                reads_back(&table, &want);
             }
             assert_eq!(table.len(), 3000);
+        }
+    }
+
+    /// The store a table starts in: six bits a state up to depth 61.
+    #[test]
+    fn a_solved_table_starts_in_the_narrowest_store_for_its_depths() {
+        for (deepest, bits) in [(0, 6), (61, 6), (62, 8), (63, 8), (64, 16), (1 << 14, 24)] {
+            let table = SolvedTable::with_capacity(1000, deepest);
+            assert_eq!(table.bits_per_stored_state(), bits, "deepest {deepest}");
+            assert!(table.is_empty());
+            // A hint, anywhere.
+            for i in [0, 999, 1 << 40, u64::MAX] {
+                table.prefetch(i);
+            }
+        }
+    }
+
+    /// The states of a game that alternates sides, appended in runs of every length (part
+    /// groups of four included, past the capacity too), stay in six bits a state and read back.
+    #[test]
+    fn a_solved_table_of_alternating_sides_keeps_six_bits_a_state() {
+        let mut rng = StdRng::seed_from_u64(6);
+        for capacity in [0, 1000, 6000] {
+            let mut table = SolvedTable::with_capacity(capacity, 61);
+            let mut want = Vec::new();
+            let random: Vec<usize> = (0..60).map(|_| rng.gen_range(0..40)).collect();
+            let lengths = (0..9).chain([1000, 1, 2, 3, 4097]).chain(random);
+            for n in lengths {
+                let run = random_alternating(&mut rng, n);
+                append(&mut table, &run);
+                want.extend(run);
+                reads_back(&table, &want);
+                assert_eq!(table.bits_per_stored_state(), 6);
+            }
+            // Every code.
+            let run: Vec<_> = (0..4)
+                .flat_map(|v| (0..31).map(move |h| alternating(v, h)))
+                .collect();
+            append(&mut table, &run);
+            want.extend(run);
+            reads_back(&table, &want);
+            assert_eq!(table.bits_per_stored_state(), 6);
+        }
+    }
+
+    /// One state that does not fit six bits, amid ones that do, widens the table to the store of
+    /// its run's depths, with every state before and after it.
+    #[test]
+    fn a_state_out_of_parity_or_too_deep_widens_a_six_bit_table() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let odd = [
+            ((WIN, 4), 8),
+            ((WIN, 0), 8),
+            ((LOSS, 3), 8),
+            ((DRAW, 2), 8),
+            ((ILLEGAL, 1), 8),
+            ((WIN, 63), 8),
+            ((LOSS, 62), 8),
+            ((WIN, 62), 8),
+            ((LOSS, 64), 16),
+            ((WIN, 20_001), 24),
+        ];
+        for (state, bits) in odd {
+            for (before, at) in [(0, 0), (7, 3), (4099, 10), (4100, 0)] {
+                let mut table = SolvedTable::with_capacity(10_000, 0);
+                let mut want = random_alternating(&mut rng, before);
+                append(&mut table, &want);
+                let mut run = random_alternating(&mut rng, 21);
+                run.insert(at, state);
+                append(&mut table, &run);
+                want.extend(run);
+                assert_eq!(table.bits_per_stored_state(), bits, "{state:?}");
+                reads_back(&table, &want);
+                let after = random_alternating(&mut rng, 1003);
+                append(&mut table, &after);
+                want.extend(after);
+                assert_eq!(table.bits_per_stored_state(), bits, "{state:?}");
+                reads_back(&table, &want);
+            }
+        }
+    }
+
+    /// A state as a game that alternates sides has it, mostly, and any state else.
+    fn state() -> impl Strategy<Value = (u8, u16)> {
+        prop_oneof![
+            30 => (0..4u8, 0..31u16).prop_map(|(v, h)| alternating(v, h)),
+            1 => (0..4u8, 0..70u16),
+            1 => (0..4u8, any::<u16>()),
+        ]
+    }
+
+    proptest! {
+        /// Runs of any states read back, in the narrowest store that holds every state so far.
+        #[test]
+        fn a_solved_table_reads_back_every_run(
+            deepest in prop_oneof![Just(0u32), 0..70u32, any::<u16>().prop_map(u32::from)],
+            runs in prop::collection::vec(prop::collection::vec(state(), 0..40), 0..10),
+        ) {
+            let mut table = SolvedTable::with_capacity(100, deepest);
+            let mut bits = table.bits_per_stored_state();
+            let mut want = Vec::new();
+            for run in runs {
+                append(&mut table, &run);
+                let fits = run.iter().all(|&s| s == alternating(s.0, s.1 / 2));
+                let deepest = run.iter().map(|s| s.1).max().unwrap_or(0);
+                if bits > 6 || !fits {
+                    bits = bits.max(match deepest { 0..64 => 8, 64..16384 => 16, _ => 24 });
+                }
+                want.extend(run);
+                prop_assert_eq!(table.bits_per_stored_state(), bits);
+                reads_back(&table, &want);
+            }
         }
     }
 }

@@ -156,6 +156,7 @@ impl Cc2pReduced {
         );
         assert_eq!(half.len(), self.size(), "a half table of this game");
         const CHUNK: usize = 1 << 14;
+        const AHEAD: usize = 64;
         let flip = |v: u8| match v {
             WIN => LOSS,
             LOSS => WIN,
@@ -183,7 +184,11 @@ impl Cc2pReduced {
                     sources[i] = (own, twin);
                 });
                 let rows = values.chunks_exact_mut(2).zip(depth.chunks_exact_mut(2));
-                for ((v, d), &(own, twin)) in rows.zip(sources.iter()) {
+                for (k, ((v, d), &(own, twin))) in rows.zip(sources.iter()).enumerate() {
+                    // The twins are read at random: ask for them a few rows ahead.
+                    if let Some(&(_, ahead)) = sources.get(k + AHEAD) {
+                        half.prefetch(ahead);
+                    }
                     let (own, twin) = (half.get(own), half.get(twin));
                     let (mover0, mover1) = if SIDE == 1 {
                         (twin, (flip(own.0), own.1))
