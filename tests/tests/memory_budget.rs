@@ -85,7 +85,11 @@ fn workers_with_a_small_memory_budget_map_their_cells_from_files() {
                     .unwrap()
                     .len();
                 // Six-bit cells, five to a 32-bit word.
-                assert_eq!(len, 4 * sizes[s].div_ceil(5), "shard {s}: 0.8 bytes per state");
+                assert_eq!(
+                    len,
+                    4 * sizes[s].div_ceil(5),
+                    "shard {s}: 0.8 bytes per state"
+                );
             }
         }
     }
