@@ -487,18 +487,18 @@ mod tests {
         assert!(inv.known_hosts().ends_with("cc3p-2.known_hosts"));
     }
 
-    /// The plan for cc2p 6×6 / 6 (docs/results.md): six workers whose budgets hold the quarter's
-    /// cells (one byte per state) in memory with a fifth to spare.
+    /// The plan for cc2p 6×6 / 6 (docs/results.md): five workers whose budgets hold the quarter's
+    /// cells (six bits a state) in memory with a fifth to spare.
     #[test]
     fn the_6x6_6_plan_is_valid_and_holds_its_cells() {
         let inv = parse(include_str!("../../../deploy/cc2p-6x6-6.inventory.toml")).unwrap();
-        assert_eq!(inv.workers().len(), 6);
+        assert_eq!(inv.workers().len(), 5);
         let budgets: u64 = inv
             .workers()
             .iter()
             .map(|w| parse_bytes(w.memory_budget.as_deref().unwrap()).unwrap())
             .sum();
-        let quarter_cells = 578_944_875_600u64;
+        let quarter_cells = kingmaker_kernel::cell_code::cell_bytes(578_944_875_600);
         assert!(budgets * 4 / 5 > quarter_cells, "{budgets} bytes of budget");
         // The table stays on the workers, and the build the service will run is a valid one.
         assert!(inv
@@ -517,7 +517,7 @@ mod tests {
     fn the_7x7_6_plan_is_valid_and_out_of_core() {
         let inv = parse(include_str!("../../../deploy/cc2p-7x7-6.inventory.toml")).unwrap();
         assert_eq!(inv.workers().len(), 50);
-        let cells_each = 42_645_604_101_646u64 / 50;
+        let cells_each = kingmaker_kernel::cell_code::cell_bytes(42_645_604_101_646) / 50;
         for w in inv.workers() {
             let budget = parse_bytes(w.memory_budget.as_deref().unwrap()).unwrap();
             assert!(
