@@ -754,45 +754,71 @@ fn states_with_more_successors_than_a_cell_counts_are_solved_exactly() {
     }
 }
 
-/// Stop a layer of a wide game after `stop_after` waves (checkpointing every wave), let `edit`
-/// change the checkpoint directory of its one worker, and finish it with fresh workers: the
-/// reference solver's tables.
-fn resume_wide_game(stop_after: u32, edit: impl Fn(&std::path::Path)) {
-    let game = Arc::new(RandomGame::wide(21, 6000, 3, 200));
-    let layer = Layer::new("solo", 1, 1);
-    let (values, depth) = reference_solve(game.as_ref(), &layer);
-    let plan = ShardPlan::new(game.size(), 2048);
-    let dir = tempfile::tempdir().unwrap();
-    let start = || {
-        local_workers(
-            game.clone(),
-            &layer,
+/// A layer of a wide game (many states count outside their cells) with its checkpoints in a
+/// temporary directory, on one in-process worker.
+struct WideRun {
+    game: Arc<RandomGame>,
+    layer: Layer,
+    plan: ShardPlan,
+    dir: tempfile::TempDir,
+}
+
+impl WideRun {
+    fn new() -> WideRun {
+        let game = Arc::new(RandomGame::wide(21, 6000, 3, 200));
+        let plan = ShardPlan::new(game.size(), 2048);
+        WideRun {
+            game,
+            layer: Layer::new("solo", 1, 1),
             plan,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Fresh workers on the run's directory (as after a crash).
+    fn workers(&self) -> Vec<Arc<dyn super::WorkerHandle>> {
+        let dir = Some(self.dir.path());
+        local_workers(
+            self.game.clone(),
+            &self.layer,
+            self.plan,
             1,
-            Some(dir.path()),
+            dir,
             CellStorage::Memory,
         )
         .unwrap()
-    };
-    let mut obs = StopAt {
-        stop_after,
-        every: 1,
-        last: None,
-        seen: 0,
-    };
-    assert!(
-        drive_layer(&layer, &start(), None, &mut obs)
-            .unwrap()
-            .stopped
-    );
-    edit(&dir.path().join("worker-0").join("checkpoint"));
-    let second = start();
-    drive_layer(&layer, &second, obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
-    assert_eq!(
-        gathered(&plan, &second),
-        (values, depth),
-        "stopped after wave {stop_after}"
-    );
+    }
+
+    /// Solve until `stop_after` waves are closed, checkpointing every wave.
+    fn stop_after(&self, stop_after: u32) -> Option<super::ResumePoint> {
+        let mut obs = StopAt {
+            stop_after,
+            every: 1,
+            last: None,
+            seen: 0,
+        };
+        let outcome = drive_layer(&self.layer, &self.workers(), None, &mut obs).unwrap();
+        assert!(outcome.stopped);
+        obs.last
+    }
+
+    /// The worker's checkpoint directory.
+    fn checkpoints(&self) -> std::path::PathBuf {
+        self.dir.path().join("worker-0").join("checkpoint")
+    }
+}
+
+/// Stop a layer of a wide game after `stop_after` waves, let `edit` change the checkpoint
+/// directory of its one worker, and finish it with fresh workers: the reference solver's tables.
+fn resume_wide_game(stop_after: u32, edit: impl Fn(&std::path::Path)) {
+    let run = WideRun::new();
+    let (values, depth) = reference_solve(run.game.as_ref(), &run.layer);
+    let last = run.stop_after(stop_after);
+    edit(&run.checkpoints());
+    let second = run.workers();
+    drive_layer(&run.layer, &second, last, &mut |_: &super::WaveSummary| {}).unwrap();
+    let tables = gathered(&run.plan, &second);
+    assert_eq!(tables, (values, depth), "stopped after wave {stop_after}");
 }
 
 /// A checkpoint keeps the counts that overflow the cells, and a resume finds them; a manifest
@@ -804,45 +830,19 @@ fn a_checkpoint_keeps_the_counts_outside_the_cells() {
         resume_wide_game(stop_after, |cpdir| {
             let cp = read_manifest(&manifest_path(cpdir, 0, "solo", stop_after)).unwrap();
             let counted: usize = cp.shards.iter().map(|s| s.overflow.len()).sum();
-            eprintln!("after wave {stop_after}: {counted} counts outside the cells");
             assert!(
                 counted > 0 || stop_after > 1,
                 "counts outside the cells after wave 1"
             );
         });
     }
-    let game = Arc::new(RandomGame::wide(21, 6000, 3, 200));
-    let layer = Layer::new("solo", 1, 1);
-    let plan = ShardPlan::new(game.size(), 2048);
-    let dir = tempfile::tempdir().unwrap();
-    let start = || {
-        local_workers(
-            game.clone(),
-            &layer,
-            plan,
-            1,
-            Some(dir.path()),
-            CellStorage::Memory,
-        )
-        .unwrap()
-    };
-    let mut obs = StopAt {
-        stop_after: 1,
-        every: 1,
-        last: None,
-        seen: 0,
-    };
-    drive_layer(&layer, &start(), None, &mut obs).unwrap();
-    let path = manifest_path(
-        &dir.path().join("worker-0").join("checkpoint"),
-        0,
-        "solo",
-        1,
-    );
+    let run = WideRun::new();
+    run.stop_after(1);
+    let path = manifest_path(&run.checkpoints(), 0, "solo", 1);
     let mut cp = read_manifest(&path).unwrap();
     cp.shards.iter_mut().for_each(|s| s.overflow.clear());
     write_manifest(&path, &cp).unwrap();
-    let err = start()[0].restore(1).unwrap_err().to_string();
+    let err = run.workers()[0].restore(1).unwrap_err().to_string();
     assert!(err.contains("without its count cannot count down"), "{err}");
 }
 
