@@ -2,7 +2,7 @@
 //! 1. The codes keep the generations two apart, so closing a wave is a subtraction ([`age_words`]).
 //! 2. Five cells share a word, so a concurrent update is a compare-and-swap of the word that
 //!    changes one field ([`Cell::compare_exchange`]); counts above [`CELL_MAX_COUNTER`] live in
-//!    [`super::overflow`].
+//!    `kernel/src/overflow.rs`.
 
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -18,7 +18,7 @@ pub const CELL_UNCOUNTED: u8 = 0;
 /// yet known to be bad for the mover.
 pub const CELL_MAX_COUNTER: u8 = 55;
 /// Undecided, with more successors left than a cell counts: the count is in
-/// [`super::overflow::OverflowCounts`].
+/// `OverflowCounts` (`kernel/src/overflow.rs`).
 pub const CELL_OVERFLOW: u8 = 56;
 /// W, decided before the previous wave.
 pub const CELL_WIN_OLD: u8 = 57;
