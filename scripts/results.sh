@@ -11,12 +11,12 @@
 #    binary of each commit the pipeline ran, copied out of target/ so that rebuilds never touch a
 #    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
 #    skipped when its results are written.
-# 2. Jobs are ordered so that each result lands as early as possible, and a job that needs more
-#    than one sitting of this 2-core machine (whose run root has not outlived a sitting) comes
-#    after those that fit in one: the race's `top2` layer of level 2 alone (second place for the
-#    mover, about 2 h here), level 2's three layers and their census, the race's four layers, then cc2p
-#    7×7 / 4. Level 2's `solo` layer and its per-ply census (the depth-9 row, docs/results.md) are
-#    done: `scripts/results.sh run cc3p-2-solo cc3p-2-solo-census` runs them again.
+# 2. The default jobs are the results docs/results.md does not have yet, shortest first, so that
+#    each lands as early as possible: cc2p 7×7 / 4 in memory (its cells, 12.7 GB at six bits a
+#    state, fit this 24 GB machine: about 5 hours here), then the race's four layers of level 2
+#    and their census (about 7 hours). Results already recorded run only when named
+#    (`scripts/results.sh run cc3p-2 cc3p-2-census` builds level 2 and its per-ply census again):
+#    JOBS_RECORDED below.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -55,7 +55,8 @@ run_done() { [ -f "$root/$1/summary.json" ]; }
 #   classes; the race's `second_place` block has a `reachable` count instead)
 census_done() { grep -q "\"${2:-classes_per_depth}\"" "$root/$1/summary.json" 2>/dev/null; }
 
-jobs=(race-2-top2 cc3p-2 cc3p-2-census race-2 race-2-census c74)
+jobs=(c74 race-2 race-2-census)
+JOBS_RECORDED=(race-2-top2 cc3p-2 cc3p-2-census cc3p-2-solo cc3p-2-solo-census)
 job_done() {
   case $1 in
     race-2-top2) run_done race-2-top2 ;;
@@ -118,9 +119,9 @@ run_job() {
     race-2-top2) build_or_resume race-2-top2 -- cc3p_race --level 2 --layers top2 ;;
     race-2) build_or_resume race-2 -- cc3p_race --level 2 ;;
     race-2-census) measured race-2 -- "$(binary)" summarize "$root/race-2" --reachable ;;
-    # 15.8 GB of cells in a 6 GiB cgroup: out of core, leaving the machine's memory to the rest.
-    c74) build_or_resume c74 "$here/scripts/in-cgroup.sh" c74 6G -- cc2p --board 7x7 --pieces 4 \
-      --memory-budget 4G ;;
+    # In memory: its 12.7 GB of cells within a 16 GB budget (out of core in a 6 GiB cgroup it took
+    # about 12 hours here, I/O-bound; docs/results.md, "Past one machine").
+    c74) build_or_resume c74 -- cc2p --board 7x7 --pieces 4 --memory-budget 16G ;;
   esac
 }
 
@@ -155,8 +156,8 @@ case $action in
   stop) stop; exit 0 ;;
   run)
     for j in "$@"; do
-      [[ " ${jobs[*]} cc3p-2-solo cc3p-2-solo-census " == *" $j "* ]] \
-        || { echo "unknown job: $j (jobs: ${jobs[*]} cc3p-2-solo cc3p-2-solo-census)" >&2; exit 2; }
+      [[ " ${jobs[*]} ${JOBS_RECORDED[*]} " == *" $j "* ]] \
+        || { echo "unknown job: $j (jobs: ${jobs[*]} ${JOBS_RECORDED[*]})" >&2; exit 2; }
     done
     [ $# -gt 0 ] && jobs=("$@")
     ;;
