@@ -555,7 +555,7 @@ impl<G: Game> WorkerEngine<G> {
     }
 
     /// [`WorkerEngine::apply`] on `cell`, the cell of `pred`, already located.
-    #[inline]
+    #[inline(always)]
     fn apply_at(
         &self,
         cell: Cell,
