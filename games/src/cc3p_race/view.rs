@@ -350,26 +350,16 @@ impl GameView for RaceView {
         reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
-        let mut planes: Planes = Default::default();
-        for (plane, name) in planes.iter_mut().zip(LAYERS) {
-            if tables.layers().iter().any(|f| f.name == name) {
-                *plane = Some(tables.layer(name)?.values_plane()?);
-            }
-        }
-        if planes.iter().all(Option::is_none) {
+        if !LAYERS
+            .iter()
+            .any(|name| tables.layers().iter().any(|f| f.name == *name))
+        {
             return Ok(());
         }
         let game = self.race();
-        let all = (0..game.size())
-            .into_par_iter()
-            .fold(Counts::default, |mut acc, s| {
-                acc.add(game, &planes, s);
-                acc
-            })
-            .reduce(Counts::default, Counts::merge);
-        let mut block = Map::new();
-        block.insert("all".into(), all.json());
-        if reach {
+        // The search first, its level bitmaps freed before the planes are read: at level 2 the
+        // four planes take 14.8 GB and the search 5.6 (only the 1.9 GB of reached states stay).
+        let reached = if reach {
             let start = game.cc3p().start_index();
             let checkpoints = tables.reach_checkpoints();
             let purpose = "the states reachable from cc3p's start, for second place";
@@ -384,6 +374,26 @@ impl GameView for RaceView {
             else {
                 return Err(stopped_search(checkpoints.as_ref()));
             };
+            Some(reached)
+        } else {
+            None
+        };
+        let mut planes: Planes = Default::default();
+        for (plane, name) in planes.iter_mut().zip(LAYERS) {
+            if tables.layers().iter().any(|f| f.name == name) {
+                *plane = Some(tables.layer(name)?.values_plane()?);
+            }
+        }
+        let all = (0..game.size())
+            .into_par_iter()
+            .fold(Counts::default, |mut acc, s| {
+                acc.add(game, &planes, s);
+                acc
+            })
+            .reduce(Counts::default, Counts::merge);
+        let mut block = Map::new();
+        block.insert("all".into(), all.json());
+        if let Some(reached) = reached {
             let counts = reached.par_fold(
                 Counts::default,
                 |acc, s| acc.add(game, &planes, s),
