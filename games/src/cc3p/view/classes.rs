@@ -8,7 +8,7 @@ use kingmaker_kernel::reach::{reachable_resumable, Bitmap, ReachCheckpoints};
 use anyhow::Result;
 use crate::cc3p::Cc3p;
 use kingmaker_kernel::{Game, Node};
-use kingmaker_kernel::{DRAW, WIN};
+use kingmaker_kernel::{DRAW, ILLEGAL, WIN};
 use crate::cc3p::answers::Class;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use rayon::prelude::*;
@@ -129,8 +129,28 @@ fn by_player(counts: [u64; 3]) -> Value {
 #[derive(Clone, Default)]
 struct ReachCounts {
     classes: ClassCounts,
-    layers: [[u64; 3]; 3],
+    /// `solo`'s W, L, D over the reached legal states.
+    solo: [u64; 3],
     solo_by_player: [[u64; 3]; 3],
+}
+
+/// A layer's W, L, D over the reached legal states (the illegal ones are never reached, but
+/// would not count either).
+fn reached_wld(reached: &Bitmap, plane: &ValuesPlane) -> [u64; 3] {
+    reached.par_fold(
+        || [0u64; 3],
+        |acc, i| {
+            let v = plane.get(i);
+            if v != ILLEGAL {
+                acc[wld(v)] += 1;
+            }
+        },
+        |a, b| std::array::from_fn(|k| a[k] + b[k]),
+    )
+}
+
+fn wld_json(c: [u64; 3]) -> Value {
+    json!({"win": c[0], "loss": c[1], "draw": c[2]})
 }
 
 fn wld(v: u8) -> usize {
@@ -239,17 +259,6 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
         return Ok(());
     };
     let classes_per_depth: Vec<Value> = classes_per_depth.iter().map(class_json).collect();
-    // The other layers' W/L/D where the run holds them: the classes need `solo` alone, so a
-    // `--layers solo` build gives the per-ply census hours before the whole level.
-    let mut others = Vec::new();
-    for name in ["enable_ab", "enable_ac"] {
-        if tables.layers().iter().any(|l| l.name == name) {
-            others.push((name, tables.layer(name)?.values_plane()?));
-        }
-    }
-    let planes: Vec<(&str, &ValuesPlane)> = std::iter::once(("solo", &solo))
-        .chain(others.iter().map(|(name, plane)| (*name, plane)))
-        .collect();
     // By placement, as `class_counts`: a placement's three states share its rotations, so each
     // reached placement is unranked and rotated once (the state-by-state pass took three times
     // as long at level 2).
@@ -281,9 +290,7 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
                 ];
                 let class = if live { live_class(v) } else { Class::Terminal };
                 acc.classes.add(class, v);
-                for (layer, (_, plane)) in planes.iter().enumerate() {
-                    acc.layers[layer][wld(plane.get(i))] += 1;
-                }
+                acc.solo[wld(v[0])] += 1;
                 for (counts, value) in acc.solo_by_player.iter_mut().zip(v) {
                     counts[wld(value)] += 1;
                 }
@@ -293,33 +300,28 @@ pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<Stri
         .reduce(ReachCounts::default, |mut a, b| {
             a.classes = a.classes.merge(b.classes);
             for k in 0..3 {
+                a.solo[k] += b.solo[k];
                 for j in 0..3 {
-                    a.layers[k][j] += b.layers[k][j];
                     a.solo_by_player[k][j] += b.solo_by_player[k][j];
                 }
             }
             a
         });
-    let layer_counts: Map<String, Value> = planes
-        .iter()
-        .map(|(name, _)| name)
-        .zip(counts.layers)
-        .map(|(name, c)| {
-            (
-                name.to_string(),
-                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
-            )
-        })
-        .collect();
+    let mut layer_counts = Map::new();
+    layer_counts.insert("solo".into(), wld_json(counts.solo));
+    // The other layers' W/L/D where the run holds them (the classes need `solo` alone, so a
+    // `--layers solo` build gives the per-ply census hours before the whole level), one plane at
+    // a time: at level 2 each is 3.7 GB beside `solo` and the reached states.
+    for name in ["enable_ab", "enable_ac"] {
+        if tables.layers().iter().any(|l| l.name == name) {
+            let plane = tables.layer(name)?.values_plane()?;
+            layer_counts.insert(name.into(), wld_json(reached_wld(&reached, &plane)));
+        }
+    }
     let players: Map<String, Value> = ["A", "B", "C"]
         .iter()
         .zip(counts.solo_by_player)
-        .map(|(p, c)| {
-            (
-                p.to_string(),
-                json!({"win": c[0], "loss": c[1], "draw": c[2]}),
-            )
-        })
+        .map(|(p, c)| (p.to_string(), wld_json(c)))
         .collect();
     let witnesses: Map<String, Value> = [
         Class::Terminal,
