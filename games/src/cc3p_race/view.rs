@@ -350,10 +350,8 @@ impl GameView for RaceView {
         reach: bool,
         out: &mut Map<String, Value>,
     ) -> Result<()> {
-        if !LAYERS
-            .iter()
-            .any(|name| tables.layers().iter().any(|f| f.name == *name))
-        {
+        let held = |name: &str| tables.layers().iter().any(|f| f.name == name);
+        if !LAYERS.iter().any(|name| held(name)) {
             return Ok(());
         }
         let game = self.race();
@@ -380,7 +378,7 @@ impl GameView for RaceView {
         };
         let mut planes: Planes = Default::default();
         for (plane, name) in planes.iter_mut().zip(LAYERS) {
-            if tables.layers().iter().any(|f| f.name == name) {
+            if held(name) {
                 *plane = Some(tables.layer(name)?.values_plane()?);
             }
         }
