@@ -118,6 +118,10 @@ pub fn check_state<G: Game + Notation>(g: &G, i: u64) {
             if g.alternates_sides() {
                 assert_eq!(mover, 0, "{}: an alternating game's mover is 0", name());
             }
+            if let Some(n) = g.mover_period() {
+                let expected = i % u64::from(n);
+                assert_eq!(u64::from(mover), expected, "{}: mover_period", name());
+            }
         }
     }
     // One entry per edge: a child listed m times lists `i` m times among its parents.

@@ -150,6 +150,9 @@ impl Game for AnyGame {
     fn alternates_sides(&self) -> bool {
         each_game!(self, g => g.alternates_sides())
     }
+    fn mover_period(&self) -> Option<u8> {
+        each_game!(self, g => g.mover_period())
+    }
 }
 
 impl Notation for AnyGame {

@@ -250,9 +250,11 @@ pub struct WorkerEngine<G: Game> {
     overflow: OverflowCounts,
     /// Whether this worker owns every shard (no update is routed).
     owns_all: bool,
-    /// [`Game::alternates_sides`]: the mover is then 0 in every state, and an update need not
-    /// ask the game.
+    /// [`Game::alternates_sides`]: a child's value is flipped as it reaches its parent.
     alternates: bool,
+    /// How an update finds the mover of the state it reaches: `Some(n)`, the index modulo n (0 in
+    /// a game that alternates sides; [`Game::mover_period`]), without a call into the game.
+    mover_period: Option<u8>,
     /// With cells in files: the wave's updates held back to its close, and the frontier kept
     /// beside the cells. Without: updates are applied as they come.
     out_of_core: Option<OutOfCore>,
@@ -289,6 +291,11 @@ impl<G: Game> WorkerEngine<G> {
             .collect();
         let owns_all = owners.iter().all(|&o| o == me);
         let alternates = game.alternates_sides();
+        let mover_period = if alternates {
+            Some(1)
+        } else {
+            game.mover_period().filter(|&n| n > 0)
+        };
         let out_of_core = match storage {
             CellStorage::File { held_bytes } => {
                 let owned: Vec<bool> = owners.iter().map(|&o| o == me).collect();
@@ -314,6 +321,7 @@ impl<G: Game> WorkerEngine<G> {
             overflow: OverflowCounts::default(),
             owns_all,
             alternates,
+            mover_period,
             out_of_core,
             router,
             counters: Counters::default(),
@@ -543,6 +551,19 @@ impl<G: Game> WorkerEngine<G> {
         })
     }
 
+    /// The mover of the live state `pred`. The periods games have are spelled out, so that each
+    /// is a multiplication or a mask and never a division.
+    #[inline(always)]
+    fn mover_of(&self, pred: u64) -> u8 {
+        match self.mover_period {
+            Some(1) => 0,
+            Some(2) => (pred & 1) as u8,
+            Some(3) => (pred % 3) as u8,
+            Some(n) => (pred % u64::from(n)) as u8,
+            None => self.game.mover(pred),
+        }
+    }
+
     /// One predecessor update: `pred` has a child just decided (W if `child_is_win`, else L).
     ///
     /// Counters are initialised lazily: a live state's successors are counted the first time an
@@ -563,11 +584,7 @@ impl<G: Game> WorkerEngine<G> {
         child_is_win: bool,
         exclusive: bool,
     ) -> Result<(), KernelError> {
-        let mover = if self.alternates {
-            0
-        } else {
-            self.game.mover(pred)
-        };
+        let mover = self.mover_of(pred);
         let mover_in_coalition = self.layer.in_coalition(mover);
         let favourable = child_is_win == mover_in_coalition;
         let child = if child_is_win {

@@ -93,4 +93,11 @@ pub trait Game: Send + Sync {
     fn alternates_sides(&self) -> bool {
         false
     }
+
+    /// `Some(n)` when the mover of every live state is its index modulo `n` (the players take
+    /// turns in the index's lowest digit, base `n`): the kernel then reads the mover of every
+    /// state an update reaches off its index, without a call into the game.
+    fn mover_period(&self) -> Option<u8> {
+        None
+    }
 }

@@ -102,6 +102,10 @@ impl Game for RandomGame {
     fn mover(&self, index: u64) -> u8 {
         (index % self.players as u64) as u8
     }
+    // The kernel's fast path; `LearningGame`, which does not forward it, takes the other.
+    fn mover_period(&self) -> Option<u8> {
+        Some(self.players)
+    }
 }
 
 /// The values and depths of a solved layer, gathered from its workers in index order.

@@ -270,6 +270,10 @@ impl Game for Cc2p {
         (index & 1) as u8
     }
 
+    fn mover_period(&self) -> Option<u8> {
+        Some(2)
+    }
+
     fn successor_count(&self, index: u64) -> usize {
         self.successor_count_of(&self.expand(index))
     }

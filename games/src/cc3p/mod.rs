@@ -275,6 +275,10 @@ impl Game for Cc3p {
         (index % 3) as u8
     }
 
+    fn mover_period(&self) -> Option<u8> {
+        Some(3)
+    }
+
     fn successor_count(&self, index: u64) -> usize {
         self.successor_count_of(index)
     }

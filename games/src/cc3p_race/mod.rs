@@ -134,6 +134,10 @@ impl Game for Cc3pRace {
         self.cc3p.mover(index)
     }
 
+    fn mover_period(&self) -> Option<u8> {
+        self.cc3p.mover_period()
+    }
+
     fn successor_count(&self, index: u64) -> usize {
         self.cc3p.successor_count(index)
     }

@@ -229,6 +229,10 @@ impl Game for Go {
         (index & 1) as u8
     }
 
+    fn mover_period(&self) -> Option<u8> {
+        Some(2)
+    }
+
     fn successor_count(&self, index: u64) -> usize {
         self.live(index)
             .map_or(0, |s| moves::successor_count(&self.geom, &s))

@@ -197,6 +197,10 @@ impl Game for Toppen {
     fn mover(&self, index: u64) -> u8 {
         (index & 1) as u8
     }
+
+    fn mover_period(&self) -> Option<u8> {
+        Some(2)
+    }
 }
 
 /// Shared instances for tests (building a catalogue takes a moment).
