@@ -84,6 +84,9 @@ measured() {
   local dir=$1 wrap rest
   shift
   split_wrapper "$@"
+  # A stop that came while the binary was built (a trap waits for the command in front) starts
+  # nothing.
+  [ -n "$stopping" ] && return 0
   current=$dir
   "$here/scripts/measure-run.sh" "$root/$dir" "$root/logs/$dir" -- \
     "${wrap[@]}" nice -n "$nice_level" "${rest[@]}" &

@@ -1,6 +1,7 @@
 //! Benchmark: what one predecessor update costs the memory system (docs/kernel.md, cells.rs).
-//! 1. Random updates of cell bytes as the kernel applies them (prefetch 256, then load and
-//!    compare-and-swap), against plain loads and stores and against updates grouped by zone first.
+//! 1. Random updates of cell bytes as the kernel applies them (each cell prefetched 32 updates
+//!    ahead, then load and compare-and-swap), against prefetching a batch of 256 first (the kernel
+//!    before 2026-12-06), plain loads and stores, and updates grouped by zone first.
 //! 2. `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
 //!    cells, 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
 
@@ -35,7 +36,7 @@ fn prefetch(cells: &[AtomicU8], i: usize) {
     };
 }
 
-/// CPU seconds to apply `updates` as the kernel applies a batch: prefetch every cell of 256
+/// CPU seconds to apply `updates` as the kernel did before 2026-12-06: prefetch every cell of 256
 /// updates, then `update` each.
 fn prefetched(cells: &[AtomicU8], updates: &[u64], update: impl Fn(&AtomicU8)) -> f64 {
     let t = ThreadTime::now();
@@ -44,6 +45,41 @@ fn prefetched(cells: &[AtomicU8], updates: &[u64], update: impl Fn(&AtomicU8)) -
         batch.iter().for_each(|&u| update(&cells[u as usize]));
     }
     t.elapsed().as_secs_f64()
+}
+
+/// CPU seconds to apply `updates` as the kernel applies them (`each_prefetched` in cells.rs):
+/// in batches of 1024, each cell prefetched `ahead` updates before it is updated.
+fn prefetched_ahead(
+    cells: &[AtomicU8],
+    updates: &[u64],
+    ahead: usize,
+    update: impl Fn(&AtomicU8),
+) -> f64 {
+    let t = ThreadTime::now();
+    for batch in updates.chunks(1024) {
+        batch
+            .iter()
+            .take(ahead)
+            .for_each(|&u| prefetch(cells, u as usize));
+        for (i, &u) in batch.iter().enumerate() {
+            if let Some(&later) = batch.get(i + ahead) {
+                prefetch(cells, later as usize);
+            }
+            update(&cells[u as usize]);
+        }
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// The kernel's update of a cell: load, then compare-and-swap until it holds.
+fn compare_and_swap(cell: &AtomicU8) {
+    let mut cur = cell.load(Relaxed);
+    while let Some(new) = next(cur) {
+        match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+            Ok(_) => break,
+            Err(seen) => cur = seen,
+        }
+    }
 }
 
 fn main() {
@@ -75,17 +111,15 @@ fn main() {
         );
     };
 
+    for ahead in [16, 32, 64] {
+        let cells = fresh();
+        let secs = prefetched_ahead(&cells, &updates, ahead, compare_and_swap);
+        let what = format!("compare-and-swap, each cell prefetched {ahead} updates ahead");
+        report(&what, secs, &cells);
+    }
     let cells = fresh();
-    let secs = prefetched(&cells, &updates, |cell| {
-        let mut cur = cell.load(Relaxed);
-        while let Some(new) = next(cur) {
-            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
-                Ok(_) => break,
-                Err(seen) => cur = seen,
-            }
-        }
-    });
-    report("compare-and-swap after prefetch", secs, &cells);
+    let secs = prefetched(&cells, &updates, compare_and_swap);
+    report("compare-and-swap after prefetching 256", secs, &cells);
     drop(cells);
     let cells = fresh();
     let secs = prefetched(&cells, &updates, |cell| {
@@ -93,7 +127,7 @@ fn main() {
             cell.store(new, Relaxed);
         }
     });
-    report("plain load and store after prefetch", secs, &cells);
+    report("plain load and store after prefetching 256", secs, &cells);
     drop(cells);
 
     for zone_bits in [20u32, 24] {

@@ -4,7 +4,7 @@ use super::cell_code::{
     age_words, cell_is_undecided, cell_is_win, set_code, Cell, CELL_ILLEGAL, CELL_LOSS_CUR,
     CELL_LOSS_NEW, CELL_MAX_COUNTER, CELL_OVERFLOW, CELL_UNCOUNTED, CELL_WIN_CUR, CELL_WIN_NEW,
 };
-use super::cells::{prefetch, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES};
+use super::cells::{each_prefetched, ShardArrays, BLOCK_FRESH, BLOCK_FRONTIER, BLOCK_STATES};
 use super::frontier_store::FrontierStore;
 use super::memory::CellStorage;
 use super::overflow::{Counted, OverflowCounts};
@@ -33,9 +33,9 @@ pub trait Router: Send + Sync {
 /// expands a block has its own buffers, so a worker holds at most threads × (workers − 1) of them
 /// at once; the memory budget does not change this (see [`super::memory`]).
 pub const SEND_BATCH: usize = 1 << 16;
-/// Updates applied together: their cells are prefetched first, so the cache misses of a batch
-/// overlap instead of each waiting behind the previous compare-and-swap.
-const APPLY_BATCH: usize = 256;
+/// Updates a task collects before it applies them (their cells prefetched a few ahead:
+/// [`each_prefetched`]).
+const APPLY_BATCH: usize = 1024;
 /// Updates handed to the buckets together when they are held back to the close (fewer locks).
 const HOLD_BATCH: usize = 1 << 13;
 
@@ -537,18 +537,11 @@ impl<G: Game> WorkerEngine<G> {
     fn apply_all(&self, updates: &[u64]) -> Result<(), KernelError> {
         // One thread that owns every cell needs no compare-and-swap (a locked instruction).
         let exclusive = self.owns_all && rayon::current_num_threads() == 1;
-        let mut cells = [None; APPLY_BATCH];
-        updates.chunks(APPLY_BATCH).try_for_each(|batch| {
-            for (slot, &u) in cells.iter_mut().zip(batch) {
-                let cell = self.cell(u >> 1);
-                prefetch(cell);
-                *slot = Some(cell);
-            }
-            cells.iter().zip(batch).try_for_each(|(cell, &u)| {
-                let cell = cell.expect("located above");
-                self.apply_at(cell, u >> 1, u & 1 == 1, exclusive)
-            })
-        })
+        each_prefetched(
+            updates,
+            |u| self.cell(u >> 1),
+            |cell, u| self.apply_at(cell, u >> 1, u & 1 == 1, exclusive),
+        )
     }
 
     /// The mover of the live state `pred`. The periods games have are spelled out, so that each
@@ -570,12 +563,8 @@ impl<G: Game> WorkerEngine<G> {
     /// unfavourable child reaches it, so states that no update ever reaches cost nothing, states
     /// that a favourable child reaches first are never counted (it decides them whatever the
     /// count), and the initial pass needs no move generation.
+    /// `cell` is the cell of `pred`, already located (and prefetched).
     /// `exclusive`: no other thread writes cells meanwhile, so a plain store does.
-    fn apply(&self, pred: u64, child_is_win: bool, exclusive: bool) -> Result<(), KernelError> {
-        self.apply_at(self.cell(pred), pred, child_is_win, exclusive)
-    }
-
-    /// [`WorkerEngine::apply`] on `cell`, the cell of `pred`, already located.
     #[inline(always)]
     fn apply_at(
         &self,
@@ -773,15 +762,14 @@ impl<G: Game> WorkerEngine<G> {
                     shard.populate();
                 }
                 let applied = ooc.buckets.drain(shard.id, |codes| {
-                    codes.chunks(APPLY_BATCH).try_for_each(|batch| {
-                        for &c in batch {
-                            prefetch(shard.cell((c >> 1) as usize));
-                        }
-                        // This task alone writes the shard's cells while it closes.
-                        batch.iter().try_for_each(|&c| {
-                            self.apply(shard.start + (c >> 1) as u64, c & 1 == 1, true)
-                        })
-                    })
+                    // This task alone writes the shard's cells while it closes.
+                    each_prefetched(
+                        codes,
+                        |c| shard.cell((c >> 1) as usize),
+                        |cell, c| {
+                            self.apply_at(cell, shard.start + u64::from(c >> 1), c & 1 == 1, true)
+                        },
+                    )
                 })?;
                 self.counters.applied.fetch_add(applied, Relaxed);
                 let flagged = (0..shard.blocks()).any(|b| shard.block_flags(b) & active != 0);

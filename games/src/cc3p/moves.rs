@@ -14,14 +14,17 @@ impl Cc3p {
     pub(crate) fn destinations(&self, c: usize, occ: u64, lane: u64) -> u64 {
         let open = lane & !occ;
         let steps = self.step[c] & open;
-        let mut todo = self.jump_table.from(c, occ) & open;
-        let mut visited = todo | (1u64 << c);
-        while todo != 0 {
-            let u = todo.trailing_zeros() as usize;
-            todo &= todo - 1;
-            let new = self.jump_table.from(u, occ) & open & !visited;
-            visited |= new;
-            todo |= new;
+        // Breadth first, a level at a time: the lookups of one level do not wait on each other.
+        let mut level = self.jump_table.from(c, occ) & open;
+        let mut visited = level | (1u64 << c);
+        while level != 0 {
+            let mut next = 0;
+            while level != 0 {
+                next |= self.jump_table.from(level.trailing_zeros() as usize, occ);
+                level &= level - 1;
+            }
+            level = next & open & !visited;
+            visited |= level;
         }
         steps | (visited & !(1u64 << c))
     }

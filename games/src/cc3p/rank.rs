@@ -156,10 +156,14 @@ fn below(stair: u64, x: usize) -> usize {
 /// The stair of a set of hexagon cells (see [`LANES`]).
 #[inline(always)]
 fn stair_of(mut hexcells: u64) -> u64 {
+    // A fixed number of rounds (a stage has at most TK − 1 hexagon cells), so that nothing
+    // branches on the count: an empty mask adds the lanes of cell 64, which is none.
+    debug_assert!(hexcells.count_ones() < TK as u32);
     let mut stair = 0u64;
-    while hexcells != 0 {
-        stair = stair.wrapping_add(LANES << (3 * hexcells.trailing_zeros() + 3));
-        hexcells &= hexcells - 1;
+    for _ in 0..TK - 1 {
+        let x = hexcells.trailing_zeros();
+        stair = stair.wrapping_add(LANES.checked_shl(3 * x + 3).unwrap_or(0));
+        hexcells &= hexcells.wrapping_sub(1);
     }
     stair
 }
@@ -167,12 +171,12 @@ fn stair_of(mut hexcells: u64) -> u64 {
 /// The positions of a compressed mask's cells (bit numbers, ascending).
 #[inline(always)]
 fn positions(mut comp: u64) -> [u8; MAXK] {
+    // Fixed rounds as in `stair_of`; past the cells the position is 0.
+    debug_assert!(comp.count_ones() < TK as u32);
     let mut pos = [0u8; MAXK];
-    let mut j = 0;
-    while comp != 0 {
-        pos[j & (MAXK - 1)] = comp.trailing_zeros() as u8;
-        j += 1;
-        comp &= comp - 1;
+    for p in pos.iter_mut().take(TK - 1) {
+        *p = (comp.trailing_zeros() & 63) as u8;
+        comp &= comp.wrapping_sub(1);
     }
     pos
 }
@@ -541,19 +545,19 @@ impl RankTables {
         let fh = (from < self.hex) as usize;
         let binom = |n: usize, j: usize| self.binom.c(n, j);
         // The mover's other hexagon cells (positions among its free cells), and its point part.
+        // Loops of fixed length, so that nothing branches on how many cells a stage has: the
+        // positions past a stage's cells are 0, and C(0, j) = 0 for j ≥ 1.
         let skip = if fh == 1 {
             below(par.stair0, from)
         } else {
             MAXK
         };
-        let mut py = [0u8; MAXK];
-        let mut hy = 0;
-        for (j, &p) in par.pos0.iter().enumerate().take(par.h0) {
-            if j != skip {
-                py[hy & (MAXK - 1)] = p;
-                hy += 1;
-            }
+        let mut py = [0u8; TK];
+        for (j, p) in py.iter_mut().enumerate() {
+            *p = par.pos0[(j + (j >= skip) as usize) & (MAXK - 1)];
         }
+        // A hexagon `from` is one of the mover's hexagon cells.
+        let hy = par.h0 - fh;
         let pts = if fh == 1 {
             par.pts0
         } else {
@@ -579,12 +583,12 @@ impl RankTables {
                 self.pts_rank[pts as usize]
             };
             let g = &self.groups[s0][par.m0 & (MAXM - 1)][(hy + 1) & (MAXK - 1)];
-            let mut rh: u64 = (0..hy).map(|j| binom(py[j] as usize, j + 2)).sum();
+            let mut rh: u64 = (0..TK).map(|j| binom(py[j] as usize, j + 2)).sum();
             let fixed = par.base + g.off + rp * g.block;
             // Entries for impossible t (and so impossible positions) may be garbage: wrapping.
-            for (t, e) in lifted.hex_base.iter_mut().enumerate().take(hy + 1) {
+            for (t, e) in lifted.hex_base.iter_mut().enumerate() {
                 *e = fixed.wrapping_add(rh.wrapping_mul(g.hex_mul));
-                let p = py[t & (MAXK - 1)] as usize;
+                let p = py[t & (TK - 1)] as usize;
                 rh = rh
                     .wrapping_sub(binom(p, t + 2))
                     .wrapping_add(binom(p, t + 1));
@@ -605,37 +609,51 @@ impl RankTables {
                     }
                 }
             } else {
-                // Point to hexagon: the later stages lose a free cell.
-                for (l, table) in par.later.iter().zip(&mut lifted.later_hex).take(2 - s0) {
+                // Point to hexagon: the later stages lose a free cell. A stage that does not
+                // exist adds 0 (its table is masked).
+                for (i, (l, table)) in par.later.iter().zip(&mut lifted.later_hex).enumerate() {
+                    let exists = 0u64.wrapping_sub((i + s0 < 2) as u64);
                     let g = &self.groups[l.s][l.m.wrapping_sub(1) & (MAXM - 1)][l.h & (MAXK - 1)];
+                    // Past the stage's cells pos − 1 wraps: those terms are masked.
                     let pos = |j: usize| l.pos[j & (MAXK - 1)] as usize;
-                    let mut rh: u64 = (0..l.h).map(|j| binom(pos(j).wrapping_sub(1), j + 1)).sum();
+                    let held = |j: usize| 0u64.wrapping_sub((j < l.h) as u64);
+                    let mut rh: u64 = (0..TK - 1)
+                        .map(|j| binom(pos(j).wrapping_sub(1), j + 1) & held(j))
+                        .fold(0, u64::wrapping_add);
                     let fixed = g.off.wrapping_add(l.rp.wrapping_mul(g.block));
-                    for (t, e) in table.iter_mut().enumerate().take(l.h + 1) {
-                        *e = fixed.wrapping_add(rh.wrapping_mul(g.hex_mul));
-                        if t < l.h {
-                            rh = rh.wrapping_sub(binom(pos(t).wrapping_sub(1), t + 1))
-                                + binom(pos(t), t + 1);
-                        }
+                    for (t, e) in table.iter_mut().enumerate() {
+                        *e = fixed.wrapping_add(rh.wrapping_mul(g.hex_mul)) & exists;
+                        rh = rh
+                            .wrapping_sub(binom(pos(t).wrapping_sub(1), t + 1) & held(t))
+                            .wrapping_add(binom(pos(t), t + 1));
                     }
                 }
             }
         }
         if to_point {
             let g = &self.groups[s0][par.m0 & (MAXM - 1)][hy & (MAXK - 1)];
-            let rh: u64 = (0..hy).map(|j| binom(py[j] as usize, j + 1)).sum();
+            let rh: u64 = (0..TK).map(|j| binom(py[j] as usize, j + 1)).sum();
             let later = if fh == 0 {
                 // A move between point cells leaves the later stages as they were.
                 par.tail
             } else {
-                let mut r = 0;
-                for l in &par.later[..2 - s0.min(2)] {
+                let mut r = 0u64;
+                for (i, l) in par.later.iter().enumerate() {
+                    let exists = 0u64.wrapping_sub((i + s0 < 2) as u64);
                     let g = &self.groups[l.s][(l.m + 1) & (MAXM - 1)][l.h & (MAXK - 1)];
                     let up = below(l.stair, from);
-                    let rh: u64 = (0..l.h)
-                        .map(|j| binom(l.pos[j & (MAXK - 1)] as usize + (j >= up) as usize, j + 1))
+                    // Past the stage's cells the position is 0 and may become 1: masked.
+                    let rh: u64 = (0..TK - 1)
+                        .map(|j| {
+                            let p = l.pos[j & (MAXK - 1)] as usize + (j >= up) as usize;
+                            binom(p, j + 1) & 0u64.wrapping_sub((j < l.h) as u64)
+                        })
                         .sum();
-                    r += g.off + rh * g.hex_mul + l.rp * g.block;
+                    r = r.wrapping_add(
+                        g.off.wrapping_add(rh.wrapping_mul(g.hex_mul))
+                            .wrapping_add(l.rp.wrapping_mul(g.block))
+                            & exists,
+                    );
                 }
                 r
             };
