@@ -33,7 +33,7 @@ pub fn prefetch(cell: Cell) {
 
 /// How far ahead of the update being applied its cell is prefetched: enough cache misses in
 /// flight to cover the memory's latency, few enough that the processor keeps every one of them.
-/// Prefetching a whole batch of 256 first was 1.5× slower (kernel/benches/cell_updates.rs).
+/// Prefetching a whole batch of 256 first was slower (docs/benchmarks/kernel.md, cell updates).
 pub const PREFETCH_AHEAD: usize = 32;
 
 /// Call `apply` on every item with its cell, in order, each cell located and prefetched
