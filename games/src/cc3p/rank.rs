@@ -153,6 +153,12 @@ fn below(stair: u64, x: usize) -> usize {
     ((stair >> ((3 * x) & 63)) & 7) as usize
 }
 
+/// All ones if `b`, else zero: a term kept or dropped without a branch.
+#[inline(always)]
+fn mask_if(b: bool) -> u64 {
+    0u64.wrapping_sub(b as u64)
+}
+
 /// The stair of a set of hexagon cells (see [`LANES`]).
 #[inline(always)]
 fn stair_of(mut hexcells: u64) -> u64 {
@@ -612,11 +618,11 @@ impl RankTables {
                 // Point to hexagon: the later stages lose a free cell. A stage that does not
                 // exist adds 0 (its table is masked).
                 for (i, (l, table)) in par.later.iter().zip(&mut lifted.later_hex).enumerate() {
-                    let exists = 0u64.wrapping_sub((i + s0 < 2) as u64);
+                    let exists = mask_if(i + s0 < 2);
                     let g = &self.groups[l.s][l.m.wrapping_sub(1) & (MAXM - 1)][l.h & (MAXK - 1)];
                     // Past the stage's cells pos − 1 wraps: those terms are masked.
                     let pos = |j: usize| l.pos[j & (MAXK - 1)] as usize;
-                    let held = |j: usize| 0u64.wrapping_sub((j < l.h) as u64);
+                    let held = |j: usize| mask_if(j < l.h);
                     let mut rh: u64 = (0..TK - 1)
                         .map(|j| binom(pos(j).wrapping_sub(1), j + 1) & held(j))
                         .fold(0, u64::wrapping_add);
@@ -639,14 +645,14 @@ impl RankTables {
             } else {
                 let mut r = 0u64;
                 for (i, l) in par.later.iter().enumerate() {
-                    let exists = 0u64.wrapping_sub((i + s0 < 2) as u64);
+                    let exists = mask_if(i + s0 < 2);
                     let g = &self.groups[l.s][(l.m + 1) & (MAXM - 1)][l.h & (MAXK - 1)];
                     let up = below(l.stair, from);
                     // Past the stage's cells the position is 0 and may become 1: masked.
                     let rh: u64 = (0..TK - 1)
                         .map(|j| {
                             let p = l.pos[j & (MAXK - 1)] as usize + (j >= up) as usize;
-                            binom(p, j + 1) & 0u64.wrapping_sub((j < l.h) as u64)
+                            binom(p, j + 1) & mask_if(j < l.h)
                         })
                         .sum();
                     r = r.wrapping_add(
