@@ -4,6 +4,7 @@
 //!    computed for the previous player, are where it may have come from: unmoves are exact.
 //! 2. Jumps by table lookup (`jumps.rs`); children ranked from the parent's unranking (`rank.rs`).
 
+use super::rank::Parent;
 use super::Cc3p;
 
 impl Cc3p {
@@ -55,6 +56,25 @@ impl Cc3p {
         (0..3).any(|p| sets[p] & self.goal[p] == self.goal[p])
     }
 
+    /// Append, as states with `mover` to move, the placements of `par` with its mover's piece on
+    /// `c` moved to each cell of `ends` (not empty).
+    #[inline(always)]
+    fn push_moved(&self, par: &Parent, c: usize, ends: u64, mover: u64, out: &mut Vec<u64>) {
+        let hex = self.tables.hex_mask;
+        let (mut to_hex, mut to_point) = (ends & hex, ends & !hex);
+        let lifted = self.tables.lift(par, c, to_hex != 0, to_point != 0);
+        while to_hex != 0 {
+            let to = to_hex.trailing_zeros() as usize;
+            to_hex &= to_hex - 1;
+            out.push(self.tables.child_hex(par, &lifted, to) * 3 + mover);
+        }
+        while to_point != 0 {
+            let to = to_point.trailing_zeros() as usize;
+            to_point &= to_point - 1;
+            out.push(self.tables.child_point(par, &lifted, to) * 3 + mover);
+        }
+    }
+
     /// Append the distinct successors of `index` (none for terminal and illegal states).
     pub(crate) fn successors_into(&self, index: u64, out: &mut Vec<u64>) {
         let u = self.tables.unrank_full(index / 3);
@@ -67,7 +87,6 @@ impl Cc3p {
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[mover];
         let par = self.tables.parent(&u, mover);
-        let hex = self.tables.hex_mask;
         let before = out.len();
         let mut pieces = sets[mover];
         while pieces != 0 {
@@ -77,21 +96,7 @@ impl Cc3p {
             if dests == 0 {
                 continue;
             }
-            let lifted = self
-                .tables
-                .lift(&par, c, dests & hex != 0, dests & !hex != 0);
-            let mut to_hex = dests & hex;
-            while to_hex != 0 {
-                let to = to_hex.trailing_zeros() as usize;
-                to_hex &= to_hex - 1;
-                out.push(self.tables.child_hex(&par, &lifted, to) * 3 + next);
-            }
-            let mut to_point = dests & !hex;
-            while to_point != 0 {
-                let to = to_point.trailing_zeros() as usize;
-                to_point &= to_point - 1;
-                out.push(self.tables.child_point(&par, &lifted, to) * 3 + next);
-            }
+            self.push_moved(&par, c, dests, next, out);
         }
         if out.len() == before {
             // No move: the pass is the one successor.
@@ -140,7 +145,6 @@ impl Cc3p {
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[prev];
         let par = self.tables.parent(&u, prev);
-        let hex = self.tables.hex_mask;
         let p = prev as u64;
         // Every destination of prev's pieces, before the filter below: prev's moves from here.
         let mut moves = 0;
@@ -160,21 +164,7 @@ impl Cc3p {
             if origins == 0 {
                 continue;
             }
-            let lifted = self
-                .tables
-                .lift(&par, c, origins & hex != 0, origins & !hex != 0);
-            let mut to_hex = origins & hex;
-            while to_hex != 0 {
-                let from = to_hex.trailing_zeros() as usize;
-                to_hex &= to_hex - 1;
-                out.push(self.tables.child_hex(&par, &lifted, from) * 3 + p);
-            }
-            let mut to_point = origins & !hex;
-            while to_point != 0 {
-                let from = to_point.trailing_zeros() as usize;
-                to_point &= to_point - 1;
-                out.push(self.tables.child_point(&par, &lifted, from) * 3 + p);
-            }
+            self.push_moved(&par, c, origins, p, out);
         }
         if prev_won {
             return None; // the sibling is terminal
