@@ -4,15 +4,8 @@
 //!    computed for the previous player, are where it may have come from: unmoves are exact.
 //! 2. Jumps by table lookup (`jumps.rs`); children ranked from the parent's unranking (`rank.rs`).
 
-use super::rank::{Parent, Unranked};
-use std::cell::RefCell;
+use super::rank::Parent;
 use super::Cc3p;
-
-thread_local! {
-    /// The placement this thread last unranked for unmoves: the next one shares most of its
-    /// decoding ([`super::rank::RankTables::unrank_near`]).
-    static LAST_UNRANKED: RefCell<Unranked> = const { RefCell::new(Unranked::NONE) };
-}
 
 impl Cc3p {
     /// Where the piece on `c` can move to: `occ` is the occupancy without that piece, `lane` the
@@ -137,19 +130,7 @@ impl Cc3p {
     /// destinations, so counting them is free
     /// ([`kingmaker_kernel::Game::predecessors_and_count`]).
     pub(crate) fn predecessors_into(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
-        LAST_UNRANKED.with_borrow_mut(|u| {
-            self.tables.unrank_near(index / 3, u);
-            self.predecessors_of(index, u, out)
-        })
-    }
-
-    #[inline(always)]
-    fn predecessors_of(
-        &self,
-        index: u64,
-        u: &Unranked,
-        out: &mut Vec<u64>,
-    ) -> Option<(u64, usize)> {
+        let u = self.tables.unrank_full(index / 3);
         let sets = u.sets;
         let mover = (index % 3) as usize;
         let prev = (mover + 2) % 3;
@@ -163,7 +144,7 @@ impl Cc3p {
         let prev_won = sets[prev] & goal == goal;
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[prev];
-        let par = self.tables.parent(u, prev);
+        let par = self.tables.parent(&u, prev);
         let p = prev as u64;
         // Every destination of prev's pieces, before the filter below: prev's moves from here.
         let mut moves = 0;

@@ -3,11 +3,8 @@
 //!    table depends only on how many are free; [`Recip`] quotients replace division.
 //! 2. Children are ranked from the parent ([`RankTables::parent`], `lift`, `child_hex`,
 //!    `child_point`) with stair counters for popcount; `rank` is the reference they are tested on.
-//! 3. An unranking next to an earlier one decodes only the stages where they differ
-//!    ([`RankTables::unrank_near`]): the unmoves of a wave come in index order.
 
 use crate::combinatorics::{binomial, subsets, Pascal};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// `N_s(m)` for all stages and m in 0..=hex, in u128.
 pub fn stage_sizes(hex: usize, k: usize) -> [Vec<u128>; 4] {
@@ -101,8 +98,6 @@ struct Group {
 
 /// The ranking tables of one level (levels whose index fits in u64 and whose board fits in 64 cells).
 pub struct RankTables {
-    /// Unique among the tables of this process: an [`Unranked`] of other tables is never reused.
-    id: u64,
     pub k: usize,
     pub hex: usize,
     /// Bit position of each player's first point cell (start point, then goal point).
@@ -132,10 +127,8 @@ pub struct RankTables {
 
 /// A placement with what its ranking went through (from [`RankTables::unrank_full`]): the basis of
 /// fast ranking of the placements that differ from it by one moved piece.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Unranked {
-    /// The [`RankTables::id`] of the tables that decoded it (0: none).
-    tables: u64,
     /// A's, B's and C's cells.
     pub sets: [u64; 3],
     /// `rest[s]`: the part of the rank still to decode when stage s begins (`rest[0]` = the rank).
@@ -147,27 +140,7 @@ pub struct Unranked {
     h: [usize; 3],
     rp: [u64; 3],
     comp: [u64; 3],
-    /// `span[s]`: the ranks whose stages up to s decode as this placement's
-    /// ([`RankTables::unrank_near`]).
-    span: [(u64, u64); 2],
 }
-
-impl Unranked {
-    /// No placement: [`RankTables::unrank_near`] decodes every stage after it.
-    pub const NONE: Unranked = Unranked {
-        tables: 0,
-        sets: [0; 3],
-        rest: [0; 3],
-        m: [0; 3],
-        h: [0; 3],
-        rp: [0; 3],
-        comp: [0; 3],
-        span: [(0, 0); 2],
-    };
-}
-
-/// Source of [`RankTables::id`].
-static NEXT_TABLES_ID: AtomicU64 = AtomicU64::new(1);
 
 /// One lane of 3 bits per hexagon cell (at most 21 cells): `LANES << 3(x + 1)` has a 1 in the lane
 /// of every cell above x. A *stair* of a set of hexagon cells is the sum of that over its cells:
@@ -343,7 +316,6 @@ impl RankTables {
             .collect();
         let pts_shift = [hex as u32, (hex + 2 * k) as u32, (hex + 4 * k) as u32];
         Some(RankTables {
-            id: NEXT_TABLES_ID.fetch_add(1, Relaxed),
             k,
             hex,
             pts_shift,
@@ -402,43 +374,18 @@ impl RankTables {
     /// of each stage is the number of group offsets at most the rank, and the quotients by the
     /// group's block and by the point-part count are multiplications by reciprocals ([`Recip`]).
     #[inline(always)]
-    pub fn unrank_full(&self, r: u64) -> Unranked {
-        let mut u = Unranked::NONE;
-        self.unrank_near(r, &mut u);
-        u
-    }
-
-    /// [`Self::unrank_full`] of rank `r` into `near`, an earlier unranking (or
-    /// [`Unranked::NONE`]): only the stages where `r` differs from it are decoded. A wave
-    /// expands its states in index order, and neighbours mostly share their first two stages.
-    #[inline(always)]
-    pub fn unrank_near(&self, r: u64, near: &mut Unranked) {
-        let first = if near.tables != self.id {
-            0
-        } else if near.span[1].0 <= r && r < near.span[1].1 {
-            2
-        } else if near.span[0].0 <= r && r < near.span[0].1 {
-            1
-        } else {
-            0
+    pub fn unrank_full(&self, mut r: u64) -> Unranked {
+        let mut u = Unranked {
+            sets: [0; 3],
+            rest: [0; 3],
+            m: [0; 3],
+            h: [0; 3],
+            rp: [0; 3],
+            comp: [0; 3],
         };
-        near.tables = self.id;
-        self.decode_stages(near, r, first);
-    }
-
-    /// Decode stages `first..3` of rank `r` into `u`, whose stages before `first` are `r`'s.
-    #[inline(always)]
-    fn decode_stages(&self, u: &mut Unranked, full: u64, first: usize) {
         let mut free = self.hex_mask;
         let mut m = self.hex;
-        let mut r = full;
-        for s in 0..first {
-            u.rest[s] = r;
-            r = full - u.span[s].0;
-            free &= !(u.sets[s] & self.hex_mask);
-            m -= u.h[s];
-        }
-        for s in first..3 {
+        for s in 0..3 {
             u.rest[s] = r;
             u.m[s] = m;
             let offs = &self.off[s][m & (MAXM - 1)];
@@ -451,7 +398,6 @@ impl RankTables {
             let within = if s < 2 {
                 let within = g.by_block.div(r);
                 r -= within * g.block;
-                u.span[s] = (full - r, full - r + g.block);
                 within
             } else {
                 // The last stage's block is 1.
@@ -468,6 +414,7 @@ impl RankTables {
             free &= !hx;
             m -= h;
         }
+        u
     }
 
     /// The plain unranking (a linear search for each stage's group, then divisions): the reference

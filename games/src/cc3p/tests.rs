@@ -432,30 +432,6 @@ proptest! {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
-
-    /// Unranking next to an earlier unranking (decoding only the stages where they differ) gives
-    /// what a fresh unranking gives: for neighbours, for ranks far apart, either way round, and
-    /// after an unranking of other tables (level 1).
-    #[test]
-    fn unranking_near_an_earlier_one_is_a_fresh_unranking(
-        a in 0u64..4_947_100_130,
-        step in prop_oneof![0u64..64, 0u64..1_000_000, 0u64..4_947_100_130],
-        from_level1 in any::<bool>(),
-    ) {
-        let g = level2();
-        let b = (a + step) % g.tables.placements();
-        let mut near = if from_level1 {
-            level1().tables.unrank_full(a % level1().tables.placements())
-        } else {
-            g.tables.unrank_full(a)
-        };
-        g.tables.unrank_near(b, &mut near);
-        prop_assert_eq!(near, g.tables.unrank_full(b));
-    }
-}
-
 fn check_child_ranks(g: &Cc3p, r: u64) -> Result<(), TestCaseError> {
     let u = g.tables.unrank_full(r);
     let occ = u.sets[0] | u.sets[1] | u.sets[2];
