@@ -12,11 +12,10 @@
 #    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
 #    skipped when its results are written.
 # 2. The default jobs are the results docs/results.md does not have yet, shortest first, so that
-#    each lands as early as possible: cc2p 7×7 / 4 in memory (its cells, 12.7 GB at six bits a
-#    state, fit this 24 GB machine: about 5 hours here), then the race's four layers of level 2
-#    and their census (about 7 hours). Results already recorded run only when named
-#    (`scripts/results.sh run cc3p-2 cc3p-2-census` builds level 2 and its per-ply census again):
-#    JOBS_RECORDED below.
+#    each lands as early as possible: the race's four layers of level 2 and their census (about
+#    5 hours here). Results already recorded run only when named (`scripts/results.sh run cc3p-2
+#    cc3p-2-census` builds level 2 and its per-ply census again; `run c74` solves cc2p 7×7 / 4 in
+#    memory, its cells 12.7 GB at six bits a state, about 5 hours here): JOBS_RECORDED below.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -55,8 +54,8 @@ run_done() { [ -f "$root/$1/summary.json" ]; }
 #   classes; the race's `second_place` block has a `reachable` count instead)
 census_done() { grep -q "\"${2:-classes_per_depth}\"" "$root/$1/summary.json" 2>/dev/null; }
 
-jobs=(c74 race-2 race-2-census)
-JOBS_RECORDED=(race-2-top2 cc3p-2 cc3p-2-census cc3p-2-solo cc3p-2-solo-census)
+jobs=(race-2 race-2-census)
+JOBS_RECORDED=(c74 race-2-top2 cc3p-2 cc3p-2-census cc3p-2-solo cc3p-2-solo-census)
 job_done() {
   case $1 in
     race-2-top2) run_done race-2-top2 ;;
