@@ -35,14 +35,24 @@ nice_level=${RESULTS_NICE:-19}
 
 say() { echo "$(date -u +%FT%TZ) $*" | tee -a "$log" >&2; }
 
-# The binary of the checkout's commit, copied once (built first if need be).
+# The binary of the checkout's commit, copied once (built first if need be). It is built from a
+# worktree of that commit (RUN_ROOT/src, its own target/), never from the checkout itself: edits
+# made there while it compiles, or not yet committed, must not end up in a binary named for the
+# commit.
 binary() {
-  local commit bin
+  local commit bin src=$root/src
   commit=$(git -C "$here" rev-parse --short HEAD)
   bin="$root/bin/kingmaker-$commit"
   if [ ! -x "$bin" ]; then
-    (cd "$here" && cargo build --release -q -p kingmaker)
-    cp "$here/target/release/kingmaker" "$bin.tmp" && mv "$bin.tmp" "$bin"
+    # A worktree whose checkout was laid anew is unknown to its git: make it again.
+    if ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+      git -C "$here" worktree prune
+      rm -rf "$src"
+      git -C "$here" worktree add -q --detach "$src" "$commit" >&2
+    fi
+    git -C "$src" checkout -q --detach "$commit"
+    (cd "$src" && CARGO_TARGET_DIR="$src/target" cargo build --release -q -p kingmaker)
+    cp "$src/target/release/kingmaker" "$bin.tmp" && mv "$bin.tmp" "$bin"
   fi
   echo "$bin"
 }
@@ -132,7 +142,7 @@ status() {
     if job_done "$j"; then
       echo "$j: done"
     elif [ -f "$root/${j%-census}/run.json" ]; then
-      echo "$j: $("$here/target/release/kingmaker" status "$root/${j%-census}" 2>&1 | head -n 3 | tr '\n' ' ')"
+      echo "$j: $("$(ls -t "$root"/bin/kingmaker-* | head -n 1)" status "$root/${j%-census}" 2>&1 | head -n 3 | tr '\n' ' ')"
     else
       echo "$j: not started"
     fi
