@@ -34,7 +34,7 @@ impl RaceView {
 }
 
 /// What is counted, by state, from the layers a run holds (`None`: its layers are missing).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
 struct Counts {
     /// Live states.
     live: u64,
@@ -66,36 +66,50 @@ fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 impl Counts {
-    fn add(&mut self, game: &Cc3pRace, planes: &Planes, s: u64) {
-        let mover = match game.node(s) {
+    /// Count the states of placement `placement` whose mover is in `movers` (all three over the
+    /// legal states; the reached ones for the census). A placement's three states share its
+    /// rotations, R(p·3 + m) = R(p)·3 + (m + 1) mod 3, so each placement is rotated once for its
+    /// three movers and its values are read from three places, not nine (as cc3p's classes).
+    fn add_placement(&mut self, game: &Cc3pRace, planes: &Planes, placement: u64, movers: [bool; 3]) {
+        let counted = movers.iter().filter(|&&m| m).count() as u64;
+        if counted == 0 {
+            return;
+        }
+        let g = game.cc3p();
+        let first = placement * 3;
+        // Legal and terminal depend on the placement alone (which goals are filled).
+        match g.node(first) {
             Node::Illegal => return,
             Node::Terminal { .. } => {
                 if planes[0].is_some() {
-                    self.classes.get_or_insert_default()[0] += 1;
+                    self.classes.get_or_insert_default()[0] += counted;
                 }
                 return;
             }
-            Node::Live { mover } => usize::from(mover),
-        };
-        self.live += 1;
-        let g = game.cc3p();
-        if planes[0].is_none() {
-            // Without `solo` only the mover's `top2` counts: its own rotation alone.
+            Node::Live { .. } => {}
+        }
+        self.live += counted;
+        let r1 = g.rotate(first) / 3;
+        let r2 = g.rotate(r1 * 3) / 3;
+        for m in (0..3u64).filter(|&m| movers[m as usize]) {
+            // The state in which player P plays A's role: as A the state itself, as B R²(s), as
+            // C R(s).
+            let as_a = [first + m, r2 * 3 + (m + 2) % 3, r1 * 3 + (m + 1) % 3];
+            self.add_live(planes, as_a, m as usize);
+        }
+    }
+
+    /// Count one live state with mover `mover`, from its values read as each player in A's role.
+    fn add_live(&mut self, planes: &Planes, as_a: [u64; 3], mover: usize) {
+        let of = |layer: usize| planes[layer].as_ref().map(|p| as_a.map(|i| p.get(i)));
+        let Some(solo) = of(0) else {
+            // Without `solo` only the mover's `top2` counts.
             if let Some(top2) = &planes[1] {
-                let as_mover = match mover {
-                    0 => s,
-                    1 => g.rotate(g.rotate(s)),
-                    _ => g.rotate(s),
-                };
-                bump(&mut self.mover_secures_second, top2.get(as_mover) == WIN);
+                bump(&mut self.mover_secures_second, top2.get(as_a[mover]) == WIN);
             }
             return;
-        }
-        let r1 = g.rotate(s);
-        let r2 = g.rotate(r1);
-        let as_a = [s, r2, r1]; // the state in which player P plays A's role
-        let of = |layer: usize| planes[layer].as_ref().map(|p| as_a.map(|i| p.get(i)));
-        let (solo, top2) = (of(0).expect("solo is held"), of(1));
+        };
+        let top2 = of(1);
         if let Some(top2) = top2 {
             bump(&mut self.mover_secures_second, top2[mover] == WIN);
         }
@@ -382,21 +396,19 @@ impl GameView for RaceView {
                 *plane = Some(tables.layer(name)?.values_plane()?);
             }
         }
-        let all = (0..game.size())
-            .into_par_iter()
-            .fold(Counts::default, |mut acc, s| {
-                acc.add(game, &planes, s);
-                acc
-            })
-            .reduce(Counts::default, Counts::merge);
+        let count = |movers: &(dyn Fn(u64) -> [bool; 3] + Sync)| {
+            (0..game.cc3p().placements())
+                .into_par_iter()
+                .fold(Counts::default, |mut acc, p| {
+                    acc.add_placement(game, &planes, p, movers(p));
+                    acc
+                })
+                .reduce(Counts::default, Counts::merge)
+        };
         let mut block = Map::new();
-        block.insert("all".into(), all.json());
+        block.insert("all".into(), count(&|_| [true; 3]).json());
         if let Some(reached) = reached {
-            let counts = reached.par_fold(
-                Counts::default,
-                |acc, s| acc.add(game, &planes, s),
-                Counts::merge,
-            );
+            let counts = count(&|p| std::array::from_fn(|m| reached.contains(p * 3 + m as u64)));
             block.insert("reachable".into(), counts.json());
         }
         let race = game.race();
@@ -422,5 +434,66 @@ impl GameView for RaceView {
         );
         out.insert("second_place".into(), Value::Object(block));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counts of one state as first written: each state rotated on its own.
+    fn add_state(acc: &mut Counts, game: &Cc3pRace, planes: &Planes, s: u64) {
+        let g = game.cc3p();
+        match game.node(s) {
+            Node::Illegal => {}
+            Node::Terminal { .. } => {
+                if planes[0].is_some() {
+                    acc.classes.get_or_insert_default()[0] += 1;
+                }
+            }
+            Node::Live { mover } => {
+                acc.live += 1;
+                let (r1, r2) = (g.rotate(s), g.rotate(g.rotate(s)));
+                acc.add_live(planes, [s, r2, r1], usize::from(mover));
+            }
+        }
+    }
+
+    /// By placement and state by state, every count agrees: over random values in every layer,
+    /// with every set of layers a run may hold, over all states and over a scattered subset (as
+    /// the census counts the reached states only).
+    #[test]
+    fn counting_by_placement_agrees_with_rotating_each_state() {
+        let game = Cc3pRace::new(1).unwrap();
+        let n = game.size();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let plane = |random: &mut dyn FnMut() -> u64| {
+            let values: Vec<u8> = (0..n).map(|_| [WIN, LOSS, DRAW][(random() % 3) as usize]).collect();
+            ValuesPlane::from_values(&values)
+        };
+        let chosen: Vec<bool> = (0..n).map(|_| random() % 3 == 0).collect();
+        for held in [[true; 4], [false, true, false, false], [true, true, false, false]] {
+            let planes: Planes = std::array::from_fn(|k| held[k].then(|| plane(&mut random)));
+            for subset in [false, true] {
+                let counted = |s: u64| !subset || chosen[s as usize];
+                let mut by_state = Counts::default();
+                for s in (0..n).filter(|&s| counted(s)) {
+                    add_state(&mut by_state, &game, &planes, s);
+                }
+                let mut by_placement = Counts::default();
+                for p in 0..game.cc3p().placements() {
+                    let movers = std::array::from_fn(|m| counted(p * 3 + m as u64));
+                    by_placement.add_placement(&game, &planes, p, movers);
+                }
+                assert_eq!(by_placement, by_state, "layers {held:?}, subset {subset}");
+                assert!(by_state.live > 0);
+            }
+        }
     }
 }
