@@ -88,6 +88,14 @@ fn cc3p() {
         g.name(),
         states.len() as f64 / cpu.elapsed().as_secs_f64() / 1e6
     );
+    // The summaries read a state's layers as each player (`rotate`: unrank, turn, rank).
+    let cpu = ThreadTime::now();
+    let turned = states.iter().fold(0u64, |acc, &i| acc ^ g.rotate(i));
+    println!(
+        "{} rotations: {:.2} M per CPU-second ({turned:x})",
+        g.name(),
+        states.len() as f64 / cpu.elapsed().as_secs_f64() / 1e6
+    );
     for (what, set) in [
         ("random indices", &states),
         ("states of random games", &walk),
