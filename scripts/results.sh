@@ -7,10 +7,11 @@
 #   nohup scripts/results.sh >/dev/null 2>&1 &
 # Notes:
 # 1. The run root (default: ../runs beside the checkout) holds each job's run directory, its
-#    logs (time.txt, disk.tsv, build.log from scripts/measure-run.sh) and bin/: the kingmaker
-#    binary of each commit the pipeline ran, copied out of target/ so that rebuilds never touch a
-#    running job. A job resumes from its checkpoint if it has one, builds if it has none, and is
-#    skipped when its results are written.
+#    logs (time.txt, disk.tsv, build.log from scripts/measure-run.sh), bin/: the kingmaker
+#    binary of each commit the pipeline ran, copied so that rebuilds never touch a running job,
+#    and src/: the worktree of the checkout's commit those binaries are built in (the first build
+#    on a machine compiles every crate, later ones only what changed). A job resumes from its
+#    checkpoint if it has one, builds if it has none, and is skipped when its results are written.
 # 2. The default jobs are the results docs/results.md does not have yet, shortest first, so that
 #    each lands as early as possible: the race's four layers of level 2 and their census (about
 #    5 hours here). Results already recorded run only when named (`scripts/results.sh run cc3p-2
