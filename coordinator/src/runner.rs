@@ -5,8 +5,8 @@
 use crate::cluster::Cluster;
 use crate::rundir::{write_json_atomically, Progress, RunDir, RunInfo};
 use crate::solve::{
-    adaptive_schedule, embedded_workers, solve_distributed, solve_layers, stop_on_signals, Ending,
-    SolveOptions, Solvers,
+    adaptive_schedule, embedded_workers, signals_end_at_once, solve_distributed, solve_layers,
+    stop_on_signals, Ending, SolveOptions, Solvers,
 };
 use crate::summary::{kept_summary, summarize};
 use anyhow::{Context, Result};
@@ -15,6 +15,7 @@ use kingmaker_kernel::options;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
 use kingmaker_tablefmt::Value;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Check the size and count options shared by `build` and `resume` (before anything is written)
@@ -141,7 +142,18 @@ pub fn solve_run_with(
             &next_layer,
         )?,
     };
+    // Every layer is written: a signal from now on ends the process at once, and a stop asked
+    // for while the last layer was written ends it here (in that order, so that no signal falls
+    // between the two). `resume` writes the summary.
+    signals_end_at_once();
     let tables = match ending {
+        Ending::Finished(_) if stop.load(Ordering::SeqCst) => {
+            println!(
+                "stopped; every layer is written: `kingmaker resume {}` writes the summary",
+                run.path.display()
+            );
+            return Ok(());
+        }
         Ending::Finished(tables) => tables,
         Ending::Stopped => {
             println!(

@@ -97,7 +97,8 @@ pub enum Ending {
 }
 
 /// Set while the process sets up (checking finished layers, building the game, allocating cells,
-/// restoring a checkpoint); cleared when the first wave closes.
+/// restoring a checkpoint); cleared when the first wave closes; set again once every layer is
+/// written ([`signals_end_at_once`]).
 static SETUP: std::sync::LazyLock<Arc<AtomicBool>> =
     std::sync::LazyLock::new(|| Arc::new(AtomicBool::new(true)));
 /// Set by the first SIGINT/SIGTERM once waves run.
@@ -127,6 +128,13 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
         let _ = SIGNALS.set(());
     }
     Ok(STOP.clone())
+}
+
+/// From now on a signal ends the process at once, as during setup: called once every layer is
+/// written, when what is left (the summary, with its census at level 2 the longest part of the
+/// build's end) is computed again by `resume` from the layers, so nothing is worth waiting for.
+pub fn signals_end_at_once() {
+    SETUP.store(true, Ordering::SeqCst);
 }
 
 /// Watches the waves of one layer: progress, checkpoints, the run manifest, stopping.

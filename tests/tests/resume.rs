@@ -1,6 +1,8 @@
 //! Fault tolerance of embedded builds: broken, then resumed to the uninterrupted build's tables.
 //! 1. The game is TOPPEN (3.4 million states, ~50 waves, a few seconds): long enough to be killed
 //!    mid-run, short enough to be rebuilt many times.
+//! 2. A stop while the layer is written takes cc2p 6×6 / 3, whose layer takes about two seconds to
+//!    write (TOPPEN's a tenth of one).
 
 use kingmaker_e2e::{
     assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, read_json,
@@ -537,4 +539,67 @@ fn a_checkpoint_manifest_naming_a_file_outside_its_directory_is_refused() {
         );
         assert_like_reference(&dir, how);
     }
+}
+
+/// A stop asked for while the last layer is written ends the build once the layer is, before its
+/// summary (at level 2 the summary and its census are the longest part of a build's end): exit 0,
+/// every layer kept, no summary.json; `resume` writes it from the layers, the same as an
+/// uninterrupted build's. The build is frozen (SIGSTOP) as soon as it is seen writing, so that
+/// the SIGTERM lands there and not in a wave.
+#[test]
+fn a_stop_while_the_last_layer_is_written_leaves_the_summary_to_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["cc2p", "--board", "6x6", "--pieces", "3"];
+    let whole = tmp.path().join("whole");
+    let mut args = vec!["build"];
+    args.extend(game);
+    args.extend(["--out", whole.to_str().unwrap()]);
+    kingmaker_ok(&args);
+    let dir = tmp.path().join("run");
+    let mut child = Command::new(bin("kingmaker"))
+        .arg("build")
+        .args(game)
+        .args(["--out", dir.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let progress = std::fs::read_to_string(dir.join("progress.json")).unwrap_or_default();
+        if progress.contains("\"phase\": \"writing\"") {
+            send_signal(child.id(), libc::SIGSTOP);
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the build ended before it wrote its layer"
+        );
+        assert!(start.elapsed() < HANG, "no writing phase: {progress}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    send_signal(child.id(), libc::SIGTERM);
+    send_signal(child.id(), libc::SIGCONT);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "a stop exits 0, got {}: {stdout}",
+        out.status
+    );
+    assert!(stdout.contains("every layer is written"), "{stdout}");
+    assert!(
+        !dir.join("summary.json").exists(),
+        "the stop ran the summary: {stdout}"
+    );
+    assert!(
+        dir.join("layers/solo.kmt").exists(),
+        "the layer was not kept"
+    );
+    kingmaker_ok(&["resume", dir.to_str().unwrap()]);
+    assert_eq!(
+        read_json(&dir.join("summary.json"))["layers"],
+        read_json(&whole.join("summary.json"))["layers"]
+    );
+    assert_same_tables(&dir, &whole);
 }
