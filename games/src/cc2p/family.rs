@@ -3,9 +3,9 @@
 
 use super::reduced::Cc2pReduced;
 use super::{Cc2p, TipRule, MAX_BOARD, MIN_BOARD};
-use kingmaker_kernel::Game;
 use crate::family::{first_player_wins, GameFamily};
 use crate::GameSpec;
+use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -28,7 +28,9 @@ pub struct Cc2pParams {
 /// "7x7" -> 7.
 fn parse_board(text: &str) -> Result<u8, String> {
     let bad = || {
-        format!("board {text:?} is not of the form MxM with M in {MIN_BOARD}..={MAX_BOARD} (e.g. 7x7)")
+        format!(
+            "board {text:?} is not of the form MxM with M in {MIN_BOARD}..={MAX_BOARD} (e.g. 7x7)"
+        )
     };
     let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
     let (a, b): (u8, u8) = (

@@ -7,22 +7,22 @@
 use kingmaker_kernel::{Game, Node};
 
 mod family;
-pub use family::{Cc2pReducedParams, Cc2pParams};
+pub use family::{Cc2pParams, Cc2pReducedParams};
 mod board;
 mod count;
-pub mod reduced;
 mod mirror;
 mod moves;
 mod notation;
 mod rank;
+pub mod reduced;
 mod rules;
 #[cfg(test)]
 mod tests;
 mod zones;
 
+use crate::combinatorics::Pascal;
 use board::Cell;
 pub use count::count_fields;
-use crate::combinatorics::Pascal;
 use rank::BUCKETS;
 
 /// Smallest supported board side.

@@ -1,8 +1,8 @@
 //! The position notation `0:<cells>;1:<cells>;<mover>` (docs/cc2p-notation.md), move texts and
 //! ASCII pictures of the diamond.
 
-use crate::drawing::Drawing;
 use super::{bit, bits, Cc2p, Cc2pError, Cells, Pos};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use serde_json::{json, Map, Value};
 

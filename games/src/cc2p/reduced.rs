@@ -394,8 +394,7 @@ impl Game for Cc2pReduced {
     }
 
     fn successor_count(&self, h: u64) -> usize {
-        self.full
-            .successor_count_of(&self.expand_swapped(h))
+        self.full.successor_count_of(&self.expand_swapped(h))
     }
 
     fn alternates_sides(&self) -> bool {

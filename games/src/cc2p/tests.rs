@@ -77,7 +77,10 @@ fn geometry() {
         g4.cells[4].nb,
         [1, 2, 3, 5, 7, 8].iter().map(|&c| bit(c)).sum::<Cells>()
     );
-    assert_eq!(g4.cells[6].nb, [3, 7, 10].iter().map(|&c| bit(c)).sum::<Cells>());
+    assert_eq!(
+        g4.cells[6].nb,
+        [3, 7, 10].iter().map(|&c| bit(c)).sum::<Cells>()
+    );
     let mut jumps4: Vec<(u8, u8)> = g4.cells[4].jumps[..g4.cells[4].nj as usize].to_vec();
     jumps4.sort();
     assert_eq!(jumps4, vec![(7, 10), (8, 12)]);
@@ -88,15 +91,24 @@ fn start_areas_and_tip_cells() {
     let g6 = g(4, 6);
     assert_eq!(g6.start[0], 0b111111);
     assert_eq!(g6.start[1], 0b111111 << 10);
-    assert_eq!(g6.block[0], [10, 12, 13, 14].iter().map(|&c| bit(c)).sum::<Cells>());
-    assert_eq!(g6.block[1], [1, 2, 3, 5].iter().map(|&c| bit(c)).sum::<Cells>());
+    assert_eq!(
+        g6.block[0],
+        [10, 12, 13, 14].iter().map(|&c| bit(c)).sum::<Cells>()
+    );
+    assert_eq!(
+        g6.block[1],
+        [1, 2, 3, 5].iter().map(|&c| bit(c)).sum::<Cells>()
+    );
     let g5 = g(7, 5);
     assert_eq!(
         g5.start[1],
         [43, 44, 45, 46, 47].iter().map(|&c| bit(c)).sum::<Cells>()
     );
     let g4 = g(7, 4);
-    assert_eq!(g4.goal[1], [0, 1, 2, 4].iter().map(|&c| bit(c)).sum::<Cells>());
+    assert_eq!(
+        g4.goal[1],
+        [0, 1, 2, 4].iter().map(|&c| bit(c)).sum::<Cells>()
+    );
     let s = g(7, 3).start_index();
     assert_eq!(g(7, 3).format_position(s), "0:0,1,2;1:46,47,48;0");
 }
@@ -400,7 +412,10 @@ fn check_state(game: &Cc2p, i: u64) {
     assert_eq!(p.o[0].count_ones(), game.k as u32);
     assert_eq!(p.o[1].count_ones(), game.k as u32);
     assert_eq!(p.o[0] & p.o[1], 0);
-    assert_eq!(p.o[0] | p.o[1], (p.o[0] | p.o[1]) & all_cells(game.n as usize));
+    assert_eq!(
+        p.o[0] | p.o[1],
+        (p.o[0] | p.o[1]) & all_cells(game.n as usize)
+    );
     assert_eq!(game.rank(&p), i);
     crate::conformance::check_state(game, i);
 
@@ -526,7 +541,11 @@ fn colex_unrank_at_bucket_edges() {
             assert!(set.windows(2).all(|w| w[0] < w[1]), "k={k} r={r} {set:?}");
             let mask = set.iter().map(|&c| bit(c as usize)).sum();
             assert_eq!(game.colex(mask), r, "k={k}");
-            assert_eq!(game.choose.colex_unrank(r, k as usize), mask as u128, "k={k} r={r}");
+            assert_eq!(
+                game.choose.colex_unrank(r, k as usize),
+                mask as u128,
+                "k={k} r={r}"
+            );
         }
     }
 }
@@ -542,7 +561,10 @@ fn notation_doc_matches_the_code() {
     assert!(doc.contains(&game.picture(game.start_index())));
     assert_eq!(
         game.cells[12].nb,
-        [11, 13, 7, 8, 17, 18].iter().map(|&c| bit(c)).sum::<Cells>()
+        [11, 13, 7, 8, 17, 18]
+            .iter()
+            .map(|&c| bit(c))
+            .sum::<Cells>()
     );
     let i = game.parse_position("0:0,1,12;1:18,32,48;0").unwrap();
     let moves: Vec<String> = game.moves(i).into_iter().map(|m| m.0).collect();

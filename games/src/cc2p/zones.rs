@@ -4,8 +4,8 @@
 //!    read once and written once more whatever the number of zones, and a zone's memory is its own
 //!    states. What a block answers: docs/cc2p-notation.md, `zones.rs`.
 
-use super::reduced::Cc2pReduced;
 use super::mirror::Kind;
+use super::reduced::Cc2pReduced;
 use super::{bit, Cells, K_MAX};
 use crate::combinatorics::next_subset;
 use crate::reduction::ReadRouted;
@@ -102,7 +102,11 @@ impl Cc2pReduced {
         depth: &mut [u16],
     ) -> anyhow::Result<()> {
         let row = 2 * self.full().sets1 as usize;
-        assert_eq!(values.len() as u64, zone.end - zone.start, "one value per state");
+        assert_eq!(
+            values.len() as u64,
+            zone.end - zone.start,
+            "one value per state"
+        );
         assert_eq!(values.len(), depth.len(), "values and depths come in pairs");
         let rows = self.rows(&zone);
         let (mut sv, mut sd) = (Vec::new(), Vec::new());
@@ -184,7 +188,8 @@ impl Cc2pReduced {
     #[inline]
     fn answers(&self, r: &Row, b: &Block) -> usize {
         let sets1 = self.full().sets1 as usize;
-        let side = |s: &Side| (r.cells & s.turned == 0) as usize + (r.rank == s.rank) as usize * sets1;
+        let side =
+            |s: &Side| (r.cells & s.turned == 0) as usize + (r.rank == s.rank) as usize * sets1;
         side(&b.lower) + b.higher.as_ref().map_or(0, side)
     }
 

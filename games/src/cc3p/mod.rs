@@ -12,9 +12,9 @@ mod jumps;
 mod moves;
 mod notation;
 mod rank;
-pub mod view;
 #[cfg(test)]
 mod tests;
+pub mod view;
 
 use kingmaker_kernel::{Game, Node};
 

@@ -4,10 +4,10 @@
 //! (increasing x). A position is `A:<cells>;B:<cells>;C:<cells>;<mover>`, e.g.
 //! `A:c6,c7,d6;B:c1,c2,d1;C:h1,h2,i1;A` (the start of level 2, also written `start`).
 
-use crate::drawing::Drawing;
 use super::{cell_name_picture, Cc3p, Cc3pError, PLAYERS};
-use kingmaker_kernel::{Game, Node};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
+use kingmaker_kernel::{Game, Node};
 use serde_json::{json, Map, Value};
 
 impl Cc3p {

@@ -656,7 +656,8 @@ impl RankTables {
                         })
                         .sum();
                     r = r.wrapping_add(
-                        g.off.wrapping_add(rh.wrapping_mul(g.hex_mul))
+                        g.off
+                            .wrapping_add(rh.wrapping_mul(g.hex_mul))
                             .wrapping_add(l.rp.wrapping_mul(g.block))
                             & exists,
                     );

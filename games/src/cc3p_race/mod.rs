@@ -12,8 +12,8 @@ pub mod view;
 
 pub use family::Cc3pRaceParams;
 
-use crate::drawing::Drawing;
 use crate::cc3p::Cc3p;
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, LOSS, WIN};
 use second::Second;

@@ -8,9 +8,9 @@ use crate::cc3p::Cc3p;
 use crate::conformance::check_solve;
 use crate::family::GameFamily;
 use crate::notation::Notation;
+use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, DRAW, ILLEGAL, LOSS, WIN};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::SplitMix64;
-use kingmaker_kernel::{solve_in_memory, Game, Layer, Node, DRAW, ILLEGAL, LOSS, WIN};
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -27,7 +27,10 @@ fn linked_both_ways(g: &impl Game, i: u64) {
     for &p in &ups {
         let mut fwd = Vec::new();
         g.successors(p, &mut fwd);
-        assert!(fwd.contains(&i), "{p} is listed as a parent of {i} but has no move to it");
+        assert!(
+            fwd.contains(&i),
+            "{p} is listed as a parent of {i} but has no move to it"
+        );
     }
     let mut sorted = kids.clone();
     sorted.sort_unstable();
@@ -231,7 +234,10 @@ fn level_1_agrees_with_a_plain_solver() {
             Some(_) => 1,
         }] += 1;
     }
-    assert!(seen[0] > 0 && seen[1] > 0 && seen[2] == 0, "races: {seen:?}");
+    assert!(
+        seen[0] > 0 && seen[1] > 0 && seen[2] == 0,
+        "races: {seen:?}"
+    );
     for layer in (Cc3pRaceParams { level: 1 }).layers() {
         let plain = plain_values(
             &states,

@@ -5,13 +5,13 @@
 //! the win to one opponent and keep second place).
 
 use super::Cc3pRace;
+use crate::reading::Answer;
 use crate::view::{stopped_search, GameView, Labels, Solved};
 use crate::AnyGame;
+use crate::Notation;
 use anyhow::Result;
 use kingmaker_kernel::reach::reachable_resumable;
 use kingmaker_kernel::{Game, Node, DRAW, LOSS, WIN};
-use crate::reading::Answer;
-use crate::Notation;
 use kingmaker_tablefmt::layer::{LayerTable, ValuesPlane};
 use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
@@ -70,7 +70,13 @@ impl Counts {
     /// legal states; the reached ones for the census). A placement's three states share its
     /// rotations, R(p·3 + m) = R(p)·3 + (m + 1) mod 3, so each placement is rotated once for its
     /// three movers and its values are read from three places, not nine (as cc3p's classes).
-    fn add_placement(&mut self, game: &Cc3pRace, planes: &Planes, placement: u64, movers: [bool; 3]) {
+    fn add_placement(
+        &mut self,
+        game: &Cc3pRace,
+        planes: &Planes,
+        placement: u64,
+        movers: [bool; 3],
+    ) {
         let counted = movers.iter().filter(|&&m| m).count() as u64;
         if counted == 0 {
             return;
@@ -123,7 +129,10 @@ impl Counts {
         self.classes.get_or_insert_default()[class] += 1;
         let kingmaker = class == 3;
         if let Some(top2) = top2 {
-            bump(&mut self.kingmaker_secure_second, kingmaker && top2.contains(&WIN));
+            bump(
+                &mut self.kingmaker_secure_second,
+                kingmaker && top2.contains(&WIN),
+            );
             bump(
                 &mut self.kingmaker_all_to_third,
                 kingmaker && top2.iter().all(|&v| v == LOSS),
@@ -219,7 +228,8 @@ impl Labels for RaceLabels {
             };
             return Ok(json!({"kind": "race", "value": "-", "depth": 0, "says": says}));
         };
-        let a = answers(game, &self.files, index).map_err(|e| FormatError::Corrupt(format!("{e:#}")))?;
+        let a = answers(game, &self.files, index)
+            .map_err(|e| FormatError::Corrupt(format!("{e:#}")))?;
         let g = game.cc3p();
         let as_a = [index, g.rotate(g.rotate(index)), g.rotate(index)];
         let top2 = &self.files[1];
@@ -331,12 +341,19 @@ impl GameView for RaceView {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        println!("position {}  (index {index})", out["position"].as_str().unwrap_or(""));
+        println!(
+            "position {}  (index {index})",
+            out["position"].as_str().unwrap_or("")
+        );
         println!("{}", game.picture(index));
         println!("{status}");
         println!("  {}", line(&out["answers"]));
         for m in moves {
-            println!("move {:<16} -> {}", m["move"].as_str().unwrap_or(""), m["position"].as_str().unwrap_or(""));
+            println!(
+                "move {:<16} -> {}",
+                m["move"].as_str().unwrap_or(""),
+                m["position"].as_str().unwrap_or("")
+            );
             println!("    {}", line(&m["answers"]));
         }
         Ok(())
@@ -474,11 +491,17 @@ mod tests {
             seed
         };
         let plane = |random: &mut dyn FnMut() -> u64| {
-            let values: Vec<u8> = (0..n).map(|_| [WIN, LOSS, DRAW][(random() % 3) as usize]).collect();
+            let values: Vec<u8> = (0..n)
+                .map(|_| [WIN, LOSS, DRAW][(random() % 3) as usize])
+                .collect();
             ValuesPlane::from_values(&values)
         };
         let chosen: Vec<bool> = (0..n).map(|_| random() % 3 == 0).collect();
-        for held in [[true; 4], [false, true, false, false], [true, true, false, false]] {
+        for held in [
+            [true; 4],
+            [false, true, false, false],
+            [true, true, false, false],
+        ] {
             let planes: Planes = std::array::from_fn(|k| held[k].then(|| plane(&mut random)));
             for subset in [false, true] {
                 let counted = |s: u64| !subset || chosen[s as usize];

@@ -1,11 +1,11 @@
 //! Positions as rows of discs, top row first (`..../..../.O../.XX.`: `X`, `O`, `.` for empty),
 //! moves as the column's number (1 the leftmost), and pictures (docs/connect4.md).
 
-use crate::drawing::Drawing;
 use super::index::Discs;
 use super::{Connect4, Connect4Error, DRAW_OUTCOME};
-use kingmaker_kernel::{Game, Node};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
+use kingmaker_kernel::{Game, Node};
 use serde_json::{json, Map, Value};
 
 const NAMES: [char; 2] = ['X', 'O'];
@@ -48,7 +48,11 @@ impl Notation for Connect4 {
         let (w, h) = (self.cols.width, self.cols.height);
         let rows: Vec<&str> = text.trim().split('/').collect();
         if rows.len() != h {
-            return Err(bad(format!("{} rows; this board has {h}, top row first", rows.len())).into());
+            return Err(bad(format!(
+                "{} rows; this board has {h}, top row first",
+                rows.len()
+            ))
+            .into());
         }
         let mut d = Discs {
             discs: [0, 0],
@@ -124,7 +128,9 @@ impl Notation for Connect4 {
             let cells: Vec<String> = row.chars().map(String::from).collect();
             out += &format!(" {}\n", cells.join(" "));
         }
-        let numbers: Vec<String> = (1..=self.cols.width).map(|c| (c % 10).to_string()).collect();
+        let numbers: Vec<String> = (1..=self.cols.width)
+            .map(|c| (c % 10).to_string())
+            .collect();
         out += &format!(" {}\n", numbers.join(" "));
         out
     }

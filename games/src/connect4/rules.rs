@@ -1,8 +1,8 @@
 //! The rules on the index: fours, classification, moves and unmoves.
 
+use super::index::Discs;
 use super::{Connect4, DRAW_OUTCOME};
 use kingmaker_kernel::{Game, Node};
-use super::index::Discs;
 
 impl Connect4 {
     /// Every line of `connect` cells on the board: across, up and both diagonals.

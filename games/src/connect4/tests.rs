@@ -3,11 +3,11 @@
 //! notation's round trips are the conformance suite's (`games/src/conformance.rs`).
 
 use super::*;
-use kingmaker_kernel::{Game, Node};
-use kingmaker_kernel::{solve_in_memory, DRAW, LOSS, WIN};
-use crate::notation::Notation;
 use crate::family::GameFamily;
+use crate::notation::Notation;
 use family::Connect4Params;
+use kingmaker_kernel::{solve_in_memory, DRAW, LOSS, WIN};
+use kingmaker_kernel::{Game, Node};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -18,7 +18,10 @@ fn every_index_decodes_and_encodes_back() {
     for i in 0..g.size() {
         assert_eq!(g.cols.encode(&g.cols.decode(i)), i);
     }
-    assert!(Connect4::new(8, 8, 4).is_err(), "(2^9 - 1)^8 indices exceed 2^40");
+    assert!(
+        Connect4::new(8, 8, 4).is_err(),
+        "(2^9 - 1)^8 indices exceed 2^40"
+    );
     assert!(Connect4::new(4, 4, 1).is_err());
 }
 
@@ -44,7 +47,12 @@ fn positions_read_as_written() {
     let won = g.parse_position("O.../O.../OX../OXXX").unwrap();
     assert_eq!(g.node(won), Node::Terminal { outcome: 1 });
     let full = g.parse_position("OXOX/OXOX/XOXO/XOXO").unwrap();
-    assert_eq!(g.node(full), Node::Terminal { outcome: DRAW_OUTCOME });
+    assert_eq!(
+        g.node(full),
+        Node::Terminal {
+            outcome: DRAW_OUTCOME
+        }
+    );
     assert_eq!(g.outcome_text(DRAW_OUTCOME), "a draw: the board is full");
 }
 
@@ -67,19 +75,21 @@ fn minimax(
             continue;
         };
         grid[row][col] = to_move + 1;
-        let won = [(1i64, 0i64), (0, 1), (1, 1), (1, -1)].iter().any(|&(dc, dr)| {
-            let run = |sign: i64| {
-                (1..connect as i64)
-                    .take_while(|k| {
-                        let (c, r) = (col as i64 + sign * dc * k, row as i64 + sign * dr * k);
-                        (0..width as i64).contains(&c)
-                            && (0..height as i64).contains(&r)
-                            && grid[r as usize][c as usize] == to_move + 1
-                    })
-                    .count()
-            };
-            1 + run(1) + run(-1) >= connect
-        });
+        let won = [(1i64, 0i64), (0, 1), (1, 1), (1, -1)]
+            .iter()
+            .any(|&(dc, dr)| {
+                let run = |sign: i64| {
+                    (1..connect as i64)
+                        .take_while(|k| {
+                            let (c, r) = (col as i64 + sign * dc * k, row as i64 + sign * dr * k);
+                            (0..width as i64).contains(&c)
+                                && (0..height as i64).contains(&r)
+                                && grid[r as usize][c as usize] == to_move + 1
+                        })
+                        .count()
+                };
+                1 + run(1) + run(-1) >= connect
+            });
         let v = if won {
             if to_move == 0 {
                 1
@@ -125,7 +135,14 @@ fn the_kernel_agrees_with_plain_minimax_on_every_reachable_position() {
         let o_wins = solve_in_memory(&game, &layers[1], 2).values;
         let (w, h) = (width as usize, height as usize);
         let mut memo = HashMap::new();
-        minimax(&mut vec![vec![0; w]; h], w, h, connect as usize, 0, &mut memo);
+        minimax(
+            &mut vec![vec![0; w]; h],
+            w,
+            h,
+            connect as usize,
+            0,
+            &mut memo,
+        );
         assert!(memo.len() > 100);
         for (grid, &v) in &memo {
             let text: Vec<String> = grid
@@ -159,6 +176,9 @@ fn tromps_smallest_boards_are_draws() {
             0,
             "{width}x{height}"
         );
-        assert_ne!(x_wins.values[start as usize], DRAW, "no cycles: all decided");
+        assert_ne!(
+            x_wins.values[start as usize], DRAW,
+            "no cycles: all decided"
+        );
     }
 }

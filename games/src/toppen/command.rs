@@ -4,13 +4,13 @@
 //! 2. `--report FILE` (with `--all`) writes a Markdown section answering the questions of
 //!    `docs/toppen.md` (scripts/toppen-report.sh assembles that page).
 
-use kingmaker_tablefmt::release::manifest::thousands;
+use crate::toppen::{census, Terrain, Toppen};
 use crate::view::Solved;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use crate::toppen::{census, Terrain, Toppen};
 use kingmaker_kernel::Game;
 use kingmaker_tablefmt::layer::ValuesPlane;
+use kingmaker_tablefmt::release::manifest::thousands;
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -7,8 +7,8 @@
 mod family;
 pub use family::ToppenParams;
 pub mod catalogue;
-pub mod command;
 pub mod census;
+pub mod command;
 pub mod index;
 pub mod moves;
 pub mod notation;

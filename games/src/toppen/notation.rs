@@ -3,11 +3,11 @@
 //! 1. Indices are written on their class's representative drawing, so parsing that text gives the
 //!    same index back; a move is `from-to` in that drawing's cell names (`a1` top left), or `pass`.
 
-use crate::drawing::Drawing;
 use super::catalogue::MAX_V;
 use super::index::State;
 use super::polyomino::{adjacency, connected, parse_cells, spec_of, Cell, TILES};
 use super::{Toppen, ToppenError};
+use crate::drawing::Drawing;
 use crate::notation::Notation;
 use serde_json::{json, Map, Value};
 

@@ -3,13 +3,13 @@
 //! each player's solo W/L/D, the classes of the states first reached at each ply and a witness of
 //! every class at depth 9.
 
-use crate::view::{stopped_search, Solved};
-use kingmaker_kernel::reach::{reachable_resumable, Bitmap, ReachCheckpoints};
-use anyhow::Result;
+use crate::cc3p::answers::Class;
 use crate::cc3p::Cc3p;
+use crate::view::{stopped_search, Solved};
+use anyhow::Result;
+use kingmaker_kernel::reach::{reachable_resumable, Bitmap, ReachCheckpoints};
 use kingmaker_kernel::{Game, Node};
 use kingmaker_kernel::{DRAW, ILLEGAL, WIN};
-use crate::cc3p::answers::Class;
 use kingmaker_tablefmt::layer::ValuesPlane;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -224,7 +224,12 @@ fn reached_from_start(
 }
 
 /// Add `classes`, `spoiler_draw_by_player` and with `reach` the `reachable` block to `s`.
-pub fn summarize(tables: &dyn Solved, game: &Cc3p, reach: bool, s: &mut Map<String, Value>) -> Result<()> {
+pub fn summarize(
+    tables: &dyn Solved,
+    game: &Cc3p,
+    reach: bool,
+    s: &mut Map<String, Value>,
+) -> Result<()> {
     let solo = tables.layer("solo")?.values_plane()?;
     // The search first: it is what a stop checkpoints, so a resumed census is back in it after
     // the layers' checks, not after the count of every state's class as well (12 min at level 2).
@@ -459,12 +464,14 @@ mod tests {
         .unwrap();
         assert!(stopped.is_none());
         assert!(!stop.armed(), "disarmed once the search returned");
-        let cp = ReachCheckpoints {
-            stop: None,
-            ..cp
-        };
-        let resumed = reached_from_start(&game, &plane, Some(&cp)).unwrap().unwrap();
-        assert_eq!(resumed.counted.classes_per_depth, whole.counted.classes_per_depth);
+        let cp = ReachCheckpoints { stop: None, ..cp };
+        let resumed = reached_from_start(&game, &plane, Some(&cp))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            resumed.counted.classes_per_depth,
+            whole.counted.classes_per_depth
+        );
         assert_eq!(resumed.counted.witness, whole.counted.witness);
         assert_eq!(resumed.per_depth, whole.per_depth);
         assert_eq!(resumed.reached.count(), whole.reached.count());
@@ -489,7 +496,8 @@ mod tests {
             }
         }
         let mut levels = 0;
-        let (bits, per_depth) = kingmaker_kernel::reach::reachable(&game, start, |_, _| levels += 1);
+        let (bits, per_depth) =
+            kingmaker_kernel::reach::reachable(&game, start, |_, _| levels += 1);
         assert_eq!(bits.count(), seen.len() as u64);
         assert!(seen.iter().all(|&s| bits.contains(s)));
         assert_eq!(per_depth.iter().sum::<u64>(), seen.len() as u64);

@@ -5,7 +5,8 @@
 //!    and the census over a uniform sample of states, each followed to its end.
 
 use super::preferences::{
-    follow, follow_until, line, move_texts, outcomes, Outcome, Rule, AT_HAND_STATES, ENDLESS, ILLEGAL,
+    follow, follow_until, line, move_texts, outcomes, Outcome, Rule, AT_HAND_STATES, ENDLESS,
+    ILLEGAL,
 };
 use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
 use crate::cc3p::Cc3p;
@@ -302,7 +303,11 @@ impl Census {
     fn add(&mut self, w: Outcome, class: Class, mover: Option<u8>) {
         self.all[usize::from(w)] += 1;
         let Some(mover) = mover else { return };
-        let seat = if w == ENDLESS { 3 } else { usize::from((w + 3 - mover) % 3) };
+        let seat = if w == ENDLESS {
+            3
+        } else {
+            usize::from((w + 3 - mover) % 3)
+        };
         self.by_seat[seat] += 1;
         if class == Class::Kingmaker {
             self.kingmaker[usize::from(w)] += 1;
@@ -356,7 +361,11 @@ const SEATS: [(&str, &str); 4] = [
 ];
 
 fn seats_json(c: &[u64; 4]) -> Value {
-    SEATS.iter().zip(c).map(|((k, _), &n)| ((*k).to_string(), json!(n))).collect()
+    SEATS
+        .iter()
+        .zip(c)
+        .map(|((k, _), &n)| ((*k).to_string(), json!(n)))
+        .collect()
 }
 
 fn outcome_name(o: u8) -> String {

@@ -3,14 +3,14 @@
 //! against the longest resistance; where one can hold a draw alone, the cycle that holds it.
 
 use super::preferences::{all_at_hand, choices_json, outcomes_json, Outcomes, Rule};
-use crate::view::ApiError;
-use crate::view::two_player::line_json;
-use crate::view::Labels;
-use crate::cc3p::Cc3p;
-use crate::AnyGame;
 use crate::cc3p::answers::Class;
 use crate::cc3p::answers::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::cc3p::Cc3p;
 use crate::reading::{Answer, Value as Outcome};
+use crate::view::two_player::line_json;
+use crate::view::ApiError;
+use crate::view::Labels;
+use crate::AnyGame;
 use kingmaker_tablefmt::{FormatError, Lookup};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! Level 1 solved in memory, for the unit tests of the classes and the preference rules.
 
+use crate::cc3p::answers::Cc3pTables;
 use crate::cc3p::{Cc3p, Cc3pParams};
 use crate::GameSpec;
 use kingmaker_kernel::solve_in_memory;
-use crate::cc3p::answers::Cc3pTables;
 use kingmaker_tablefmt::{FormatError, Lookup};
 use std::sync::Arc;
 

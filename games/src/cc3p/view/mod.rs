@@ -13,12 +13,12 @@ pub mod preferences;
 mod query;
 mod report;
 
-use crate::view::{GameView, Labels};
-use crate::view::Solved;
-use anyhow::Result;
-use crate::cc3p::Cc3p;
-use crate::AnyGame;
 use crate::cc3p::answers::Cc3pTables;
+use crate::cc3p::Cc3p;
+use crate::view::Solved;
+use crate::view::{GameView, Labels};
+use crate::AnyGame;
+use anyhow::Result;
 use kingmaker_tablefmt::Lookup;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -73,7 +73,11 @@ impl GameView for Cc3pView {
          Kingmaker P for Q: P can hand Q the win although Q cannot force it alone. Click a piece of the side to move to see its moves, then a highlighted cell to play one.".into()
     }
 
-    fn report(&self, _tables: &dyn Solved, summary: &Value) -> Result<Vec<crate::view::report::Section>> {
+    fn report(
+        &self,
+        _tables: &dyn Solved,
+        summary: &Value,
+    ) -> Result<Vec<crate::view::report::Section>> {
         Ok(report::sections(summary))
     }
 

@@ -4,11 +4,11 @@
 //! (level 1), else by following each rule from the position.
 
 use super::preferences::{all_at_hand, followed_json, outcomes_json};
-use anyhow::Result;
-use crate::cc3p::Cc3p;
-use kingmaker_kernel::{Game, Node};
 use crate::cc3p::answers::{answers as try_answers, Answers, Cc3pTables, PLAYERS};
+use crate::cc3p::Cc3p;
 use crate::reading::Value;
+use anyhow::Result;
+use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 

@@ -52,7 +52,10 @@ pub fn sections(summary: &Value) -> Vec<Section> {
                     .iter()
                     .enumerate()
                     .map(|(ply, c)| {
-                        (ply as f64, 100.0 * count(c, k) as f64 / total(c).max(1) as f64)
+                        (
+                            ply as f64,
+                            100.0 * count(c, k) as f64 / total(c).max(1) as f64,
+                        )
                     })
                     .collect();
                 (name.to_string(), points)
