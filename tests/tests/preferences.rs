@@ -1,8 +1,8 @@
 //! `kingmaker preferences` on level 1 through the binary: the outcomes of docs/results.md ("Who
 //! wins when the losers choose") for every rule, and that each census covers the 1,587 legal
 //! states and the 240 kingmaker states; and the sampled census that level 2 gets, which must
-//! agree with the exact one within its error; a sample of 0 refused, one as large as the game
-//! counted exactly.
+//! agree with the exact one within its error; the census by walks from every placement, which
+//! must be the exact one; a sample of 0 refused, one as large as the game counted exactly.
 
 use kingmaker_e2e::{kingmaker_ok, path_str};
 use serde_json::Value;
@@ -50,6 +50,16 @@ fn level_1_outcomes_under_every_rule() {
             assert_eq!(r["start"]["line"].as_array().unwrap().len(), plies as usize);
         }
     }
+    // Every state counted by walks from every placement (what level 2 gets on a server): the
+    // same census and start as the retrograde pass, rule by rule.
+    let walked: Vec<Value> = serde_json::from_str(&kingmaker_ok(&[
+        "preferences",
+        path_str(&run),
+        "--all-states",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(walked, out);
     // The census of a uniform sample (what level 2 gets): every share within four standard
     // errors of the exact one, the start's line the same. Fewer than the game's 1,662 states:
     // a sample as large as the game is the exact census.

@@ -103,17 +103,36 @@ pub fn answers<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Answ
         enable[p][(p + 1) % 3] = read(&t.enable_ab, i)?;
         enable[p][(p + 2) % 3] = read(&t.enable_ac, i)?;
     }
-    let class = match game.node(s) {
+    Ok(Answers {
+        solo,
+        enable,
+        class: class_from(game.node(s), &solo),
+    })
+}
+
+/// The class of `s` alone: its three `solo` answers, where [`answers`] reads all twelve.
+pub fn class<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, s: u64) -> Result<Class, FormatError> {
+    let node = game.node(s);
+    if !matches!(node, Node::Live { .. }) {
+        return Ok(Class::Terminal);
+    }
+    let r1 = game.rotate(s);
+    let r2 = game.rotate(r1);
+    let mut solo = [Answer::ILLEGAL; 3];
+    for (a, i) in solo.iter_mut().zip([s, r2, r1]) {
+        *a = Answer::read(&t.solo, i, t.depths)?;
+    }
+    Ok(class_from(node, &solo))
+}
+
+/// The class of a state of `node` whose players' `solo` answers are `solo`.
+fn class_from(node: Node, solo: &[Answer; 3]) -> Class {
+    match node {
         Node::Illegal | Node::Terminal { .. } => Class::Terminal,
         Node::Live { .. } if solo.iter().any(|a| a.value == Value::Win) => Class::SoloWin,
         Node::Live { .. } if solo.iter().any(|a| a.value == Value::Draw) => Class::SpoilerDraw,
         Node::Live { .. } => Class::Kingmaker,
-    };
-    Ok(Answers {
-        solo,
-        enable,
-        class,
-    })
+    }
 }
 
 /// One of the twelve questions at a state: P alone, or P handing the win to Q.

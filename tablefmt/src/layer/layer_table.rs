@@ -109,7 +109,7 @@ impl LayerTable {
     }
 
     /// The table as its messages name it (its first file).
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         self.parts[0].1.name()
     }
 
@@ -224,7 +224,7 @@ impl Lookup for LayerTable {
 mod tests {
     use super::*;
     use crate::layer::depth::DepthCode;
-    use crate::layer::{LayerWriter, ENCODING_PACKED};
+    use crate::layer::{BytePlane, LayerWriter, ENCODING_PACKED};
 
     fn write(dir: &std::path::Path, name: &str, values: &[u8], depth: &[u16]) -> LayerFile {
         let path = dir.join(format!("{name}.kmt"));
@@ -299,10 +299,47 @@ mod tests {
         );
         assert_eq!(parted.find_first(|_, d| d == 999).unwrap(), Some(700));
         assert!(parted.get(n as u64).is_err());
+        // A depth of 999 does not fit a byte.
+        assert!(BytePlane::of(&parted).is_err());
         assert!(parted.read_states(990, &mut [0u8; 11], &mut []).is_err());
         // Depths asked for, but not one for each value: refused, as a file refuses it.
         assert!(parted
             .read_states(0, &mut [0u8; 4], &mut [0u16; 3])
             .is_err());
+    }
+
+    /// A table in parts held one byte per state reads as the table, state by state.
+    #[test]
+    fn a_byte_plane_reads_as_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3000usize;
+        let values: Vec<u8> = (0..n).map(|i| ((i * 5 + i / 11) % 4) as u8).collect();
+        let depth: Vec<u16> = (0..n)
+            .map(|i| match values[i] {
+                1 | 2 => (i % 127) as u16,
+                _ => 0,
+            })
+            .collect();
+        let cuts = [0, 7, 1100, n];
+        let parts = cuts
+            .windows(2)
+            .enumerate()
+            .map(|(k, w)| {
+                write(
+                    dir.path(),
+                    &format!("p{k}"),
+                    &values[w[0]..w[1]],
+                    &depth[w[0]..w[1]],
+                )
+            })
+            .collect();
+        let id = LayerIdentity::new(serde_json::json!({"game": "test"}), "solo");
+        let table = LayerTable::in_parts(id, parts).unwrap();
+        let plane = BytePlane::of(&table).unwrap();
+        assert_eq!(plane.states(), n as u64);
+        for i in 0..n as u64 {
+            assert_eq!(plane.lookup(i).unwrap(), table.get(i).unwrap(), "state {i}");
+        }
+        assert!(plane.lookup(n as u64).is_err());
     }
 }

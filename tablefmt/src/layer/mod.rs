@@ -4,6 +4,7 @@
 //!    docs/format.md, "Layer files", describes every byte.
 
 pub mod block;
+mod byte_plane;
 pub mod depth;
 pub mod grouping;
 pub mod header;
@@ -17,6 +18,7 @@ mod values;
 mod writer;
 
 pub use block::{pack_values, unpack_values, Block};
+pub use byte_plane::{BytePlane, BYTE_PLANE_MAX_DEPTH};
 pub use header::{LayerHeader, HEADER_LEN, LAYER_MAGIC, LAYER_VERSION};
 pub use identity::LayerIdentity;
 pub use index::{BlockEntry, INDEX_ENTRY_LEN};

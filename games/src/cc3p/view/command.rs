@@ -1,19 +1,25 @@
-//! `kingmaker preferences DIR [--rule RULE]... [--sample N] [--json]`: who wins a cc3p build when
+//! `kingmaker preferences DIR [--rule RULE]... [--sample N | --all-states] [--json]`: who wins a cc3p build when
 //! every player follows a preference rule (docs/rules.md §1.4): the outcome census over all states
 //! and the kingmaker states, how often the last mover gets the win, the start's outcome and line.
 //! 1. A game too large to hold every state's outcome (level 2) gets the start's outcome exactly
-//!    and the census over a uniform sample of states, each followed to its end.
+//!    and the census over a uniform sample of states, each followed to its end; with
+//!    `--all-states`, where memory holds its layers a byte per state, the exact census by walks
+//!    (`every_placement.rs`).
 
+use super::every_placement::census_by_walks;
 use super::preferences::{
     follow, follow_until, line, move_texts, outcomes, Outcome, Rule, AT_HAND_STATES, ENDLESS,
     ILLEGAL,
 };
+use super::rule_census::{Census, SEATS};
 use crate::cc3p::answers::{answers, Cc3pTables, Class, LAYERS, PLAYERS};
 use crate::cc3p::Cc3p;
 use crate::view::Solved;
 use anyhow::{bail, Result};
 use clap::Args;
+use kingmaker_kernel::memory::memory_limit;
 use kingmaker_kernel::{Game, Node};
+use kingmaker_tablefmt::layer::{BytePlane, LayerTable};
 use kingmaker_tablefmt::release::manifest::thousands;
 use kingmaker_tablefmt::Lookup;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -21,6 +27,9 @@ use rand_xoshiro::SplitMix64;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// `kingmaker preferences`'s arguments.
 #[derive(Args, Debug)]
@@ -39,6 +48,13 @@ pub struct PreferencesArgs {
     /// The sample's seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Count every state exactly, also where the game is too large for the retrograde pass
+    /// (level 2): the rule is followed from every placement, the three layers held in memory
+    /// a byte per state and the outcomes found a byte per placement (49.5 GB at level 2).
+    /// Progress goes to standard error; one rule at a time (`--rule`) keeps each result as it
+    /// comes.
+    #[arg(long, conflicts_with = "sample")]
+    pub all_states: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -99,6 +115,7 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         args.rule.clone()
     };
     let sample = match args.sample {
+        None if args.all_states => None,
         None if game.size() > AT_HAND_STATES => Some(DEFAULT_SAMPLE),
         // A sample as large as the game: every state once, exactly, where they can be held.
         Some(n) if n >= game.size() && game.size() <= AT_HAND_STATES => {
@@ -119,6 +136,7 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         n => n,
     };
     let out = match sample {
+        _ if args.all_states => by_walks(game, &t, &rules)?,
         None => exact(game, &t, &rules)?,
         Some(n) => sampled(game, &t, &rules, n, args.seed)?,
     };
@@ -237,6 +255,76 @@ fn exact<T: Lookup + Sync>(game: &Cc3p, t: &Cc3pTables<T>, rules: &[Rule]) -> Re
     Ok(out)
 }
 
+/// Every rule's census over every state, by walks from every placement
+/// ([`census_by_walks`]) over the three layers held in memory.
+fn by_walks(game: &Cc3p, t: &Cc3pTables<Arc<LayerTable>>, rules: &[Rule]) -> Result<Vec<Value>> {
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    let need = 3 * game.size() + game.placements();
+    let limit = memory_limit();
+    if need > limit.bytes {
+        bail!(
+            "counting every state by walks holds the three layers in memory, a byte per state, \
+             and a byte per placement: {}, more than the {} of {}. Run it on a machine with more \
+             memory, or count a sample (--sample N)",
+            gb(need),
+            gb(limit.bytes),
+            limit.source
+        );
+    }
+    let began = Instant::now();
+    let plane = |l: &Arc<LayerTable>| BytePlane::of(l);
+    let planes = Cc3pTables {
+        solo: plane(&t.solo)?,
+        enable_ab: plane(&t.enable_ab)?,
+        enable_ac: plane(&t.enable_ac)?,
+        depths: true,
+    };
+    eprintln!(
+        "the three layers held in memory, a byte per state ({}), in {:.0} s",
+        gb(3 * game.size()),
+        began.elapsed().as_secs_f64()
+    );
+    let start = game.start_index();
+    let placements = game.placements();
+    let mut out = Vec::new();
+    for &rule in rules {
+        let began = Instant::now();
+        let done = AtomicU64::new(0);
+        let said = Mutex::new(Instant::now());
+        let progress = |n: u64| {
+            let done = done.fetch_add(n, Relaxed) + n;
+            let mut said = said.lock().unwrap_or_else(|p| p.into_inner());
+            if said.elapsed() >= PROGRESS_EVERY {
+                *said = Instant::now();
+                let secs = began.elapsed().as_secs_f64();
+                let left = secs * (placements - done) as f64 / done.max(1) as f64;
+                eprintln!(
+                    "{}: {} of {} placements ({:.1} %) in {secs:.0} s, about {left:.0} s left",
+                    rule.name(),
+                    thousands(done),
+                    thousands(placements),
+                    100.0 * done as f64 / placements as f64
+                );
+            }
+        };
+        let census = census_by_walks(game, &planes, rule, &progress)?;
+        let (outcome, states, cycle) = follow(game, &planes, rule, start)?;
+        let plies = move_texts(game, start, &states);
+        let r = census.json(rule, start_json(game, outcome, &plies, cycle));
+        eprintln!(
+            "{}: every state counted in {:.0} s: {}",
+            rule.name(),
+            began.elapsed().as_secs_f64(),
+            r["all"]
+        );
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// How often a census by walks says how far it got.
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
 /// Every rule's census over `n` states drawn uniformly at random with `seed` (the illegal ones
 /// left out), each followed to its end; the start followed exactly.
 fn sampled<T: Lookup + Sync>(
@@ -281,54 +369,10 @@ fn sampled<T: Lookup + Sync>(
         let plies = move_texts(game, start, &states);
         let start = start_json(game, outcome, &plies, cycle);
         let mut r = census.json(rule, start);
-        r["sample"] = json!({"drawn": n, "legal": census.all.iter().sum::<u64>(), "seed": seed});
+        r["sample"] = json!({"drawn": n, "legal": census.legal(), "seed": seed});
         out.push(r);
     }
     Ok(out)
-}
-
-/// A rule's outcome counts: by winner over the legal states and over the kingmaker states, and
-/// over the live ones by the winner's seat seen from the mover (the mover, the next player, the
-/// player who moved last, or endless), which is what a rule that treats the seats alike changes.
-#[derive(Default)]
-struct Census {
-    all: [u64; 4],
-    kingmaker: [u64; 4],
-    by_seat: [u64; 4],
-    kingmaker_by_seat: [u64; 4],
-}
-
-impl Census {
-    /// One legal state: its outcome, class and mover (None for a terminal state).
-    fn add(&mut self, w: Outcome, class: Class, mover: Option<u8>) {
-        self.all[usize::from(w)] += 1;
-        let Some(mover) = mover else { return };
-        let seat = if w == ENDLESS {
-            3
-        } else {
-            usize::from((w + 3 - mover) % 3)
-        };
-        self.by_seat[seat] += 1;
-        if class == Class::Kingmaker {
-            self.kingmaker[usize::from(w)] += 1;
-            self.kingmaker_by_seat[seat] += 1;
-        }
-    }
-
-    fn json(&self, rule: Rule, start: Value) -> Value {
-        let km_total: u64 = self.kingmaker.iter().sum();
-        let to_last_mover = self.kingmaker_by_seat[2];
-        json!({
-            "rule": rule.name(),
-            "all": census_json(&self.all),
-            "kingmaker": census_json(&self.kingmaker),
-            "by_seat": seats_json(&self.by_seat),
-            "kingmaker_by_seat": seats_json(&self.kingmaker_by_seat),
-            "kingmaker_to_last_mover": to_last_mover,
-            "kingmaker_to_last_mover_share": to_last_mover as f64 / km_total.max(1) as f64,
-            "start": start,
-        })
-    }
 }
 
 /// The start's outcome and its line: `plies` are the moves, `cycle` where their repeating part
@@ -346,26 +390,6 @@ fn start_json(
         "cycle_from": cycle,
         "end": plies.last().map(|(_, c)| game.format_position(*c)),
     })
-}
-
-fn census_json(c: &[u64; 4]) -> Value {
-    json!({"A": c[0], "B": c[1], "C": c[2], "endless": c[3]})
-}
-
-/// The keys of a census by seat, as JSON and the text print them.
-const SEATS: [(&str, &str); 4] = [
-    ("mover", "the mover"),
-    ("next", "the next"),
-    ("last_mover", "the last mover"),
-    ("endless", "endless"),
-];
-
-fn seats_json(c: &[u64; 4]) -> Value {
-    SEATS
-        .iter()
-        .zip(c)
-        .map(|((k, _), &n)| ((*k).to_string(), json!(n)))
-        .collect()
 }
 
 fn outcome_name(o: u8) -> String {

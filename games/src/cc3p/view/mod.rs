@@ -2,16 +2,19 @@
 //! three representative layers ([`crate::cc3p::answers`]), printed by `query` (`query.rs`),
 //! labelled on the explorer page (`labels.rs`), the control classes in `summary.json`
 //! (`classes.rs`) and `kingmaker report` (`report.rs`), and `kingmaker preferences`
-//! ([`command`], over `preferences.rs`).
+//! ([`command`], over `preferences.rs`: its census in `rule_census.rs`, by walks from every
+//! placement in `every_placement.rs`).
 
 mod classes;
 pub mod command;
+mod every_placement;
 mod labels;
 #[cfg(test)]
 mod level_one;
 pub mod preferences;
 mod query;
 mod report;
+mod rule_census;
 
 use crate::cc3p::answers::Cc3pTables;
 use crate::cc3p::Cc3p;

@@ -256,7 +256,7 @@ pub fn outcomes<T: Lookup + Sync>(
 }
 
 /// Games up to this many states get every rule's outcomes at hand in `query` and the explorer
-/// (level 1; a pass over level 2 needs the out-of-core engine).
+/// (level 1; level 2 is counted by walks, `every_placement.rs`).
 pub const AT_HAND_STATES: u64 = 1 << 24;
 
 /// Every rule's outcomes, when the game is small enough to hold them ([`AT_HAND_STATES`]).
