@@ -17,6 +17,9 @@
 #    5 hours here). Results already recorded run only when named (`scripts/results.sh run cc3p-2
 #    cc3p-2-census` builds level 2 and its per-ply census again; `run c74` solves cc2p 7×7 / 4 in
 #    memory, its cells 12.7 GB at six bits a state, about 5 hours here): JOBS_RECORDED below.
+#    Jobs that need more memory than this machine has run only when named, on a server:
+#    JOBS_SERVER below (`scripts/results.sh run cc3p-2 cc3p-2-preferences` builds level 2, then
+#    counts every state under each preference rule, 49.5 GB in memory).
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -67,8 +70,12 @@ census_done() { grep -q "\"${2:-classes_per_depth}\"" "$root/$1/summary.json" 2>
 
 jobs=(race-2 race-2-census)
 JOBS_RECORDED=(c74 race-2-top2 cc3p-2 cc3p-2-census cc3p-2-solo cc3p-2-solo-census)
+JOBS_SERVER=(cc3p-2-preferences)
+# The preference rules, one census (and one file) each: a rule counted is kept.
+RULES=(self-interest spoiler cyclic reverse leader trailer)
 job_done() {
   case $1 in
+    cc3p-2-preferences) rules_done cc3p-2 ;;
     race-2-top2) run_done race-2-top2 ;;
     cc3p-2-solo) run_done cc3p-2-solo ;;
     cc3p-2-solo-census) census_done cc3p-2-solo ;;
@@ -78,6 +85,12 @@ job_done() {
     race-2-census) census_done race-2 reachable ;;
     c74) run_done c74 ;;
   esac
+}
+
+#   rules_done NAME: every rule's census by walks written, NAME/preferences/RULE.json
+rules_done() {
+  local rule
+  for rule in "${RULES[@]}"; do [ -f "$root/$1/preferences/$rule.json" ] || return 1; done
 }
 
 # Split `WRAPPER… -- REST…` into the caller's arrays wrap and rest (its locals: bash scoping).
@@ -123,8 +136,25 @@ build_or_resume() {
   fi
 }
 
+# Count every state of run directory DIR under each rule not yet counted (`preferences
+# --all-states`), one rule at a time, each written when complete.
+preferences_by_rule() {
+  local dir=$1 rule out bin
+  bin=$(binary)
+  mkdir -p "$root/$dir/preferences"
+  for rule in "${RULES[@]}"; do
+    out=$root/$dir/preferences/$rule.json
+    [ -f "$out" ] && continue
+    say "$dir: the census of the rule $rule with $(basename "$bin")"
+    measured "$dir" -- sh -c '"$1" preferences "$2" --all-states --rule "$3" --json >"$4.tmp" \
+      && mv "$4.tmp" "$4"' sh "$bin" "$root/$dir" "$rule" "$out" || return
+    [ -n "$stopping" ] && return 0
+  done
+}
+
 run_job() {
   case $1 in
+    cc3p-2-preferences) preferences_by_rule cc3p-2 ;;
     cc3p-2-solo) build_or_resume cc3p-2-solo -- cc3p --level 2 --layers solo --reachable true ;;
     cc3p-2-solo-census) measured cc3p-2-solo -- "$(binary)" summarize "$root/cc3p-2-solo" --reachable ;;
     cc3p-2) build_or_resume cc3p-2 -- cc3p --level 2 ;;
@@ -169,8 +199,8 @@ case $action in
   stop) stop; exit 0 ;;
   run)
     for j in "$@"; do
-      [[ " ${jobs[*]} ${JOBS_RECORDED[*]} " == *" $j "* ]] \
-        || { echo "unknown job: $j (jobs: ${jobs[*]} ${JOBS_RECORDED[*]})" >&2; exit 2; }
+      [[ " ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]} " == *" $j "* ]] \
+        || { echo "unknown job: $j (jobs: ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]})" >&2; exit 2; }
     done
     [ $# -gt 0 ] && jobs=("$@")
     ;;
@@ -196,6 +226,9 @@ on_term() {
   local pid
   pid=$(grep -o '"pid": *[0-9]*' "$root/$current/kingmaker.lock" 2>/dev/null | grep -o '[0-9]*$' || true)
   [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+  # A census of the preference rules holds no lock: it is stopped by its command line, and its
+  # rule starts again on the next run.
+  pkill -TERM -f -- " preferences $root/$current " 2>/dev/null || true
 }
 trap on_term TERM INT
 trap 'rm -f "$pidfile"' EXIT
