@@ -244,6 +244,24 @@ mod tests {
         LayerFile::open(&path).unwrap()
     }
 
+    /// The table of `values` and `depth` in parts cut at `cuts` (from 0 to the end), a file each.
+    fn in_parts(dir: &std::path::Path, cuts: &[usize], values: &[u8], depth: &[u16]) -> LayerTable {
+        let parts = cuts
+            .windows(2)
+            .enumerate()
+            .map(|(k, w)| {
+                write(
+                    dir,
+                    &format!("p{k}"),
+                    &values[w[0]..w[1]],
+                    &depth[w[0]..w[1]],
+                )
+            })
+            .collect();
+        let id = LayerIdentity::new(serde_json::json!({"game": "test"}), "solo");
+        LayerTable::in_parts(id, parts).unwrap()
+    }
+
     /// A table cut into parts of awkward lengths (not multiples of a block or of four) reads as
     /// the same table in one file, state by state and by every reader.
     #[test]
@@ -257,21 +275,7 @@ mod tests {
         // One state, in the fifth part, with a depth no other has: what find_first must find.
         (values[700], depth[700]) = (1, 999);
         let whole = LayerTable::whole(write(dir.path(), "whole", &values, &depth));
-        let cuts = [0, 1, 130, 131, 517, n];
-        let parts = cuts
-            .windows(2)
-            .enumerate()
-            .map(|(k, w)| {
-                write(
-                    dir.path(),
-                    &format!("p{k}"),
-                    &values[w[0]..w[1]],
-                    &depth[w[0]..w[1]],
-                )
-            })
-            .collect();
-        let id = LayerIdentity::new(serde_json::json!({"game": "test"}), "solo");
-        let parted = LayerTable::in_parts(id, parts).unwrap();
+        let parted = in_parts(dir.path(), &[0, 1, 130, 131, 517, n], &values, &depth);
         assert_eq!(parted.states(), n as u64);
         for i in 0..n as u64 {
             assert_eq!(parted.get(i).unwrap(), whole.get(i).unwrap(), "state {i}");
@@ -320,21 +324,7 @@ mod tests {
                 _ => 0,
             })
             .collect();
-        let cuts = [0, 7, 1100, n];
-        let parts = cuts
-            .windows(2)
-            .enumerate()
-            .map(|(k, w)| {
-                write(
-                    dir.path(),
-                    &format!("p{k}"),
-                    &values[w[0]..w[1]],
-                    &depth[w[0]..w[1]],
-                )
-            })
-            .collect();
-        let id = LayerIdentity::new(serde_json::json!({"game": "test"}), "solo");
-        let table = LayerTable::in_parts(id, parts).unwrap();
+        let table = in_parts(dir.path(), &[0, 7, 1100, n], &values, &depth);
         let plane = BytePlane::of(&table).unwrap();
         assert_eq!(plane.states(), n as u64);
         for i in 0..n as u64 {
