@@ -68,6 +68,10 @@ pub struct Cc3p {
     jump_table: JumpTable,
     /// The rotation (x, y, z) ↦ (z, x, y) as a cell permutation.
     rot: Vec<u8>,
+    /// Each cell's place among the cell names in text order (`c1` < `c10` < `c2`), and the same
+    /// for the board turned by one and two seats (`name_order[k][c]` is the place of the cell
+    /// that c becomes): move texts compare as the lists of their cells' places (`notation.rs`).
+    name_order: [Vec<u8>; 3],
 }
 
 impl Cc3p {
@@ -125,6 +129,18 @@ impl Cc3p {
             .collect();
         let jump_table = JumpTable::new(&jumps);
         let rot = (0..geo.len()).map(|c| geo.rotate_cell(c) as u8).collect();
+        let mut by_name: Vec<usize> = (0..geo.len()).collect();
+        by_name.sort_by_key(|&c| geo.cells[c].name());
+        let mut place = vec![0u8; geo.len()];
+        for (k, &c) in by_name.iter().enumerate() {
+            place[c] = k as u8;
+        }
+        let turned = |order: &Vec<u8>| -> Vec<u8> {
+            (0..geo.len()).map(|c| order[geo.rotate_cell(c)]).collect()
+        };
+        let once = turned(&place);
+        let twice = turned(&once);
+        let name_order = [place, once, twice];
         Ok(Cc3p {
             level,
             geo,
@@ -136,6 +152,7 @@ impl Cc3p {
             jumps,
             jump_table,
             rot,
+            name_order,
         })
     }
 

@@ -148,65 +148,74 @@ impl Cc3p {
     }
 
     /// Every jump chain from `c` (the piece lifted): for each landing cell, the best chain (fewest
-    /// jumps, then smallest text) as the list of cells landed on.
-    fn jump_chains(&self, c: usize, occ: u64, lane: u64) -> Vec<(usize, Vec<usize>)> {
+    /// jumps, then smallest text) as the list of cells landed on. Texts are compared as lists of
+    /// the cells' places in `order` (`name_order` of the state turned by some seats), which
+    /// orders them as the texts themselves, without writing them.
+    fn jump_chains(&self, c: usize, occ: u64, lane: u64, order: &[u8]) -> Vec<(usize, Vec<usize>)> {
+        #[allow(clippy::too_many_arguments)]
         fn walk(
             game: &Cc3p,
+            order: &[u8],
             u: usize,
             occ: u64,
             open: u64,
             visited: u64,
             path: &mut Vec<usize>,
-            best: &mut Vec<Option<(usize, String, Vec<usize>)>>,
+            best: &mut Vec<Option<Vec<usize>>>,
         ) {
             for &(over, land) in &game.jumps[u] {
                 if occ & over != 0 && open & land & !visited != 0 {
                     let t = land.trailing_zeros() as usize;
                     path.push(t);
-                    let text = path
-                        .iter()
-                        .map(|&x| game.geo.cells[x].name())
-                        .collect::<Vec<_>>()
-                        .join("-");
-                    let better = match &best[t] {
-                        None => true,
-                        Some((len, old, _)) => (path.len(), &text) < (*len, old),
-                    };
+                    let better = best[t].as_ref().is_none_or(|old| {
+                        let places = |p: &[usize]| p.iter().map(|&x| order[x]).collect();
+                        let (mine, theirs): (Vec<u8>, Vec<u8>) = (places(path), places(old));
+                        (mine.len(), mine) < (theirs.len(), theirs)
+                    });
                     if better {
-                        best[t] = Some((path.len(), text, path.clone()));
+                        best[t] = Some(path.clone());
                     }
-                    walk(game, t, occ, open, visited | land, path, best);
+                    walk(game, order, t, occ, open, visited | land, path, best);
                     path.pop();
                 }
             }
         }
         let mut best = vec![None; self.geo.len()];
         let mut path = Vec::new();
-        walk(self, c, occ, lane & !occ, 1u64 << c, &mut path, &mut best);
+        walk(
+            self,
+            order,
+            c,
+            occ,
+            lane & !occ,
+            1u64 << c,
+            &mut path,
+            &mut best,
+        );
         best.into_iter()
             .enumerate()
-            .filter_map(|(t, b)| b.map(|(_, _, p)| (t, p)))
+            .filter_map(|(t, b)| b.map(|p| (t, p)))
             .collect()
     }
 
-    /// Every legal move of a live state as (text, child index), one per distinct child, sorted by
-    /// text: `A e3-c3` (a step or one jump), `A e3-c1-g2` (a jump chain: the cells landed on),
-    /// `B pass`. Terminal and illegal states have none.
-    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+    /// Every legal move of a live state, unsorted: `f(from, cells landed on, child)` for each
+    /// step and each jump chain (the best one per landing cell by `order`, as in
+    /// [`Cc3p::jump_chains`]), or `f(from, [], child)` once for a pass (`from` is then
+    /// meaningless). Terminal and illegal states have none.
+    fn each_move(&self, index: u64, order: &[u8], mut f: impl FnMut(usize, &[usize], u64)) {
         let (sets, mover) = self.decode(index);
         let Node::Live { .. } = self.node(index) else {
-            return Vec::new();
+            return;
         };
         let occ = sets[0] | sets[1] | sets[2];
         let lane = self.lane[mover];
         let next = ((mover + 1) % 3) as u64;
-        let name = |c: usize| self.geo.cells[c].name();
-        let mut out = Vec::new();
         let child_of = |c: usize, t: usize| {
             let mut child = sets;
             child[mover] ^= (1u64 << c) | (1u64 << t);
             self.tables.rank(&child) * 3 + next
         };
+        let mut any = false;
         let mut pieces = sets[mover];
         while pieces != 0 {
             let c = pieces.trailing_zeros() as usize;
@@ -216,25 +225,99 @@ impl Cc3p {
             while steps != 0 {
                 let t = steps.trailing_zeros() as usize;
                 steps &= steps - 1;
-                out.push((
-                    format!("{} {}-{}", PLAYERS[mover], name(c), name(t)),
-                    child_of(c, t),
-                ));
+                f(c, &[t], child_of(c, t));
+                any = true;
             }
-            for (t, chain) in self.jump_chains(c, without, lane) {
-                let mut text = format!("{} {}", PLAYERS[mover], name(c));
-                for x in chain {
+            for (t, chain) in self.jump_chains(c, without, lane, order) {
+                f(c, &chain, child_of(c, t));
+                any = true;
+            }
+        }
+        if !any {
+            f(0, &[], index / 3 * 3 + next);
+        }
+    }
+
+    /// Every legal move of a live state as (text, child index), one per distinct child, sorted by
+    /// text: `A e3-c3` (a step or one jump), `A e3-c1-g2` (a jump chain: the cells landed on),
+    /// `B pass`. Terminal and illegal states have none.
+    pub fn moves(&self, index: u64) -> Vec<(String, u64)> {
+        let mover = (index % 3) as usize;
+        let name = |c: usize| self.geo.cells[c].name();
+        let mut out = Vec::new();
+        self.each_move(index, &self.name_order[0], |from, landed, child| {
+            let text = if landed.is_empty() {
+                format!("{} pass", PLAYERS[mover])
+            } else {
+                let mut text = format!("{} {}", PLAYERS[mover], name(from));
+                for &x in landed {
                     text.push('-');
                     text.push_str(&name(x));
                 }
-                out.push((text, child_of(c, t)));
-            }
-        }
-        if out.is_empty() {
-            out.push((format!("{} pass", PLAYERS[mover]), index / 3 * 3 + next));
-        }
+                text
+            };
+            out.push((text, child));
+        });
         out.sort();
         out
+    }
+
+    /// The children of [`Cc3p::moves`] in its order, without writing the texts.
+    pub fn children_in_move_order(&self, index: u64) -> Vec<u64> {
+        self.children_ordered(index, 0)
+    }
+
+    /// The children of a live state in the order that breaks the preference rules' ties (the seat
+    /// order, docs/rules.md §1.4): the order of [`Cc3p::moves`] at the state rotated until A
+    /// moves. So a rule treats the seats alike: its choice at the rotated state is the rotated
+    /// choice (the game's own move order, an order of the board, favoured C). The rotation is
+    /// applied to the cells' names, not to the states.
+    pub fn children_in_seat_order(&self, index: u64) -> Vec<u64> {
+        self.children_ordered(index, ((3 - index % 3) % 3) as usize)
+    }
+
+    /// The children of `index` in the order of the move texts at the state turned by `turns`
+    /// seats: each move's key is its cells' places in `name_order[turns]`, a byte each from the
+    /// most significant, a zero after the last.
+    fn children_ordered(&self, index: u64, turns: usize) -> Vec<u64> {
+        // A key holds the lifted cell and 15 landings; a longer chain (never seen at levels 1 and
+        // 2) orders by its texts.
+        const KEY_CELLS: usize = 16;
+        let order = &self.name_order[turns];
+        let mut keyed: Vec<(u128, u64)> = Vec::new();
+        let mut too_long = false;
+        self.each_move(index, order, |from, landed, child| {
+            too_long |= landed.len() >= KEY_CELLS;
+            let key = [from]
+                .iter()
+                .chain(landed)
+                .take(KEY_CELLS)
+                .enumerate()
+                .fold(0u128, |key, (k, &x)| {
+                    key | (u128::from(order[x]) + 1) << (8 * (KEY_CELLS - 1 - k))
+                });
+            keyed.push((key, child));
+        });
+        if too_long {
+            return self.children_ordered_by_texts(index, turns);
+        }
+        keyed.sort_unstable();
+        keyed.into_iter().map(|k| k.1).collect()
+    }
+
+    /// [`Cc3p::children_ordered`] by writing the texts: the state turned, its moves, each child
+    /// turned back.
+    pub(super) fn children_ordered_by_texts(&self, index: u64, turns: usize) -> Vec<u64> {
+        let turn = |mut i: u64, times: usize| {
+            for _ in 0..times {
+                i = self.rotate(i);
+            }
+            i
+        };
+        self.moves(turn(index, turns))
+            .into_iter()
+            .map(|(_, c)| turn(c, (3 - turns) % 3))
+            .collect()
     }
 
     /// An ASCII picture of the star with the pieces (A, B, C; '.' for empty cells), each row

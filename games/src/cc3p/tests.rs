@@ -1,7 +1,7 @@
 //! Tests of cc3p: geometry, counts, ranking, moves vs unmoves, rotation, notation, published BFS
 //! numbers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -186,6 +186,101 @@ fn check_state(g: &Cc3p, i: u64) {
     assert_eq!(g.node(r), expect);
     let moves = g.moves(i);
     assert!(moves.windows(2).all(|w| w[0].0 < w[1].0), "moves in order");
+    assert_eq!(moves, moves_by_texts(g, i), "{}", g.format_position(i));
+    let children: Vec<u64> = moves.iter().map(|m| m.1).collect();
+    assert_eq!(
+        g.children_in_move_order(i),
+        children,
+        "{}",
+        g.format_position(i)
+    );
+    // The seat order: the move order of the state rotated until A moves, each child rotated back.
+    let turns = ((3 - i % 3) % 3) as usize;
+    assert_eq!(
+        g.children_in_seat_order(i),
+        g.children_ordered_by_texts(i, turns),
+        "{}",
+        g.format_position(i)
+    );
+}
+
+/// The reference for [`Cc3p::moves`]: every jump chain written out as its text and the best one
+/// per landing cell kept by (jumps, text), then every move sorted by its text.
+fn moves_by_texts(g: &Cc3p, i: u64) -> Vec<(String, u64)> {
+    let Node::Live { mover } = g.node(i) else {
+        return Vec::new();
+    };
+    let (sets, _) = g.decode(i);
+    let mover = usize::from(mover);
+    let occ = sets[0] | sets[1] | sets[2];
+    let lane = g.lane[mover];
+    let name = |c: usize| g.geo.cells[c].name();
+    let child_of = |c: usize, t: usize| {
+        let mut child = sets;
+        child[mover] ^= (1u64 << c) | (1u64 << t);
+        g.index_of(&child, (mover + 1) % 3)
+    };
+    // Depth-first over every chain of jumps from `u`: the best (length, text) per landing cell.
+    fn chains(
+        g: &Cc3p,
+        u: usize,
+        occ: u64,
+        open: u64,
+        seen: u64,
+        path: &mut Vec<usize>,
+        best: &mut HashMap<usize, (usize, String)>,
+    ) {
+        for &(over, land) in &g.jumps[u] {
+            if occ & over != 0 && open & land & !seen != 0 {
+                let t = land.trailing_zeros() as usize;
+                path.push(t);
+                let text: Vec<String> = path.iter().map(|&x| g.geo.cells[x].name()).collect();
+                let candidate = (path.len(), text.join("-"));
+                if best.get(&t).is_none_or(|b| candidate < *b) {
+                    best.insert(t, candidate);
+                }
+                chains(g, t, occ, open, seen | land, path, best);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut pieces = sets[mover];
+    while pieces != 0 {
+        let c = pieces.trailing_zeros() as usize;
+        pieces &= pieces - 1;
+        for t in (0..g.geo.len()).filter(|&t| (g.step[c] & lane & !occ) >> t & 1 == 1) {
+            out.push((
+                format!("{} {}-{}", PLAYERS[mover], name(c), name(t)),
+                child_of(c, t),
+            ));
+        }
+        let mut best = HashMap::new();
+        let without = occ & !(1u64 << c);
+        chains(
+            g,
+            c,
+            without,
+            lane & !without,
+            1u64 << c,
+            &mut Vec::new(),
+            &mut best,
+        );
+        for (t, (_, text)) in best {
+            out.push((
+                format!("{} {}-{text}", PLAYERS[mover], name(c)),
+                child_of(c, t),
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push((
+            format!("{} pass", PLAYERS[mover]),
+            i / 3 * 3 + (i % 3 + 1) % 3,
+        ));
+    }
+    out.sort();
+    out
 }
 
 proptest! {

@@ -81,7 +81,7 @@ pub fn choose<T: Lookup>(
     };
     let p = usize::from(mover);
     let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
-    let children = children_in_seat_order(game, s, p);
+    let children = game.children_in_seat_order(s);
     let ask = |c: u64, q: Question| answer(game, tables, c, q);
     let depth = |a: Answer| i64::from(a.depth.unwrap_or(0));
     // The first child of least key among those `key` gives one (seat order breaks ties).
@@ -173,25 +173,6 @@ fn by_rows_to_go(game: &Cc3p, rule: Rule, s: u64, mover: usize) -> usize {
     } else {
         next
     }
-}
-
-/// The children of the live state `s`, whose mover is `mover`, in the order that breaks the rules'
-/// ties: the game's move order at the state rotated so that the mover sits in A's seat. So a rule
-/// treats the seats alike: its choice at the rotated state is the rotated choice, and a state's
-/// outcome rotates with it (the game's own move order, an order of the board, favoured C).
-pub fn children_in_seat_order(game: &Cc3p, s: u64, mover: usize) -> Vec<u64> {
-    let turn = |mut i: u64, times: usize| {
-        for _ in 0..times {
-            i = game.rotate(i);
-        }
-        i
-    };
-    // Each rotation passes the move on by one seat; three are the identity.
-    let as_a = turn(s, (3 - mover) % 3);
-    Notation::moves(game, as_a)
-        .into_iter()
-        .map(|(_, c)| turn(c, mover))
-        .collect()
 }
 
 /// Every state's outcome under a rule, and the plies to the end where it ends.
@@ -442,7 +423,8 @@ mod tests {
         };
         let p = usize::from(mover);
         let (next, prev) = ((p + 1) % 3, (p + 2) % 3);
-        let children: Vec<(u64, Answers)> = children_in_seat_order(game, s, p)
+        let children: Vec<(u64, Answers)> = game
+            .children_in_seat_order(s)
             .into_iter()
             .map(|c| Ok((c, answers(game, tables, c)?)))
             .collect::<Result<_, FormatError>>()?;
@@ -555,7 +537,7 @@ mod tests {
             };
             let p = usize::from(mover);
             seen[p] += 1;
-            let order = children_in_seat_order(&game, s, p);
+            let order = game.children_in_seat_order(s);
             if p == 0 {
                 let moves: Vec<u64> = Notation::moves(&*game, s)
                     .into_iter()
@@ -565,11 +547,7 @@ mod tests {
             }
             let turned: Vec<u64> = order.iter().map(|&c| game.rotate(c)).collect();
             let r = game.rotate(s);
-            assert_eq!(
-                children_in_seat_order(&game, r, (p + 1) % 3),
-                turned,
-                "at {s}"
-            );
+            assert_eq!(game.children_in_seat_order(r), turned, "at {s}");
         }
         assert!(
             seen.iter().all(|&n| n > 0),
