@@ -149,9 +149,8 @@ impl Cc3p {
 
     /// Every jump chain from `c` (the piece lifted): for each landing cell, the best chain (fewest
     /// jumps, then smallest text) as the list of cells landed on. Texts are compared as lists of
-    /// the cells' places in `order` (`name_order` of the state turned by some seats), which
-    /// orders them as the texts themselves, without writing them.
-    fn jump_chains(&self, c: usize, occ: u64, lane: u64, order: &[u8]) -> Vec<(usize, Vec<usize>)> {
+    /// the cells' places in `name_order`, which orders them as the texts themselves.
+    fn jump_chains(&self, c: usize, occ: u64, lane: u64) -> Vec<(usize, Vec<usize>)> {
         #[allow(clippy::too_many_arguments)]
         fn walk(
             game: &Cc3p,
@@ -184,7 +183,7 @@ impl Cc3p {
         let mut path = Vec::new();
         walk(
             self,
-            order,
+            &self.name_order[0],
             c,
             occ,
             lane & !occ,
@@ -199,10 +198,10 @@ impl Cc3p {
     }
 
     /// Every legal move of a live state, unsorted: `f(from, cells landed on, child)` for each
-    /// step and each jump chain (the best one per landing cell by `order`, as in
-    /// [`Cc3p::jump_chains`]), or `f(from, [], child)` once for a pass (`from` is then
-    /// meaningless). Terminal and illegal states have none.
-    fn each_move(&self, index: u64, order: &[u8], mut f: impl FnMut(usize, &[usize], u64)) {
+    /// step and each jump chain (the best one per landing cell, [`Cc3p::jump_chains`]), or
+    /// `f(from, [], child)` once for a pass (`from` is then meaningless). Terminal and illegal
+    /// states have none.
+    fn each_move(&self, index: u64, mut f: impl FnMut(usize, &[usize], u64)) {
         let (sets, mover) = self.decode(index);
         let Node::Live { .. } = self.node(index) else {
             return;
@@ -228,7 +227,7 @@ impl Cc3p {
                 f(c, &[t], child_of(c, t));
                 any = true;
             }
-            for (t, chain) in self.jump_chains(c, without, lane, order) {
+            for (t, chain) in self.jump_chains(c, without, lane) {
                 f(c, &chain, child_of(c, t));
                 any = true;
             }
@@ -245,7 +244,7 @@ impl Cc3p {
         let mover = (index % 3) as usize;
         let name = |c: usize| self.geo.cells[c].name();
         let mut out = Vec::new();
-        self.each_move(index, &self.name_order[0], |from, landed, child| {
+        self.each_move(index, |from, landed, child| {
             let text = if landed.is_empty() {
                 format!("{} pass", PLAYERS[mover])
             } else {
@@ -277,32 +276,89 @@ impl Cc3p {
     }
 
     /// The children of `index` in the order of the move texts at the state turned by `turns`
-    /// seats: each move's key is its cells' places in `name_order[turns]`, a byte each from the
-    /// most significant, a zero after the last.
+    /// seats. Each move's key is its cells' places in `name_order[turns]` plus one, a byte each
+    /// from the most significant (the lifted cell, then the cells landed on), zeros after the last:
+    /// keys order as texts, and a jump chain's best text per landing cell is its least
+    /// (jumps, key). Nothing is allocated but the result.
     fn children_ordered(&self, index: u64, turns: usize) -> Vec<u64> {
-        // A key holds the lifted cell and 15 landings; a longer chain (never seen at levels 1 and
-        // 2) orders by its texts.
-        const KEY_CELLS: usize = 16;
+        let (sets, mover) = self.decode(index);
+        let Node::Live { .. } = self.node(index) else {
+            return Vec::new();
+        };
         let order = &self.name_order[turns];
+        let place = |c: usize, byte: usize| (u128::from(order[c]) + 1) << (8 * byte);
+        let occ = sets[0] | sets[1] | sets[2];
+        let lane = self.lane[mover];
+        let next = ((mover + 1) % 3) as u64;
+        let child_of = |c: usize, t: usize| {
+            let mut child = sets;
+            child[mover] ^= (1u64 << c) | (1u64 << t);
+            self.tables.rank(&child) * 3 + next
+        };
         let mut keyed: Vec<(u128, u64)> = Vec::new();
-        let mut too_long = false;
-        self.each_move(index, order, |from, landed, child| {
-            too_long |= landed.len() >= KEY_CELLS;
-            let key = [from]
-                .iter()
-                .chain(landed)
-                .take(KEY_CELLS)
-                .enumerate()
-                .fold(0u128, |key, (k, &x)| {
-                    key | (u128::from(order[x]) + 1) << (8 * (KEY_CELLS - 1 - k))
-                });
-            keyed.push((key, child));
-        });
-        if too_long {
-            return self.children_ordered_by_texts(index, turns);
+        let mut pieces = sets[mover];
+        while pieces != 0 {
+            let c = pieces.trailing_zeros() as usize;
+            pieces &= pieces - 1;
+            let lifted = place(c, 15);
+            let mut steps = self.step[c] & lane & !occ;
+            while steps != 0 {
+                let t = steps.trailing_zeros() as usize;
+                steps &= steps - 1;
+                keyed.push((lifted | place(t, 14), child_of(c, t)));
+            }
+            let without = occ & !(1u64 << c);
+            let mut best = [None; 64];
+            if !self.chain_keys(c, without, lane & !without, 1u64 << c, order, 0, 0, &mut best) {
+                // A chain of more than 15 jumps (never seen at levels 1 and 2): by the texts.
+                return self.children_ordered_by_texts(index, turns);
+            }
+            for (t, b) in best.iter().enumerate() {
+                if let Some((_, key)) = b {
+                    keyed.push((lifted | key, child_of(c, t)));
+                }
+            }
+        }
+        if keyed.is_empty() {
+            return vec![index / 3 * 3 + next];
         }
         keyed.sort_unstable();
         keyed.into_iter().map(|k| k.1).collect()
+    }
+
+    /// The jump chains on from `u` (the chain so far: `jumps` jumps, `key` its landings' bytes,
+    /// as in [`Cc3p::children_ordered`]): into `best[t]`, the least (jumps, key) landing on `t`.
+    /// False if a chain has more than 15 jumps, whose key would not fit.
+    #[allow(clippy::too_many_arguments)]
+    fn chain_keys(
+        &self,
+        u: usize,
+        occ: u64,
+        open: u64,
+        visited: u64,
+        order: &[u8],
+        jumps: usize,
+        key: u128,
+        best: &mut [Option<(usize, u128)>; 64],
+    ) -> bool {
+        let mut fits = true;
+        for &(over, land) in &self.jumps[u] {
+            if occ & over == 0 || open & land & !visited == 0 {
+                continue;
+            }
+            if jumps == 15 {
+                fits = false;
+                continue;
+            }
+            let t = land.trailing_zeros() as usize;
+            let key = key | (u128::from(order[t]) + 1) << (8 * (14 - jumps));
+            let chain = (jumps + 1, key);
+            if best[t].is_none_or(|b| chain < b) {
+                best[t] = Some(chain);
+            }
+            fits &= self.chain_keys(t, occ, open, visited | land, order, jumps + 1, key, best);
+        }
+        fits
     }
 
     /// [`Cc3p::children_ordered`] by writing the texts: the state turned, its moves, each child
