@@ -197,23 +197,38 @@ impl Cc3p {
             .collect()
     }
 
+    /// What the move lists of a live state start from (None for a terminal or illegal one).
+    fn live_moves(&self, index: u64) -> Option<LiveMoves> {
+        let (sets, mover) = self.decode(index);
+        let Node::Live { .. } = self.node(index) else {
+            return None;
+        };
+        Some(LiveMoves {
+            sets,
+            mover,
+            occ: sets[0] | sets[1] | sets[2],
+            lane: self.lane[mover],
+            next: ((mover + 1) % 3) as u64,
+        })
+    }
+
+    /// The child where `mover`'s piece on `c` of the placement `sets` moves to `t`.
+    fn child_of(&self, sets: &[u64; 3], mover: usize, c: usize, t: usize) -> u64 {
+        let mut child = *sets;
+        child[mover] ^= (1u64 << c) | (1u64 << t);
+        self.tables.rank(&child) * 3 + ((mover + 1) % 3) as u64
+    }
+
     /// Every legal move of a live state, unsorted: `f(from, cells landed on, child)` for each
     /// step and each jump chain (the best one per landing cell, [`Cc3p::jump_chains`]), or
     /// `f(from, [], child)` once for a pass (`from` is then meaningless). Terminal and illegal
     /// states have none.
     fn each_move(&self, index: u64, mut f: impl FnMut(usize, &[usize], u64)) {
-        let (sets, mover) = self.decode(index);
-        let Node::Live { .. } = self.node(index) else {
+        let Some(live) = self.live_moves(index) else {
             return;
         };
-        let occ = sets[0] | sets[1] | sets[2];
-        let lane = self.lane[mover];
-        let next = ((mover + 1) % 3) as u64;
-        let child_of = |c: usize, t: usize| {
-            let mut child = sets;
-            child[mover] ^= (1u64 << c) | (1u64 << t);
-            self.tables.rank(&child) * 3 + next
-        };
+        let LiveMoves { sets, mover, occ, lane, next } = live;
+        let child_of = |c: usize, t: usize| self.child_of(&sets, mover, c, t);
         let mut any = false;
         let mut pieces = sets[mover];
         while pieces != 0 {
@@ -281,20 +296,13 @@ impl Cc3p {
     /// keys order as texts, and a jump chain's best text per landing cell is its least
     /// (jumps, key). Nothing is allocated but the result.
     fn children_ordered(&self, index: u64, turns: usize) -> Vec<u64> {
-        let (sets, mover) = self.decode(index);
-        let Node::Live { .. } = self.node(index) else {
+        let Some(live) = self.live_moves(index) else {
             return Vec::new();
         };
+        let LiveMoves { sets, mover, occ, lane, next } = live;
         let order = &self.name_order[turns];
         let place = |c: usize, byte: usize| (u128::from(order[c]) + 1) << (8 * byte);
-        let occ = sets[0] | sets[1] | sets[2];
-        let lane = self.lane[mover];
-        let next = ((mover + 1) % 3) as u64;
-        let child_of = |c: usize, t: usize| {
-            let mut child = sets;
-            child[mover] ^= (1u64 << c) | (1u64 << t);
-            self.tables.rank(&child) * 3 + next
-        };
+        let child_of = |c: usize, t: usize| self.child_of(&sets, mover, c, t);
         let mut keyed: Vec<(u128, u64)> = Vec::new();
         let mut pieces = sets[mover];
         while pieces != 0 {
@@ -466,6 +474,16 @@ pub fn star_drawing(level: u8) -> Value {
         }
     }
     json!({"kind": "star", "level": level, "cells": cells})
+}
+
+/// A live state as its move lists read it: the placement, the mover, the occupied cells, the
+/// mover's lane and the next mover.
+struct LiveMoves {
+    sets: [u64; 3],
+    mover: usize,
+    occ: u64,
+    lane: u64,
+    next: u64,
 }
 
 #[cfg(test)]
