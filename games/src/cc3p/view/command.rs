@@ -308,9 +308,7 @@ fn by_walks(game: &Cc3p, t: &Cc3pTables<Arc<LayerTable>>, rules: &[Rule]) -> Res
             }
         };
         let census = census_by_walks(game, &planes, rule, &progress)?;
-        let (outcome, states, cycle) = follow(game, &planes, rule, start)?;
-        let plies = move_texts(game, start, &states);
-        let r = census.json(rule, start_json(game, outcome, &plies, cycle));
+        let r = census.json(rule, start_followed(game, &planes, rule, start)?);
         eprintln!(
             "{}: every state counted in {:.0} s: {}",
             rule.name(),
@@ -365,14 +363,20 @@ fn sampled<T: Lookup + Sync>(
         for &(w, class, mover) in drawn.iter().flatten() {
             census.add(w, class, mover);
         }
-        let (outcome, states, cycle) = follow(game, t, rule, start)?;
-        let plies = move_texts(game, start, &states);
-        let start = start_json(game, outcome, &plies, cycle);
+        let start = start_followed(game, t, rule, start)?;
         let mut r = census.json(rule, start);
         r["sample"] = json!({"drawn": n, "legal": census.legal(), "seed": seed});
         out.push(r);
     }
     Ok(out)
+}
+
+/// The start's outcome and line, found by following `rule` from it (what a census without every
+/// state's choices gives: the sampled one, and the one by walks).
+fn start_followed<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, rule: Rule, start: u64) -> Result<Value> {
+    let (outcome, states, cycle) = follow(game, t, rule, start)?;
+    let plies = move_texts(game, start, &states);
+    Ok(start_json(game, outcome, &plies, cycle))
 }
 
 /// The start's outcome and its line: `plies` are the moves, `cycle` where their repeating part
