@@ -13,21 +13,8 @@ pub fn group_digits(s: &str) -> String {
 }
 
 /// A size in bytes with one decimal in the largest binary unit it reaches, up to TiB:
-/// "512 B", "1.5 KiB", "3.0 GiB".
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
+/// "512 B", "1.5 KiB", "3.0 GiB" (the formats' own messages print sizes so too).
+pub use kingmaker_tablefmt::fsio::human_bytes;
 
 #[cfg(test)]
 mod tests {

@@ -87,17 +87,19 @@ pub(crate) fn read_checked(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatEr
     let path = dir.join(&r.file);
     let bad =
         |what: String| FormatError::Corrupt(format!("checkpoint chunk {}: {what}", path.display()));
-    let frame = std::fs::read(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => bad("missing".into()),
-        _ => FormatError::io(&path, e),
-    })?;
-    if frame.len() as u64 != r.frame_len {
-        return Err(bad(format!(
-            "{} bytes on disk, {} expected (truncated?)",
-            frame.len(),
-            r.frame_len
-        )));
-    }
+    let frame = match read_frame(&path, r.frame_len) {
+        Ok(Ok(frame)) => frame,
+        Ok(Err(len)) => {
+            return Err(bad(format!(
+                "{len} bytes on disk, {} expected (truncated?)",
+                r.frame_len
+            )))
+        }
+        Err(FormatError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad("missing".into()))
+        }
+        Err(e) => return Err(e),
+    };
     if crc32(&frame) != r.frame_crc {
         return Err(bad("crc32 mismatch (the file was altered)".into()));
     }
@@ -107,6 +109,22 @@ pub(crate) fn read_checked(dir: &Path, r: &ChunkRef) -> Result<Vec<u8>, FormatEr
         return Err(bad("decompressed bytes do not match their crc32".into()));
     }
     Ok(raw)
+}
+
+/// The bytes of a chunk file (a regular file: [`crate::fsio::open_regular`]) if it holds
+/// `frame_len` bytes, or its length if not (nothing read then).
+fn read_frame(path: &Path, frame_len: u64) -> Result<Result<Vec<u8>, u64>, FormatError> {
+    use std::io::Read;
+    let file = crate::fsio::open_regular(path)?;
+    let len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+    if len != frame_len {
+        return Ok(Err(len));
+    }
+    let mut frame = Vec::with_capacity(len as usize);
+    file.take(frame_len)
+        .read_to_end(&mut frame)
+        .map_err(|e| FormatError::io(path, e))?;
+    Ok(Ok(frame))
 }
 
 /// Check a chunk without keeping its bytes.
@@ -124,8 +142,17 @@ pub fn check_frame(dir: &Path, r: &ChunkRef) -> Result<(), FormatError> {
             r.file
         )));
     }
-    let frame = std::fs::read(&path).map_err(|e| FormatError::io(&path, e))?;
-    if frame.len() as u64 != r.frame_len || crc32(&frame) != r.frame_crc {
+    let frame = match read_frame(&path, r.frame_len)? {
+        Ok(frame) => frame,
+        Err(len) => {
+            return Err(FormatError::Corrupt(format!(
+                "checkpoint chunk {}: {len} bytes, the manifest says {}",
+                path.display(),
+                r.frame_len
+            )))
+        }
+    };
+    if crc32(&frame) != r.frame_crc {
         return Err(FormatError::Corrupt(format!(
             "checkpoint chunk {}: {} bytes with crc32 {:08x}, the manifest says {} bytes with {:08x}",
             path.display(),
@@ -260,7 +287,8 @@ pub fn write_manifest(path: &Path, manifest: &WorkerCheckpoint) -> Result<(), Fo
 /// Read a manifest, naming the file in errors (unreadable: [`FormatError::Io`]; not a manifest:
 /// [`FormatError::Corrupt`]).
 pub fn read_manifest(path: &Path) -> Result<WorkerCheckpoint, FormatError> {
-    let text = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+    let cap = crate::fsio::METADATA_CAP;
+    let text = crate::fsio::read_bounded(path, cap, "a checkpoint manifest")?;
     parse_manifest(&text)
         .map_err(|e| FormatError::Corrupt(format!("{} is malformed: {e}", path.display())))
 }

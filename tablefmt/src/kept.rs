@@ -3,7 +3,7 @@
 //! worker, which rows, the file's size and sha256, the counts) with the layer's counts and digest.
 //! docs/format.md, "A layer kept on its workers".
 
-use crate::fsio::write_atomically;
+use crate::fsio::{read_bounded_if_any, write_atomically, METADATA_CAP};
 use crate::layer::{LayerFile, LayerIdentity, LayerTable, ReadAt};
 use crate::table::{TableSummary, ValueCounts};
 use crate::FormatError;
@@ -118,10 +118,8 @@ pub fn write_kept(dir: &Path, kept: &KeptLayer) -> Result<(), FormatError> {
 /// Read and check `layers/NAME.kept.json`; `None` when the layer is not kept in parts.
 pub fn read_kept(dir: &Path, layer: &str) -> Result<Option<KeptLayer>, FormatError> {
     let path = kept_path(dir, layer);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(FormatError::io(&path, e)),
+    let Some(bytes) = read_bounded_if_any(&path, METADATA_CAP, "a kept layer's record")? else {
+        return Ok(None);
     };
     let kept: KeptLayer = serde_json::from_slice(&bytes)
         .map_err(|e| FormatError::Corrupt(format!("{}: not a kept layer ({e})", path.display())))?;

@@ -113,10 +113,9 @@ pub fn write_manifest(dir: &Path, manifest: &ReachManifest) -> Result<(), Format
 /// lists that do not fit `states`, is an error naming the file.
 pub fn read_manifest(dir: &Path) -> Result<Option<ReachManifest>, FormatError> {
     let path = dir.join(MANIFEST);
-    let text = match std::fs::read(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(FormatError::io(&path, e)),
+    let meta = crate::fsio::METADATA_CAP;
+    let Some(text) = crate::fsio::read_bounded_if_any(&path, meta, "a reach manifest")? else {
+        return Ok(None);
     };
     let bad =
         |what: String| FormatError::Corrupt(format!("{} is malformed: {what}", path.display()));

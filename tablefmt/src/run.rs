@@ -3,6 +3,7 @@
 //! JSON ending with a newline, written atomically ([`write_json`]). `run.json` is generic over the
 //! game's description, which is the games crate's business: this crate only fixes the layout.
 
+use crate::fsio::{read_bounded, read_bounded_if_any, METADATA_CAP};
 use crate::table::TableSummary;
 use crate::FormatError;
 use serde::de::DeserializeOwned;
@@ -62,11 +63,11 @@ pub fn append_wave(dir: &Path, record: &WaveRecord) -> Result<(), FormatError> {
 /// before it). A line that does not parse (a torn last line) is skipped.
 pub fn read_waves(dir: &Path) -> Result<Vec<WaveRecord>, FormatError> {
     let path = dir.join(WAVES);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(FormatError::io(&path, e)),
+    let Some(bytes) = read_bounded_if_any(&path, METADATA_CAP, "a wave history")? else {
+        return Ok(Vec::new());
     };
+    // A torn line may end inside a character: only whole lines are read.
+    let text = String::from_utf8_lossy(&bytes);
     let mut layers: Vec<String> = Vec::new();
     let mut last: std::collections::BTreeMap<(usize, u32), WaveRecord> = Default::default();
     for record in text
@@ -260,8 +261,8 @@ impl RunState {
 /// Read `run.json` of the run directory `dir`, its game description read as `Spec`.
 pub fn read_run_info<Spec: DeserializeOwned>(dir: &Path) -> Result<RunInfo<Spec>, FormatError> {
     let path = dir.join(RUN_INFO);
-    let text = std::fs::read_to_string(&path).map_err(|e| FormatError::io(&path, e))?;
-    serde_json::from_str(&text)
+    let text = read_bounded(&path, METADATA_CAP, "a run.json")?;
+    serde_json::from_slice(&text)
         .map_err(|e| FormatError::Corrupt(format!("{} is malformed: {e}", path.display())))
 }
 

@@ -53,9 +53,12 @@ impl LayerFile {
     /// Open a layer file and check its header, identity record and block index.
     pub fn open(path: &Path) -> Result<LayerFile, FormatError> {
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FormatError::Corrupt(format!("{name}: missing")),
-            _ => FormatError::io(path, e),
+        // A regular file only: a FIFO in its place would block the first read forever.
+        let file = crate::fsio::open_regular(path).map_err(|e| match e {
+            FormatError::Io { error, .. } if error.kind() == std::io::ErrorKind::NotFound => {
+                FormatError::Corrupt(format!("{name}: missing"))
+            }
+            e => e,
         })?;
         let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
         LayerFile::read_from(path, Box::new(file), FileLen::Actual(file_len))

@@ -251,13 +251,14 @@ pub fn thousands(n: u64) -> String {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     let read = |name: &str| {
         let path = dir.join(name);
-        std::fs::read(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FormatError::Corrupt(format!(
+        let cap = crate::fsio::METADATA_CAP;
+        match crate::fsio::read_bounded_if_any(&path, cap, &format!("a {name}"))? {
+            Some(bytes) => Ok(bytes),
+            None => Err(FormatError::Corrupt(format!(
                 "{}: missing {name}: not a Kingmaker release, or an incomplete one",
                 dir.display()
-            )),
-            _ => FormatError::io(&path, e),
-        })
+            ))),
+        }
     };
     let sha = read(MANIFEST_SHA256)?;
     let bytes = read(MANIFEST)?;

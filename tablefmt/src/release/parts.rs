@@ -136,10 +136,9 @@ impl Parts {
 /// The parts list of the copy in `dir`, checked against its manifest; None for a whole release.
 pub fn read_parts(dir: &Path, manifest: &Manifest) -> Result<Option<Parts>, FormatError> {
     let path = dir.join(PARTS);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(FormatError::io(&path, e)),
+    let cap = crate::fsio::METADATA_CAP;
+    let Some(bytes) = crate::fsio::read_bounded_if_any(&path, cap, "a parts list")? else {
+        return Ok(None);
     };
     let parts: Parts = serde_json::from_slice(&bytes)
         .map_err(|e| FormatError::Corrupt(format!("{}: {e}", path.display())))?;
