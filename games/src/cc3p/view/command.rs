@@ -45,8 +45,8 @@ pub struct PreferencesArgs {
     /// exactly instead.
     #[arg(long, value_name = "N", value_parser = parse_sample)]
     pub sample: Option<u64>,
-    /// The sample's seed.
-    #[arg(long, default_value_t = 1)]
+    /// The sample's seed (with `--sample`; a game's default sample uses seed 1).
+    #[arg(long, default_value_t = 1, requires = "sample")]
     pub seed: u64,
     /// Count every state exactly, also where the game is too large for the retrograde pass
     /// (level 2): the rule is followed from every placement, the three layers held in memory
@@ -163,6 +163,10 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
                 .iter()
                 .map(|k| c[k].as_u64().unwrap_or(0))
                 .sum();
+            // A group the sample missed has no shares to give (nor intervals).
+            if sampled && total == 0 {
+                return "no states".to_string();
+            }
             ["A", "B", "C", "endless"]
                 .iter()
                 .map(|k| {
@@ -179,6 +183,9 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
         // Who wins, seen from the mover: a share of the live (or kingmaker) states.
         let seats = |c: &Value| {
             let total: u64 = SEATS.iter().map(|(k, _)| c[k].as_u64().unwrap_or(0)).sum();
+            if total == 0 {
+                return "no states".to_string();
+            }
             SEATS
                 .iter()
                 .map(|(k, words)| {
@@ -186,7 +193,7 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
                     if sampled {
                         format!("{words} {}", share(n, total))
                     } else {
-                        let percent = 100.0 * n as f64 / total.max(1) as f64;
+                        let percent = 100.0 * n as f64 / total as f64;
                         format!("{words} {} ({percent:.1} %)", thousands(n))
                     }
                 })
@@ -219,11 +226,37 @@ pub fn run(args: PreferencesArgs, tables: &dyn Solved) -> Result<()> {
     Ok(())
 }
 
-/// `n` of `total` sampled states as a percentage with its 95 % interval (normal approximation).
+/// `n` of `total` sampled states as a percentage with its 95 % interval, or "no states" for an
+/// empty group.
 fn share(n: u64, total: u64) -> String {
-    let p = n as f64 / total.max(1) as f64;
-    let half = 1.96 * (p * (1.0 - p) / total.max(1) as f64).sqrt();
-    format!("{:.2} ± {:.2} %", 100.0 * p, 100.0 * half)
+    match wilson(n, total) {
+        None => "no states".into(),
+        Some((lo, hi)) => format!(
+            "{:.2} % ({:.2}–{:.2} %)",
+            100.0 * n as f64 / total as f64,
+            100.0 * lo,
+            100.0 * hi
+        ),
+    }
+}
+
+/// The 95 % two-sided quantile of the normal distribution.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The 95 % Wilson score interval of a proportion, `n` successes of `total` (None when `total`
+/// is 0). Wilson, not the normal approximation (p ± z·√(p(1−p)/n)): that one has width 0 at 0
+/// and at `total`, and goes below 0 or above 1 on small samples; Wilson's stays inside [0, 1], is
+/// wide where the sample is small, and covers close to 95 % at every p (Clopper–Pearson would
+/// cover more than asked, and needs the beta quantile).
+fn wilson(n: u64, total: u64) -> Option<(f64, f64)> {
+    if total == 0 {
+        return None;
+    }
+    let (t, p) = (total as f64, n.min(total) as f64 / total as f64);
+    let z2 = Z95 * Z95;
+    let centre = (p + z2 / (2.0 * t)) / (1.0 + z2 / t);
+    let half = Z95 / (1.0 + z2 / t) * (p * (1.0 - p) / t + z2 / (4.0 * t * t)).sqrt();
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
 }
 
 /// Every rule's census over every state, from one retrograde pass per rule.
@@ -373,7 +406,12 @@ fn sampled<T: Lookup + Sync>(
 
 /// The start's outcome and line, found by following `rule` from it (what a census without every
 /// state's choices gives: the sampled one, and the one by walks).
-fn start_followed<T: Lookup>(game: &Cc3p, t: &Cc3pTables<T>, rule: Rule, start: u64) -> Result<Value> {
+fn start_followed<T: Lookup>(
+    game: &Cc3p,
+    t: &Cc3pTables<T>,
+    rule: Rule,
+    start: u64,
+) -> Result<Value> {
     let (outcome, states, cycle) = follow(game, t, rule, start)?;
     let plies = move_texts(game, start, &states);
     Ok(start_json(game, outcome, &plies, cycle))
@@ -401,5 +439,54 @@ fn outcome_name(o: u8) -> String {
         ENDLESS => "endless".into(),
         ILLEGAL => "illegal".into(),
         w => format!("{} wins", PLAYERS[usize::from(w)]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{share, wilson};
+
+    /// The interval, rounded to four places as published.
+    fn rounded(n: u64, total: u64) -> (f64, f64) {
+        let (lo, hi) = wilson(n, total).expect("a non-empty sample");
+        ((lo * 1e4).round() / 1e4, (hi * 1e4).round() / 1e4)
+    }
+
+    #[test]
+    fn wilson_matches_published_intervals() {
+        // Newcombe, "Two-sided confidence intervals for the single proportion" (Statistics in
+        // Medicine 17, 1998), table I, method 3 (score interval without continuity correction).
+        assert_eq!(rounded(81, 263), (0.2553, 0.3662));
+        assert_eq!(rounded(15, 148), (0.0624, 0.1605));
+        assert_eq!(rounded(0, 20), (0.0, 0.1611));
+        assert_eq!(rounded(1, 29), (0.0061, 0.1718));
+        // The other end, by symmetry, and a small sample inside.
+        assert_eq!(rounded(20, 20), (0.8389, 1.0));
+        assert_eq!(rounded(5, 20), (0.1119, 0.4687));
+    }
+
+    #[test]
+    fn wilson_holds_at_the_ends_and_for_one_state() {
+        // One state says little: the interval is wide, not a point.
+        let (lo, hi) = wilson(1, 1).unwrap();
+        assert!(lo > 0.2 && lo < 0.21 && hi == 1.0, "{lo} {hi}");
+        let (lo, hi) = wilson(0, 1).unwrap();
+        assert!(lo == 0.0 && hi > 0.79, "{lo} {hi}");
+        for total in [1, 2, 3, 20, 3000] {
+            for n in 0..=total.min(40) {
+                let (lo, hi) = wilson(n, total).unwrap();
+                let p = n as f64 / total as f64;
+                assert!((0.0..=p).contains(&lo) && (p..=1.0).contains(&hi) && lo < hi);
+            }
+        }
+        assert_eq!(wilson(0, 0), None);
+    }
+
+    #[test]
+    fn shares_print_their_interval_or_no_states() {
+        assert_eq!(share(5, 20), "25.00 % (11.19–46.87 %)");
+        assert_eq!(share(0, 20), "0.00 % (0.00–16.11 %)");
+        assert_eq!(share(1, 1), "100.00 % (20.65–100.00 %)");
+        assert_eq!(share(0, 0), "no states");
     }
 }
