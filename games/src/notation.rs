@@ -39,6 +39,11 @@ pub trait Notation {
     }
     /// The start position, for games that have one.
     fn start_index(&self) -> Option<u64>;
+    /// Why the illegal state `index` cannot arise in play, where the game can say (`query` and
+    /// `line` print it); None for a legal state, or a game that does not say.
+    fn illegal_reason(&self, _index: u64) -> Option<String> {
+        None
+    }
     /// A position to show first in the explorer: the start, or for games without one an
     /// instructive example.
     fn example_index(&self) -> Option<u64> {

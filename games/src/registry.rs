@@ -186,6 +186,9 @@ impl Notation for AnyGame {
     fn example_index(&self) -> Option<u64> {
         each_game!(self, g => g.example_index())
     }
+    fn illegal_reason(&self, index: u64) -> Option<String> {
+        each_game!(self, g => g.illegal_reason(index))
+    }
 }
 
 impl Drawing for AnyGame {

@@ -10,8 +10,8 @@ use kingmaker_coordinator::tables::open_tables;
 use kingmaker_games::view::principal_line::{principal_line, value_letter, Ending, Line};
 use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
-use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
+use kingmaker_kernel::{Game, Node};
 use kingmaker_tablefmt::Lookup;
 use serde_json::json;
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ pub struct LineArgs {
     /// A finished run directory written by `kingmaker build`, or a release written by `kingmaker
     /// pack`.
     pub dir: PathBuf,
-    /// The position, in the game's notation (docs/*-notation.md).
+    /// The position, in the game's notation (docs/*-notation.md), or `start` (or nothing).
     pub position: String,
     /// The layer to follow, read as its coalition against the other players (default `solo`; for
     /// cc3p also `enable_ab` or `enable_ac`, for Go a threshold layer such as `score_ge_1`).
@@ -69,7 +69,17 @@ pub fn run(args: LineArgs) -> Result<()> {
         );
     }
     let table = tables.layer(&args.layer)?;
-    let start = game.parse_or_start(&args.position)?;
+    let start = game.parse_or_start(start_if_empty(&args.position))?;
+    // An illegal position has no line: say why it is illegal, as `query` does.
+    if matches!(game.node(start), Node::Illegal) {
+        bail!(
+            "position {} (index {start}) is illegal: {}; it cannot arise in play, so it has no \
+             line",
+            game.format_position(start),
+            game.illegal_reason(start)
+                .unwrap_or_else(|| "no game reaches it".into())
+        );
+    }
     let line = principal_line(
         game,
         layer.coalition,
@@ -86,6 +96,16 @@ pub fn run(args: LineArgs) -> Result<()> {
         print!("{}", line_text(game, &layer, &line));
     }
     Ok(())
+}
+
+/// A position given as nothing (`''`) is the start, as the probing library, Python's
+/// `probe('')` and the HTTP API's `position=` read it.
+pub fn start_if_empty(position: &str) -> &str {
+    if position.trim().is_empty() {
+        "start"
+    } else {
+        position
+    }
 }
 
 fn value_and_depth(value: u8, depth: u16) -> String {

@@ -12,7 +12,7 @@ pub struct QueryArgs {
     /// A run directory written by `kingmaker build`, or a release written by `kingmaker pack`.
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/cli.md, "Position notation", and each game's
-    /// page), or `start`.
+    /// page), or `start` (or nothing: `''`).
     pub position: String,
     /// Print JSON.
     #[arg(long)]
@@ -22,7 +22,7 @@ pub struct QueryArgs {
 pub fn run(args: QueryArgs) -> Result<()> {
     let tables = open_tables(&args.dir)?;
     let game = tables.game().clone();
-    let index = game.parse_or_start(&args.position)?;
+    let index = game.parse_or_start(super::line::start_if_empty(&args.position))?;
     // Tables without a layer the game's answers need (a release fetched with `--layers`): the
     // game's view would refuse them, so say what the layers here do, as the probing library and
     // Python's `probe` answer.

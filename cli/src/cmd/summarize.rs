@@ -50,7 +50,19 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     } else {
         None
     };
-    let summary = write_summary(&run, &info, args.reachable, checkpoints)?;
+    let summary = compute_summary(&run, &info, args.reachable, checkpoints)?;
+    // A game whose view counts nothing over the reachable states: --reachable would write the
+    // same summary and say nothing, so refuse, writing nothing.
+    if args.reachable && summary.get("reachable").is_none() {
+        bail!(
+            "{} has no census over the states reachable from the start: --reachable adds \
+             nothing to its summary, so nothing was written (`kingmaker summarize {}` writes \
+             summary.json again without it)",
+            info.spec.family(),
+            args.dir.display()
+        );
+    }
+    write_json_atomically(&run.summary_path(), &summary)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

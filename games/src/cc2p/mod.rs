@@ -51,13 +51,15 @@ pub enum Cc2pError {
     /// A position text could not be read.
     #[error(
         "cannot read cc2p position {text:?}: {reason} \
-         (expected `0:<cells>;1:<cells>;<mover>`, e.g. `0:0,1,2;1:46,47,48;0`)"
+         (expected `0:<cells>;1:<cells>;<mover>`, e.g. this board's start `{example}`)"
     )]
     BadPosition {
         /// The text as given.
         text: String,
         /// What was wrong with it.
         reason: String,
+        /// A position of the board in hand (its start), for the message.
+        example: String,
     },
 }
 

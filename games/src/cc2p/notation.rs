@@ -16,6 +16,7 @@ impl Cc2p {
         let bad = |reason: String| Cc2pError::BadPosition {
             text: text.to_string(),
             reason,
+            example: self.format_position(self.start_index()),
         };
         let fields: Vec<&str> = text.trim().split(';').map(str::trim).collect();
         if fields.len() != 3 {
@@ -184,6 +185,23 @@ impl Notation for Cc2p {
     }
     fn start_index(&self) -> Option<u64> {
         Some(Cc2p::start_index(self))
+    }
+    fn illegal_reason(&self, index: u64) -> Option<String> {
+        let p = self.unrank(index);
+        if !self.illegal(&p.o, p.mover) {
+            return None;
+        }
+        Some(if self.wins(&p.o, p.mover) {
+            format!(
+                "player {} is to move, but its goal is already filled: the game ended at its \
+                 last move",
+                p.mover
+            )
+        } else {
+            "a goal's tip is empty and the opponent holds the four cells that close it off (the \
+             6-piece tip rule, docs/rules.md §3)"
+                .to_string()
+        })
     }
 }
 

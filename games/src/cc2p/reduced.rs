@@ -212,6 +212,9 @@ impl Cc2pReduced {
                     "the half game holds the positions with player {SIDE} to move (give the \
                      colour-swapped position)"
                 ),
+                example: self
+                    .full
+                    .format_position(self.full.start_index() & !1 | SIDE),
             });
         }
         Ok(self.reduce(f >> 1))

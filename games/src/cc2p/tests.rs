@@ -612,6 +612,54 @@ fn parse_errors() {
     assert_eq!(game.format_position(i), "0:0,1,2;1:46,47,48;1");
 }
 
+/// A parse error's example is a position of the board in hand (it was 7×7 / 3's start on every
+/// board, not a position on 6×6 / 3).
+#[test]
+fn parse_errors_give_an_example_of_the_board_in_hand() {
+    for m in MIN_BOARD..=MAX_BOARD {
+        for k in [1, 3, 6] {
+            let game = g(m, k);
+            let e = game.parse_position("0:0;1:1").unwrap_err().to_string();
+            let example = e
+                .split_once("e.g. this board's start `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map(|(example, _)| example)
+                .unwrap_or_else(|| panic!("no example in {e}"));
+            assert_eq!(
+                game.parse_position(example).unwrap(),
+                game.start_index(),
+                "{e}"
+            );
+        }
+    }
+    let e = g(6, 3).parse_position("x").unwrap_err().to_string();
+    assert!(e.contains("`0:0,1,2;1:33,34,35;0`"), "{e}");
+}
+
+/// An illegal state says why, as `query` and `line` print it; a legal one says nothing.
+#[test]
+fn illegal_states_say_why() {
+    use crate::Notation;
+    let game = g(4, 1);
+    // Player 0 on its goal (cell 15) with player 0 to move: it has already won.
+    let i = game.parse_position("0:15;1:0;0").unwrap();
+    assert!(matches!(game.node(i), Node::Illegal));
+    let why = Notation::illegal_reason(&game, i).unwrap();
+    assert!(
+        why.contains("player 0 is to move, but its goal is already filled"),
+        "{why}"
+    );
+    assert_eq!(Notation::illegal_reason(&game, game.start_index()), None);
+    // The 6-piece tip rule: every illegal state of 5×5 / 6 says one of the two reasons.
+    let game = g(5, 6);
+    let tip = (0..game.size())
+        .step_by(101)
+        .filter(|&i| matches!(game.node(i), Node::Illegal))
+        .filter_map(|i| Notation::illegal_reason(&game, i))
+        .find(|why| why.contains("tip"));
+    assert!(tip.is_some(), "no state illegal by the tip rule found");
+}
+
 #[test]
 fn placements_and_twins_are_the_unrank_and_the_swap() {
     use rand::{rngs::StdRng, Rng, SeedableRng};

@@ -35,7 +35,8 @@ pub enum Cc3pError {
     /// A level whose states (the second field) do not fit a `u64` index.
     #[error(
         "cc3p level {0} has no dense index: its {1} states do not fit in a u64 index \
-         (levels 1 and 2 are indexed; use counts() for level 3)"
+         (levels 1 and 2 are indexed): `kingmaker count cc3p --level {0}` counts its states \
+         without one"
     )]
     TooBig(u8, u128),
     /// A position text that cannot be read.

@@ -416,7 +416,13 @@ impl Notation for Cc3p {
     fn start_index(&self) -> Option<u64> {
         Some(Cc3p::start_index(self))
     }
+    fn illegal_reason(&self, index: u64) -> Option<String> {
+        matches!(Game::node(self, index), Node::Illegal).then(|| ILLEGAL_REASON.to_string())
+    }
 }
+
+/// Why a cc3p state is illegal: the game ends when the first goal is filled.
+pub const ILLEGAL_REASON: &str = "two or more goals are filled";
 
 impl Drawing for Cc3p {
     fn board_drawing(&self) -> Value {

@@ -127,6 +127,10 @@ pub fn principal_line(
             depth,
         })
     };
+    // An illegal start has no value to read: say that it is illegal, not that it is unsolved.
+    if matches!(game.node(start), Node::Illegal) {
+        return Err(LineError::Illegal { index: start });
+    }
     let mut plies = vec![ply(None, start)?];
     let mut seen: HashMap<u64, usize> = HashMap::from([(start, 0)]);
     loop {

@@ -81,7 +81,7 @@ pub fn print<T: Lookup + Sync>(
 
 fn node_text(node: Node) -> String {
     match node {
-        Node::Illegal => "illegal: two or more goals are filled".into(),
+        Node::Illegal => format!("illegal: {}", crate::cc3p::notation::ILLEGAL_REASON),
         Node::Terminal { outcome: winner } => {
             format!("terminal: {} has won", PLAYERS[winner as usize])
         }
