@@ -79,6 +79,34 @@ pub fn call_failed(worker: &str, what: &str, status: &Status) -> KernelError {
     }
 }
 
+/// The metadata key of a failure caused by a peer: its worker number (see the protocol's "Blame").
+pub const PEER_METADATA: &str = "kingmaker-peer";
+
+/// `status` (a peer's answer, or the failure to reach it) as this worker's own failure, caused by
+/// worker number `peer`: the same code, the message `message`, and the peer named in the
+/// metadata so that the coordinator blames it.
+pub fn caused_by_peer(status: &Status, peer: usize, message: String) -> Status {
+    let mut metadata = tonic::metadata::MetadataMap::new();
+    metadata.insert(PEER_METADATA, peer.into());
+    let code = if is_transport(status) {
+        Code::Unavailable
+    } else {
+        status.code()
+    };
+    Status::with_metadata(code, message, metadata)
+}
+
+/// The worker number of the peer a failed call blames, if it blames one.
+pub fn peer_at_fault(status: &Status) -> Option<usize> {
+    status
+        .metadata()
+        .get(PEER_METADATA)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
 /// Wait until `abort` carries a reason, and return it; `dropped` when its sender is gone (the
 /// run was dropped). Both ends use it: the worker's router, the coordinator's heartbeats.
 pub async fn aborted<T: Clone>(abort: &mut watch::Receiver<Option<T>>, dropped: T) -> T {
@@ -100,5 +128,17 @@ mod tests {
         assert!(s.contains("unreachable"), "{s}");
         let s = status_message(&Status::internal("boom"));
         assert!(s.contains("boom"), "{s}");
+    }
+
+    #[test]
+    fn a_peer_at_fault_travels_in_the_metadata() {
+        let full = Status::internal("/data/r/solo/replicas/worker-0/c: No space left on device");
+        let relayed = caused_by_peer(&full, 1, "its replica could not be stored".into());
+        assert_eq!(relayed.code(), Code::Internal);
+        // Through the wire: the metadata survive as headers.
+        let http = relayed.clone().into_http::<()>();
+        let back = Status::from_header_map(http.headers()).expect("a status");
+        assert_eq!(peer_at_fault(&back), Some(1));
+        assert_eq!(peer_at_fault(&full), None);
     }
 }

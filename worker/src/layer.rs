@@ -45,6 +45,8 @@ pub(super) struct OpenLayer {
     abort: watch::Sender<Option<String>>,
     /// The layer was finished and the next one of the same run is being opened: not a failure.
     retired: AtomicBool,
+    /// Who started the run (StartLayerRequest.started_by), for another coordinator.
+    pub(super) started_by: String,
     /// The lock of `run_dir`, held while this worker works on the run (passed on from layer to
     /// layer): a second worker on the same data directory is refused the run.
     lock: Arc<DirLock>,
@@ -68,6 +70,13 @@ impl OpenLayer {
         } else {
             self.failure()
         }
+    }
+
+    /// Whether the run goes on here (a coordinator that would start another one is refused): not
+    /// abandoned, or only retired (its next layer being opened) with its coordinator heard from
+    /// `silent` ago, within the lease.
+    pub(super) fn busy(&self, silent: Duration) -> bool {
+        self.failure().is_none() || (self.retired.load(Relaxed) && silent <= self.lease)
     }
 
     /// Stop working on this run: pending and future sends fail, received updates are refused.
@@ -112,6 +121,15 @@ impl OpenLayer {
             self.abandon(&format!("a kernel step failed: {}", status.message()));
             status
         })
+    }
+}
+
+/// Who started a run, as its coordinator said (an older one says nothing).
+fn started_by(words: &str) -> &str {
+    if words.is_empty() {
+        "a coordinator that did not say who it is"
+    } else {
+        words
     }
 }
 
@@ -190,8 +208,9 @@ impl WorkerService {
                 }
                 if previous.run_id != req.run_id && previous.failure().is_none() {
                     return Err(Status::failed_precondition(format!(
-                        "this worker is busy with run {} of another coordinator",
-                        previous.run_id
+                        "this worker is busy with run {} (started by {})",
+                        previous.run_id,
+                        started_by(&previous.started_by)
                     )));
                 }
                 if previous.run_id == req.run_id {
@@ -285,6 +304,7 @@ impl WorkerService {
             lease,
             abort,
             retired: AtomicBool::new(false),
+            started_by: req.started_by.clone(),
             lock,
         });
         *self.inner.state.lock().expect("worker state") = Some(open);

@@ -118,6 +118,16 @@ struct Inner {
     metrics: WorkerMetrics,
     /// Set when a Shutdown asked the process to exit.
     exit: watch::Sender<bool>,
+    /// Who this worker is (Describe tells the coordinator).
+    identity: Identity,
+}
+
+/// A worker process's identity: a random id made at start (two addresses of one process answer
+/// with the same one), its host and its data directory (absolute), which messages name.
+struct Identity {
+    instance_id: String,
+    host_name: String,
+    data_dir: String,
 }
 
 /// The gRPC service of one worker process.
@@ -139,7 +149,6 @@ impl WorkerService {
             .build()
             .map_err(std::io::Error::other)?;
         let inner = Arc::new(Inner {
-            opts,
             state: Mutex::new(None),
             games: Mutex::new(HashMap::new()),
             last_contact: Mutex::new(Instant::now()),
@@ -148,6 +157,16 @@ impl WorkerService {
             runtime,
             metrics: WorkerMetrics::new(registry),
             exit: watch::channel(false).0,
+            identity: Identity {
+                instance_id: kingmaker_process::identity::random_id(),
+                host_name: kingmaker_process::identity::host_name(),
+                data_dir: std::fs::canonicalize(&opts.data_dir)
+                    .or_else(|_| std::path::absolute(&opts.data_dir))
+                    .unwrap_or_else(|_| opts.data_dir.clone())
+                    .display()
+                    .to_string(),
+            },
+            opts,
         });
         Ok(WorkerService { inner })
     }
@@ -185,6 +204,15 @@ impl WorkerService {
                 }
             }
         }
+    }
+
+    /// How long since the coordinator was last heard from.
+    fn silent(&self) -> Duration {
+        self.inner
+            .last_contact
+            .lock()
+            .expect("contact time")
+            .elapsed()
     }
 
     /// The coordinator was heard from (its lease starts again).

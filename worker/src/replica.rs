@@ -9,6 +9,7 @@ use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::KernelError;
 use kingmaker_proto::v1 as pb;
 use kingmaker_rpc::convert::Convert;
+use kingmaker_rpc::status::{caused_by_peer, status_message};
 use kingmaker_tablefmt::checkpoint::{
     check_frame, is_manifest_of, manifest_name, parse_chunk_name, parse_manifest, replica_dir,
     WorkerCheckpoint,
@@ -92,6 +93,21 @@ impl OpenLayer {
             names.extend(s.cells.iter().map(|r| r.file.clone()));
             names.push(wave_log::file_name(s.shard));
         }
+        // The successor's failure is not this worker's: the coordinator is told whose it is.
+        let me = owner as usize;
+        let blame = |e: &Status| {
+            caused_by_peer(
+                e,
+                to,
+                format!(
+                    "the replica of worker {me}'s checkpoint after wave {} could not be stored on \
+                     worker {to} ({addr}): {}; worker {me} ({}) saved the checkpoint itself",
+                    cp.wave,
+                    status_message(e),
+                    self.peers[me].0
+                ),
+            )
+        };
         let status = client
             .replica_status(pb::ReplicaStatusRequest {
                 run_id: self.run_id.clone(),
@@ -99,7 +115,8 @@ impl OpenLayer {
                 owner,
                 names: names.clone(),
             })
-            .await?
+            .await
+            .map_err(|e| blame(&e))?
             .into_inner();
         let held: std::collections::HashMap<String, u64> =
             status.files.into_iter().map(|f| (f.name, f.len)).collect();
@@ -138,7 +155,7 @@ impl OpenLayer {
                         if full { " in full" } else { "" },
                         e.message()
                     );
-                    last = Err(e);
+                    last = Err(blame(&e));
                 }
             }
         }

@@ -22,19 +22,22 @@ impl Worker for WorkerService {
         req: Request<pb::DescribeRequest>,
     ) -> Result<Response<pb::DescribeReply>, Status> {
         let _ = req;
-        let run_id = self
-            .inner
-            .state
-            .lock()
-            .expect("worker state")
-            .as_ref()
-            .map(|a| a.run_id.clone());
+        let open = self.inner.state.lock().expect("worker state").clone();
+        let me = &self.inner.identity;
         Ok(Response::new(pb::DescribeReply {
             protocol_version: self.inner.opts.protocol_version,
             worker_version: env!("CARGO_PKG_VERSION").to_string(),
             cores: self.inner.opts.threads as u32,
             memory_bytes: physical_memory(),
-            run_id: run_id.unwrap_or_default(),
+            run_id: open.as_ref().map(|a| a.run_id.clone()).unwrap_or_default(),
+            instance_id: me.instance_id.clone(),
+            host_name: me.host_name.clone(),
+            data_dir: me.data_dir.clone(),
+            run_started_by: open
+                .as_ref()
+                .map(|a| a.started_by.clone())
+                .unwrap_or_default(),
+            run_active: open.is_some_and(|a| a.busy(self.silent())),
         }))
     }
 
@@ -90,7 +93,12 @@ impl Worker for WorkerService {
         };
         let mut restored = load(layer.clone()).await;
         let mut note = String::new();
-        if let Err(local) = &restored {
+        // A checkpoint of another game or layer is refused: its replica is no more this run's.
+        let damaged = restored
+            .as_ref()
+            .err()
+            .filter(|s| !kingmaker_rpc::status::is_refused(s));
+        if let Some(local) = damaged {
             // This disk lacks it (lost, replaced, damaged): the replica on the successor has it.
             tracing::warn!(
                 "run {}: layer {}: the checkpoint after wave {wave} cannot be restored from this \

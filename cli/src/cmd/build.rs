@@ -104,8 +104,13 @@ pub fn run(args: BuildArgs) -> Result<()> {
     } else {
         select_layers(&spec, &args.layers)?
     };
-    // Remote workers are checked (reachable, token, protocol version) before the run directory
-    // is created, so a mistake there leaves nothing behind.
+    let game = Arc::new(spec.build()?);
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
+    // Remote workers are checked (reachable, token, protocol version, each listed once, none busy
+    // with another run) before the run directory is created, so a mistake there leaves nothing
+    // behind.
     let cluster = if args.workers.is_empty() {
         None
     } else {
@@ -116,15 +121,12 @@ pub fn run(args: BuildArgs) -> Result<()> {
             addrs: args.workers.clone(),
             token,
             timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
+            started_by: kingmaker_coordinator::cluster::started_by("kingmaker build", &out),
         };
         Some(kingmaker_coordinator::cluster::connect(
             &remote, &spec, None,
         )?)
     };
-    let game = Arc::new(spec.build()?);
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
     // Before anything is allocated or written: does it fit?
     let (budget, said) = choose_memory_budget(args.memory_budget);
     tracing::info!("{said}");

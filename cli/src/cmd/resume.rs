@@ -199,6 +199,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
                 addrs: addrs.clone(),
                 token,
                 timeout: std::time::Duration::from_secs_f64(args.worker_timeout),
+                started_by: kingmaker_coordinator::cluster::started_by("kingmaker resume", &args.dir),
             };
             tracing::info!("resuming run {} on workers {}", d.run_id, addrs.join(","));
             let cluster = kingmaker_coordinator::cluster::connect(&remote, &info.spec, Some(&d.run_id))?;

@@ -11,13 +11,14 @@ mod workers;
 pub use kept_layer::{fetch_part, ZonePlan};
 pub use remote_part::RemotePart;
 pub use remote_worker::RemoteWorker;
-pub use workers::{Cluster, RemoteOptions};
+pub use workers::{started_by, Cluster, RemoteOptions};
 
 use anyhow::{bail, Result};
 use kingmaker_games::GameSpec;
 
-/// Connect to the workers of `opts` and check them (token, protocol version) for the run
-/// `run_id` (a resumed run: its workers keep their files under it), or for a new run of `game`.
+/// Connect to the workers of `opts` and check them (token, protocol version, each listed once,
+/// none busy with another run) for the run `run_id` (a resumed run: its workers keep their files
+/// under it), or for a new run of `game`.
 pub fn connect(opts: &RemoteOptions, game: &GameSpec, run_id: Option<&str>) -> Result<Cluster> {
     if opts.addrs.is_empty() {
         bail!("--workers needs at least one HOST:PORT");

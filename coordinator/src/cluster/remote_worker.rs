@@ -7,7 +7,7 @@ use kingmaker_kernel::{ClosedWave, KernelError, ShardPlan, WorkerHandle};
 use kingmaker_proto::v1 as pb;
 use kingmaker_rpc::connect::Client;
 use kingmaker_rpc::convert::Convert;
-use kingmaker_rpc::status::call_failed;
+use kingmaker_rpc::status::{call_failed, peer_at_fault};
 use kingmaker_rpc::wire::{decode_depth, decode_values, depth_len, unpack_bytes, values_len};
 use tokio::sync::watch;
 use tonic::Status;
@@ -24,6 +24,8 @@ pub struct RemoteWorker {
     pub(super) plan: ShardPlan,
     /// This worker's number in the run.
     pub(super) me: usize,
+    /// Every worker of the run in words (address, host, data directory), by number.
+    pub(super) labels: std::sync::Arc<Vec<String>>,
 }
 
 impl RemoteWorker {
@@ -46,8 +48,18 @@ impl RemoteWorker {
         })
     }
 
+    /// A failed call as the driver sees it, naming the worker at fault: this one, or the peer
+    /// whose failure made the call fail (the successor that could not store a replica).
     fn failed(&self, what: &str, status: &Status) -> KernelError {
-        call_failed(&self.addr, what, status)
+        let me = self.labels.get(self.me).unwrap_or(&self.addr);
+        match peer_at_fault(status).and_then(|p| self.labels.get(p).filter(|_| p != self.me)) {
+            // The message names the worker that reported it (who saved its own checkpoint).
+            Some(peer) => KernelError::Worker {
+                worker: peer.clone(),
+                message: status.message().to_string(),
+            },
+            None => call_failed(me, what, status),
+        }
     }
 
     fn step(&self) -> pb::StepRequest {
@@ -98,7 +110,7 @@ impl RemoteWorker {
         };
         if bytes.len() != want {
             return Err(KernelError::Worker {
-                worker: self.addr.clone(),
+                worker: self.labels.get(self.me).unwrap_or(&self.addr).clone(),
                 message: format!(
                     "{what} of shard {shard}: {} bytes instead of {want}",
                     bytes.len()

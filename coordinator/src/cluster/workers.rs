@@ -28,6 +28,21 @@ pub struct RemoteOptions {
     pub token: String,
     /// A worker that has not answered heartbeats for this long is reported and the run stops.
     pub timeout: Duration,
+    /// Who starts the run, in words ([`started_by`]): a worker tells another coordinator that
+    /// finds it busy.
+    pub started_by: String,
+}
+
+/// A coordinator in words, for the workers to tell another one: `command` (e.g. `kingmaker
+/// build`), this host and process, and the run directory `run`.
+pub fn started_by(command: &str, run: &std::path::Path) -> String {
+    let run = std::path::absolute(run).unwrap_or_else(|_| run.to_path_buf());
+    format!(
+        "`{command}` on host {}, pid {}, into {}",
+        kingmaker_process::identity::host_name(),
+        std::process::id(),
+        run.display()
+    )
 }
 
 /// The workers of one build, connected and checked.
@@ -38,13 +53,15 @@ pub struct Cluster {
     pub(super) workers: Vec<(String, Client, pb::DescribeReply)>,
     pub(super) abort: watch::Sender<Abort>,
     timeout: Duration,
+    started_by: String,
     monitors: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Cluster {
     /// Connect to every worker, check the token and the protocol version, and start heartbeats,
     /// for the run `run_id` (the workers keep its files under `DATA_DIR/<run id>/`). Each worker
-    /// must be listed once.
+    /// must be listed once, and none may be busy with another run ([`check_worker_set`]): all of
+    /// it before a caller writes anything.
     pub fn connect(opts: &RemoteOptions, run_id: String) -> Result<Cluster> {
         if opts.addrs.is_empty() {
             bail!("no workers to connect to");
@@ -71,6 +88,7 @@ impl Cluster {
             }
             Ok::<_, anyhow::Error>(out)
         })?;
+        check_worker_set(&run_id, &checked)?;
         let mut workers = Vec::new();
         for (addr, client, info) in checked {
             tracing::info!(
@@ -94,6 +112,7 @@ impl Cluster {
             workers,
             abort,
             timeout: opts.timeout,
+            started_by: opts.started_by.clone(),
             monitors: Vec::new(),
         };
         cluster.start_heartbeats(&token)?;
@@ -169,6 +188,8 @@ impl Cluster {
         let spec_json = serde_json::to_string(spec)?;
         // A worker hears nothing from a dead coordinator for this long before it stops writing.
         let lease_ms = (self.timeout * 3).max(Duration::from_secs(3)).as_millis() as u32;
+        let labels: Arc<Vec<String>> =
+            Arc::new(self.workers.iter().map(|w| label(&w.0, &w.2)).collect());
         let handles: Vec<Arc<RemoteWorker>> = self
             .workers
             .iter()
@@ -182,6 +203,7 @@ impl Cluster {
                     abort: self.abort.subscribe(),
                     plan: *plan,
                     me,
+                    labels: labels.clone(),
                 })
             })
             .collect();
@@ -199,6 +221,7 @@ impl Cluster {
                         me: w.me as u32,
                         peers: peers.clone(),
                         lease_ms,
+                        started_by: self.started_by.clone(),
                     };
                     scope.spawn(move || {
                         w.call("start layer", |mut c| async move {
@@ -312,6 +335,60 @@ impl Drop for Cluster {
             m.abort();
         }
     }
+}
+
+/// A worker in an operator's words: its address, and where it keeps its files (host, data
+/// directory) when it says.
+pub(super) fn label(addr: &str, info: &pb::DescribeReply) -> String {
+    if info.host_name.is_empty() {
+        addr.to_string()
+    } else {
+        format!(
+            "{addr} (host {}, data directory {})",
+            info.host_name, info.data_dir
+        )
+    }
+}
+
+/// Refuse a set of workers that cannot run `run_id` together, from what each said about itself
+/// (in `--workers` order): two addresses of one worker process (they would be sent each other's
+/// shards and waves), or a worker busy with another run. Older workers, which say neither, are
+/// not checked here (StartLayer still refuses a busy worker).
+fn check_worker_set(run_id: &str, workers: &[(String, Client, pb::DescribeReply)]) -> Result<()> {
+    for (i, (addr, _, info)) in workers.iter().enumerate() {
+        if info.instance_id.is_empty() {
+            continue;
+        }
+        if let Some((first, _, _)) = workers[..i]
+            .iter()
+            .find(|(_, _, other)| other.instance_id == info.instance_id)
+        {
+            bail!(
+                "--workers lists one worker twice: {first} and {addr} reach the same \
+                 kingmaker-worker process (host {}, data directory {}); list each worker once. \
+                 Nothing was written",
+                info.host_name,
+                info.data_dir
+            );
+        }
+    }
+    for (addr, _, info) in workers {
+        if info.run_active && !info.run_id.is_empty() && info.run_id != run_id {
+            let by = if info.run_started_by.is_empty() {
+                "a coordinator that did not say who it is".to_string()
+            } else {
+                info.run_started_by.clone()
+            };
+            bail!(
+                "worker {} is busy with run {} (started by {by}): wait for that run to end, stop \
+                 its coordinator (a worker gives a run up once its coordinator has been silent \
+                 for three of its worker timeouts), or give other workers. Nothing was written",
+                label(addr, info),
+                info.run_id
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Connect to one worker and check its token and protocol version.

@@ -1,0 +1,214 @@
+//! A distributed build's errors name the worker at fault, and what makes a set of workers
+//! unusable is refused before the run directory is made.
+//! 1. A full disk is blamed on the worker whose disk it is, with its address and the path (a
+//!    full tmpfs where a worker stores its predecessor's replicas; needs root to mount, else the
+//!    test says so and passes).
+//! 2. One worker under two addresses, and workers busy with another coordinator's run, are
+//!    refused up front: no run directory.
+
+use kingmaker_e2e::{distributed, finish, kingmaker, log_text, spawn, wait_for_wave, Worker};
+use kingmaker_e2e::{CC3P, HANG, TOKEN};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A tmpfs mounted by the test, unmounted (lazily: a worker may still hold it) on drop.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    /// A tmpfs of one page at `dir`, filled: every write there fails with "No space left on
+    /// device". `None` where it cannot be mounted (not root).
+    fn full(dir: &Path) -> Option<Mounted> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+        let mounted = Mounted(dir.to_path_buf());
+        use std::io::Write;
+        let mut fill = std::fs::File::create(dir.join("fill")).unwrap();
+        while fill.write_all(&[0u8; 4096]).is_ok() {}
+        Some(mounted)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The first subdirectory of `dir` (a worker's run, a run's layer), once there is one.
+fn first_subdir(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != "layers")
+        .map(|e| e.path())
+}
+
+/// Worker 1's disk is full where it keeps worker 0's replicas: worker 0 saves its checkpoint and
+/// reports that its successor could not store the copy. The error must blame worker 1 (its
+/// address, host and data directory) and give the path, not worker 0.
+#[test]
+fn a_full_disk_is_blamed_on_the_worker_whose_disk_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "200"]))
+        .collect();
+    let (run, log) = (tmp.path().join("run"), tmp.path().join("run.log"));
+    // The first checkpoint a second after the layer opens: time to fill the disk before it.
+    let mut build = spawn(
+        &distributed(
+            &CC3P,
+            &workers,
+            &run,
+            &[
+                "--shard-size",
+                "256",
+                "--checkpoint-every-waves",
+                "0",
+                "--checkpoint-every-secs",
+                "1",
+            ],
+        ),
+        &log,
+    );
+    let started = Instant::now();
+    let layer_dir = loop {
+        if let Some(layer) = first_subdir(&workers[1].data).and_then(|r| first_subdir(&r)) {
+            break layer;
+        }
+        assert!(
+            started.elapsed() < HANG,
+            "worker 1 opened no layer:\n{}",
+            log_text(&log)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let replicas = layer_dir.join("replicas").join("worker-0");
+    let Some(_full) = Mounted::full(&replicas) else {
+        eprintln!("skipped: cannot mount a tmpfs (the test needs root)");
+        return;
+    };
+    let status = finish(&mut build, &log);
+    let text = log_text(&log);
+    assert!(!status.success(), "the build must fail:\n{text}");
+    let err = text
+        .lines()
+        .find(|l| l.starts_with("kingmaker: error:"))
+        .unwrap_or_else(|| panic!("no error line:\n{text}"));
+    let data = std::fs::canonicalize(&workers[1].data).unwrap();
+    let blamed = format!(
+        "worker {} (host {}, data directory {})",
+        workers[1].addr,
+        host_name(),
+        data.display()
+    );
+    assert!(
+        err.contains(&blamed)
+            && err.contains(&format!("{}/", replicas.display()))
+            && err.contains("No space left on device"),
+        "the error must name worker 1 ({blamed}) and the full path:\n{err}"
+    );
+    for wrong in [
+        format!("worker {}: ", workers[0].addr),
+        format!("worker {} (host", workers[0].addr),
+    ] {
+        assert!(
+            !err.contains(wrong.as_str()),
+            "worker 0 is blamed ({wrong}):\n{err}"
+        );
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// `127.0.0.1:P,localhost:P` is one worker: refused before the run directory is made, naming
+/// both addresses.
+#[test]
+fn one_worker_under_two_addresses_is_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let worker = Worker::start(TOKEN, &[]);
+    let port = worker.addr.rsplit(':').next().unwrap();
+    let other = format!("localhost:{port}");
+    let run = tmp.path().join("run");
+    let out = kingmaker(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--out",
+        run.to_str().unwrap(),
+        "--workers",
+        &format!("{},{other}", worker.addr),
+        "--token",
+        TOKEN,
+    ]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&worker.addr) && err.contains(&other) && err.contains("same kingmaker-worker"),
+        "{err}"
+    );
+    assert!(!run.exists(), "the run directory was made:\n{err}");
+}
+
+/// A second coordinator on workers busy with a first one's run is told so, with who started that
+/// run, before it makes its run directory; the first run goes on undisturbed.
+#[test]
+fn a_second_coordinator_on_busy_workers_is_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "100"]))
+        .collect();
+    let (first, log) = (tmp.path().join("first"), tmp.path().join("first.log"));
+    let mut build = spawn(
+        &distributed(&CC3P, &workers, &first, &["--shard-size", "256"]),
+        &log,
+    );
+    assert!(
+        wait_for_wave(&first, &mut build.0, None, 1, HANG),
+        "the first build ended early:\n{}",
+        log_text(&log)
+    );
+    let second = tmp.path().join("second");
+    let out = kingmaker(
+        &distributed(&CC3P, &workers, &second, &["--shard-size", "256"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    let run_id = kingmaker_e2e::read_json(&first.join("run.json"))["distributed"]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let first_abs = std::path::absolute(&first).unwrap();
+    assert!(
+        err.contains(&format!(
+            "is busy with run {run_id} (started by `kingmaker build`"
+        )) && err.contains(&first_abs.display().to_string()),
+        "{err}"
+    );
+    assert!(!second.exists(), "the run directory was made:\n{err}");
+    assert!(
+        finish(&mut build, &log).success(),
+        "the first build must go on:\n{}",
+        log_text(&log)
+    );
+}
