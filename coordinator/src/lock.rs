@@ -1,7 +1,7 @@
 //! The run-directory lock of `build` and `resume` (see `kingmaker_process::lock`): one process at
 //! a time works on a run directory; a second one is refused with the holder's pid, and `status`
 //! tells a running build from a stopped one by trying the lock. `fetch` locks the directory it
-//! downloads into the same way.
+//! downloads into the same way, and `pack` the directory it writes a release into.
 
 use anyhow::Result;
 use kingmaker_process::lock::{DirLock, LockError};
@@ -40,6 +40,24 @@ pub fn lock_fetch(dir: &Path) -> Result<DirLock> {
                 "{e}: fetch downloads into a directory only when nothing else works there (two \
                  fetches would write the same .part files). Wait for it to end, or stop it \
                  (`kill {pid}`) and run this fetch again: it resumes what was downloaded"
+            )
+        }
+        LockError::Io { .. } => anyhow::Error::new(e),
+    })
+}
+
+/// Lock the directory `kingmaker pack` writes a release into for as long as the returned lock
+/// lives, or refuse with who holds it: two packs into one directory would each write a whole
+/// staging copy, and only one could take its place.
+pub fn lock_pack(dir: &Path) -> Result<DirLock> {
+    DirLock::acquire(dir, "kingmaker pack").map_err(|e| match &e {
+        LockError::Held { holder, .. } => {
+            let pid = holder
+                .as_ref()
+                .map_or("its pid".to_string(), |h| h.pid.to_string());
+            anyhow::anyhow!(
+                "{e}: another pack is writing a release there. Wait for it to end (then the \
+                 directory holds its release), or stop it (`kill {pid}`) and pack again"
             )
         }
         LockError::Io { .. } => anyhow::Error::new(e),

@@ -11,12 +11,35 @@ use kingmaker_kernel::{Layer, WaveSummary};
 use kingmaker_probe::tables::open_kept;
 use kingmaker_process::lock::DirLock;
 use kingmaker_rpc::auth::TOKEN_ENV;
+use kingmaker_tablefmt::fsio::{destination, read_bounded, Existing, METADATA_CAP};
 use kingmaker_tablefmt::kept::{kept_path, parts_here, read_kept};
 use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::layer::LayerTable;
 use kingmaker_tablefmt::table::{open_table, read_summary, table_path, TableSummary};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// Read the JSON file `path` (of a run directory, or any the tool did not just write) as `T`: a
+/// regular file of at most [`METADATA_CAP`] bytes, `what` naming it in a refusal ("a run.json").
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
+    let bytes = read_bounded(path, METADATA_CAP, what)?;
+    serde_json::from_slice(&bytes).with_context(|| format!("{} is malformed", path.display()))
+}
+
+/// Refuse `path` as a new directory (`build --out`, `pack --out`) when something other than a
+/// directory is there: a file, a device (`/dev/null`), a FIFO. Whether a directory there is
+/// empty enough is the caller's question.
+pub fn check_new_dir_kind(path: &Path) -> Result<()> {
+    let kind = match destination(path)? {
+        Existing::Nothing | Existing::Dir => return Ok(()),
+        Existing::File => "a file",
+        Existing::Other(kind) => kind,
+    };
+    anyhow::bail!(
+        "{} is {kind}, not a directory; choose a new --out directory (one that does not exist yet)",
+        path.display()
+    )
+}
 
 /// The contents of `run.json` (see [`kingmaker_tablefmt::run::RunInfo`]), its game a [`GameSpec`].
 pub type RunInfo = kingmaker_tablefmt::run::RunInfo<GameSpec>;
@@ -48,13 +71,21 @@ impl RunDir {
                     .unwrap_or(false)
         };
         let refuse = || {
+            // Only a run directory can be resumed.
+            let resume = if path.join("run.json").is_file() {
+                format!(
+                    " (or `kingmaker resume {}` to continue the run there)",
+                    path.display()
+                )
+            } else {
+                String::new()
+            };
             anyhow::anyhow!(
-                "{} already exists and is not empty; choose a new --out directory \
-                 (or `kingmaker resume {}` to continue a run there)",
+                "{} already exists and is not empty; choose a new --out directory{resume}",
                 path.display(),
-                path.display()
             )
         };
+        check_new_dir_kind(path)?;
         if path.exists() && !only_leftovers() {
             return Err(refuse());
         }
@@ -71,13 +102,13 @@ impl RunDir {
     /// An existing run directory with its `run.json`.
     pub fn open(path: &Path) -> Result<(RunDir, RunInfo)> {
         let file = path.join("run.json");
-        let text = std::fs::read_to_string(&file).with_context(|| {
+        let text = read_bounded(&file, METADATA_CAP, "a run.json").with_context(|| {
             format!(
                 "{} is not a Kingmaker run directory (no readable run.json)",
                 path.display()
             )
         })?;
-        let info: RunInfo = serde_json::from_str(&text)
+        let info: RunInfo = serde_json::from_slice(&text)
             .with_context(|| format!("{} is malformed", file.display()))?;
         let mut run = RunDir::at(path);
         run.game = serde_json::to_value(&info.spec)?;
@@ -103,9 +134,7 @@ impl RunDir {
         if !path.exists() {
             return Ok(RunState::default());
         }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))
+        read_json(&path, "a checkpoint.json")
     }
 
     /// A run manifest rebuilt from the run's finished layer files, for a `checkpoint.json` that
@@ -138,11 +167,7 @@ impl RunDir {
         if !path.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        Ok(Some(serde_json::from_str(&text).with_context(|| {
-            format!("{} is malformed", path.display())
-        })?))
+        read_json(&path, "a progress.json").map(Some)
     }
 
     pub fn write_progress(&self, progress: &Progress) -> Result<()> {

@@ -78,7 +78,8 @@ fn flock(file: &File, op: libc::c_int) -> std::io::Result<bool> {
 fn read_holder(file: &mut File) -> Option<Holder> {
     let mut text = String::new();
     file.rewind().ok()?;
-    file.read_to_string(&mut text).ok()?;
+    // A holder is one short line: anything longer is no holder's, and is not read on.
+    file.take(4096).read_to_string(&mut text).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -125,10 +126,15 @@ impl DirLock {
     /// (shared, released at once) rather than trusting the pid in the file.
     pub fn holder(dir: &Path) -> std::io::Result<Option<Holder>> {
         let path = dir.join(LOCK_FILE);
-        let mut file = match File::open(&path) {
+        // A regular file only: a FIFO put there would block the open.
+        let mut file = match kingmaker_tablefmt::fsio::open_regular(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+            Err(kingmaker_tablefmt::FormatError::Io { error, .. })
+                if error.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
         };
         if flock(&file, libc::LOCK_SH)? {
             // Nobody holds it; ours goes with the file.

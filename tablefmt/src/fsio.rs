@@ -111,6 +111,25 @@ pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Format
     Ok(bytes)
 }
 
+/// Everything `reader` gives (a pipe, standard input, a device), or `None` as soon as it gives
+/// more than `cap` bytes: the most held is `cap` bytes (rounded up to a power of two).
+pub fn read_capped(mut reader: impl Read, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    let mut piece = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut piece) {
+            Ok(0) => return Ok(Some(bytes)),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if (bytes.len() + n) as u64 > cap {
+            return Ok(None);
+        }
+        bytes.extend_from_slice(&piece[..n]);
+    }
+}
+
 /// [`read_bounded`], with `None` for a file that does not exist.
 pub fn read_bounded_if_any(
     path: &Path,
@@ -265,6 +284,9 @@ mod tests {
         assert!(e.to_string().ends_with("(a character device)"), "{e}");
         let e = open_regular(dir.path()).unwrap_err().to_string();
         assert!(e.ends_with("not a regular file (a directory)"), "{e}");
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        assert_eq!(read_capped(zero, 1 << 20).unwrap(), None);
+        assert_eq!(read_capped(&b"abc"[..], 3).unwrap().unwrap(), b"abc");
         let gone = dir.path().join("gone");
         assert!(read_bounded_if_any(&gone, 1, "x").unwrap().is_none());
         assert_eq!(destination(&gone).unwrap(), Existing::Nothing);

@@ -3,14 +3,15 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use kingmaker_coordinator::digits::human_bytes;
 use kingmaker_designs::bound::{fewest_pictures, FewestPictures};
 use kingmaker_designs::deck::Deck;
 use kingmaker_designs::parse::parse_bytes;
 use kingmaker_designs::plane::Plane;
 use kingmaker_designs::svg::Drawer;
 use kingmaker_designs::verify::{count, verify_expecting, Expect, Report};
+use kingmaker_tablefmt::fsio::{destination, read_bounded, read_capped, Existing};
 use serde_json::json;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -71,6 +72,9 @@ pub fn run(args: DeckArgs) -> Result<()> {
 
 fn run_build(args: DeckArgs) -> Result<()> {
     let order = args.order.context("--order is required")?;
+    if let Some(dir) = &args.svg {
+        check_svg_dir(dir)?;
+    }
     let plane = Plane::new(order)?;
     let mut deck = Deck::from_plane(&plane);
     let total = deck.cards().len();
@@ -184,6 +188,46 @@ fn bound_sentence(b: &FewestPictures, shown: usize) -> String {
     }
 }
 
+/// Refuse `--svg DIR` before anything is drawn unless DIR is new, empty, or holds a deck's
+/// drawing (`index.html`, `card-NNN.svg`), which is replaced: never a file, a device, or a
+/// directory of other files.
+fn check_svg_dir(dir: &Path) -> Result<()> {
+    let kind = match destination(dir)? {
+        Existing::Nothing => return Ok(()),
+        Existing::Dir => {
+            let drawing = |name: &str| {
+                name == "index.html"
+                    || name
+                        .strip_prefix("card-")
+                        .and_then(|n| n.strip_suffix(".svg"))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            };
+            let entries =
+                std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+            for entry in entries {
+                let name = entry
+                    .with_context(|| format!("reading {}", dir.display()))?
+                    .file_name();
+                if !drawing(&name.to_string_lossy()) {
+                    bail!(
+                        "{} holds {:?}, which is no file of a deck's drawing: --svg writes into a new \
+                         or empty directory (or one holding an earlier drawing, which it replaces)",
+                        dir.display(),
+                        name
+                    );
+                }
+            }
+            return Ok(());
+        }
+        Existing::File => "a file",
+        Existing::Other(kind) => kind,
+    };
+    bail!(
+        "{} is {kind}, not a directory: --svg names the directory to draw the cards into",
+        dir.display()
+    )
+}
+
 fn write_svg(deck: &Deck, dir: &Path, title: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let files = Drawer::new(deck).files(title);
@@ -199,17 +243,44 @@ fn write_svg(deck: &Deck, dir: &Path, title: &str) -> Result<()> {
     Ok(())
 }
 
+/// The most a deck file may hold: the largest deck `kingmaker deck` writes (order 256, 65,793
+/// cards of 257 pictures) is about 115 MB as JSON.
+const DECK_CAP: u64 = 256 << 20;
+
+/// The bytes of the deck `file` (`-`: standard input), refused beyond [`DECK_CAP`] as soon as
+/// that many are read: `/dev/zero` is an error, not the whole memory. A regular file is refused
+/// by its size, a directory before it is opened.
+fn read_deck(file: &Path) -> Result<Vec<u8>> {
+    let name = file.display().to_string();
+    let too_large = || {
+        anyhow::anyhow!(
+            "{name}: more than the {} a deck may be (the largest deck `kingmaker deck` writes, \
+             order 256, is about 115 MB)",
+            human_bytes(DECK_CAP).replace(".0 ", " ")
+        )
+    };
+    let read = if name == "-" {
+        read_capped(std::io::stdin().lock(), DECK_CAP)
+            .context("reading the deck from standard input")?
+    } else {
+        match destination(file)? {
+            Existing::Dir | Existing::Nothing | Existing::File => {}
+            // A pipe or a device is read as a stream, up to the cap.
+            Existing::Other(_) => {
+                let f = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
+                return read_capped(f, DECK_CAP)
+                    .with_context(|| format!("reading {name}"))?
+                    .ok_or_else(too_large);
+            }
+        }
+        Some(read_bounded(file, DECK_CAP, "a deck").with_context(|| format!("reading {name}"))?)
+    };
+    read.ok_or_else(too_large)
+}
+
 fn run_verify(args: VerifyDeckArgs) -> Result<()> {
     let name = args.file.display().to_string();
-    let bytes = if name == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .context("reading the deck from standard input")?;
-        b
-    } else {
-        std::fs::read(&args.file).with_context(|| format!("reading {name}"))?
-    };
+    let bytes = read_deck(&args.file)?;
     let deck = parse_bytes(&bytes).with_context(|| format!("{name}: not a deck"))?;
     let expect = Expect {
         cards: args.cards,

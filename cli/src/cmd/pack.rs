@@ -8,7 +8,7 @@ use crate::cmd::summarize::compute_summary;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
-use kingmaker_coordinator::rundir::{RunDir, RunInfo};
+use kingmaker_coordinator::rundir::{read_json, RunDir, RunInfo};
 use kingmaker_coordinator::summary::{default_reach, is_counts_only};
 use kingmaker_kernel::Game;
 use kingmaker_process::lock::{DirLock, LOCK_FILE};
@@ -51,11 +51,7 @@ pub fn run(args: PackArgs) -> Result<()> {
             args.run.display()
         );
     }
-    let summary: Value = serde_json::from_str(
-        &std::fs::read_to_string(&summary_path)
-            .with_context(|| format!("reading {}", summary_path.display()))?,
-    )
-    .with_context(|| format!("{} is malformed", summary_path.display()))?;
+    let summary: Value = read_json(&summary_path, "a summary.json")?;
     check_out_dir(&args.out)?;
     let summary = if is_counts_only(&summary) {
         // The build kept its layers on the workers and wrote only their counts: the release's
@@ -80,38 +76,56 @@ pub fn run(args: PackArgs) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
     let base = args
         .out
         .file_name()
         .context("--out needs a directory name")?
         .to_string_lossy()
         .into_owned();
+    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    // The destination is locked as `fetch` locks its own: a second pack into it is refused here,
+    // before it writes anything, naming the first.
+    let created = match std::fs::create_dir(&args.out) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(e).with_context(|| format!("creating {}", args.out.display())),
+    };
+    let out_lock = kingmaker_coordinator::lock::lock_pack(&args.out)
+        // Again under the lock: another pack may have finished here since.
+        .and_then(|lock| check_out_dir(&args.out).map(|()| lock))
+        .inspect_err(|_| {
+            if created {
+                // Empty unless another pack has its lock file here: then it stays.
+                let _ = std::fs::remove_dir(&args.out);
+            }
+        })?;
     remove_stale_staging(&parent, &base);
     let staging = parent.join(format!("{}{}", staging_prefix(&base), std::process::id()));
-    std::fs::create_dir(&staging).with_context(|| format!("creating {}", staging.display()))?;
-    // Held while the staging directory fills, so that another pack can tell it from the leftover
-    // of a pack that was killed (see `remove_stale_staging`).
-    let lock = DirLock::acquire(&staging, "kingmaker pack").map_err(anyhow::Error::new);
-    let manifest = match lock.and_then(|lock| {
-        let m = pack_into(&run, &info, &summary, &staging, &opts)?;
-        // The lock file is no file of the release; the lock itself lasts until `lock` is dropped.
-        std::fs::remove_file(lock.path())
-            .with_context(|| format!("removing {}", lock.path().display()))?;
-        Ok((m, lock))
-    }) {
-        Ok((m, _lock)) => m,
+    let packed = std::fs::create_dir(&staging)
+        .with_context(|| format!("creating {}", staging.display()))
+        .and_then(|()| {
+            // Held while the staging directory fills, so that another pack can tell it from the
+            // leftover of a pack that was killed (see `remove_stale_staging`).
+            let lock = DirLock::acquire(&staging, "kingmaker pack")?;
+            let m = pack_into(&run, &info, &summary, &staging, &opts)?;
+            // The lock file is no file of the release; the lock lasts until `lock` is dropped.
+            std::fs::remove_file(lock.path())
+                .with_context(|| format!("removing {}", lock.path().display()))?;
+            move_into_place(&staging, &args.out)?;
+            Ok(m)
+        });
+    let manifest = match packed {
+        Ok(m) => m,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
+            let _ = std::fs::remove_file(args.out.join(LOCK_FILE));
+            if created {
+                let _ = std::fs::remove_dir(&args.out);
+            }
             return Err(e);
         }
     };
-    if args.out.exists() {
-        std::fs::remove_dir(&args.out)
-            .with_context(|| format!("replacing the empty {}", args.out.display()))?;
-    }
-    std::fs::rename(&staging, &args.out)
-        .with_context(|| format!("moving {} to {}", staging.display(), args.out.display()))?;
+    drop(out_lock);
     if let Ok(d) = std::fs::File::open(&parent) {
         let _ = d.sync_all();
     }
@@ -206,14 +220,48 @@ fn process_alive(pid: u32) -> bool {
     sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// `--out` must not exist, or be an empty directory.
+/// Put the packed release `staging` in the place of `out`, an empty directory but for the lock
+/// file of this pack: the two are swapped in one step (renameat2 RENAME_EXCHANGE), so no other
+/// pack can find `out` missing or unlocked in between; then the old `out` is removed. On a file
+/// system without the swap, `out` is removed and `staging` renamed.
+fn move_into_place(staging: &Path, out: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes()).context("a path with a NUL byte")
+    };
+    let (from, to) = (c(staging)?, c(out)?);
+    // SAFETY: two NUL-terminated paths, resolved from the working directory.
+    let swapped = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    } == 0;
+    if swapped {
+        // `staging` is the old, empty `out` now.
+        let _ = std::fs::remove_file(staging.join(LOCK_FILE));
+        if let Err(e) = std::fs::remove_dir(staging) {
+            tracing::warn!("could not remove {} (empty): {e}", staging.display());
+        }
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(out.join(LOCK_FILE));
+    std::fs::remove_dir(out).with_context(|| format!("replacing the empty {}", out.display()))?;
+    std::fs::rename(staging, out)
+        .with_context(|| format!("moving {} to {}", staging.display(), out.display()))
+}
+
+/// `--out` must not exist, or be an empty directory (but for the lock file of a pack).
 fn check_out_dir(out: &Path) -> Result<()> {
+    kingmaker_coordinator::rundir::check_new_dir_kind(out)?;
     if out.exists() {
-        let empty = out.is_dir()
-            && out
-                .read_dir()
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
+        let empty = out
+            .read_dir()
+            .map(|d| d.flatten().all(|e| e.file_name() == LOCK_FILE))
+            .unwrap_or(false);
         if !empty {
             bail!(
                 "{} already exists and is not empty; choose a new --out directory",

@@ -5,30 +5,34 @@
 //! Charts are drawn with plotters as SVG, their numbers listed beside them.
 
 use crate::cmd::summarize::compute_summary;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
-use kingmaker_coordinator::rundir::RunDir;
+use kingmaker_coordinator::rundir::{read_json, RunDir};
 use kingmaker_coordinator::summary::{default_reach, is_counts_only};
 use kingmaker_coordinator::tables::open_tables;
 use kingmaker_coordinator::tables::{kind_name, Tables};
 use kingmaker_games::view::report::{Part, Section};
 use kingmaker_probe::{Game, Kind, Value as Outcome};
+use kingmaker_tablefmt::fsio::{destination, write_atomically, Existing};
 use kingmaker_tablefmt::run::{read_waves, WaveRecord};
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// A finished run directory or a release.
     pub dir: PathBuf,
-    /// The HTML file to write.
+    /// The HTML file to write. An existing file is refused unless --force is given.
     #[arg(long, default_value = "report.html")]
     pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// States read at a time for the depth counts.
@@ -46,6 +50,7 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 pub fn run(args: ReportArgs) -> Result<()> {
+    check_out(&args.out, args.force)?;
     let tables = open_tables(&args.dir)?;
     let summary = summary_of(&tables)?;
     let mut page = Page::default();
@@ -73,10 +78,40 @@ pub fn run(args: ReportArgs) -> Result<()> {
     for section in tables.game().view().report(&tables, &summary)? {
         game_section(&mut page, &section)?;
     }
-    std::fs::write(&args.out, page.html())
+    // Whole or not at all: a failed write leaves what was there.
+    write_atomically(&args.out, page.html().as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
     println!("report written to {}", args.out.display());
     Ok(())
+}
+
+/// Refuse `--out` before anything is read or computed: an existing file unless `force` (it may
+/// be anything, a release's own file among them), a directory, a device or a FIFO, or a file
+/// in a directory that does not exist.
+fn check_out(out: &Path, force: bool) -> Result<()> {
+    match destination(out)? {
+        Existing::Nothing => {}
+        Existing::File if force => {}
+        Existing::File => bail!(
+            "{} already exists: pass --force to replace it, or choose another --out",
+            out.display()
+        ),
+        Existing::Dir => bail!(
+            "{} is a directory: --out names the HTML file to write",
+            out.display()
+        ),
+        Existing::Other(kind) => bail!(
+            "{} is {kind}, not a file: --out names the HTML file to write",
+            out.display()
+        ),
+    }
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => bail!(
+            "{} is not a directory: --out names a file in a directory that exists",
+            p.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The build's `summary.json`: a run's own, or the copy a release's manifest keeps. A run whose
@@ -87,10 +122,7 @@ fn summary_of(tables: &Tables) -> Result<Value> {
         Some(m) => Ok(m.provenance.summary.clone()),
         None => {
             let path = tables.dir().join("summary.json");
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let summary: Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is malformed", path.display()))?;
+            let summary: Value = read_json(&path, "a summary.json")?;
             if !is_counts_only(&summary) {
                 return Ok(summary);
             }

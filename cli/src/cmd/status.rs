@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
 use kingmaker_coordinator::lock::run_holder;
-use kingmaker_coordinator::rundir::{unix_now, RunDir};
+use kingmaker_coordinator::rundir::{read_json, unix_now, RunDir};
 use kingmaker_coordinator::runner::print_summary;
 use kingmaker_tablefmt::release::manifest::{
     counts_in_words, release_bytes, MANIFEST, MANIFEST_SHA256,
@@ -79,9 +79,8 @@ pub fn run(args: StatusArgs) -> Result<()> {
     // A complete run's counts, from its summary (progress.json may predate the last layer's
     // end: runs from before progress said `finished`).
     let summary: Option<serde_json::Value> = complete
-        .then(|| std::fs::read_to_string(run.summary_path()).ok())
-        .flatten()
-        .and_then(|text| serde_json::from_str(&text).ok());
+        .then(|| read_json(&run.summary_path(), "a summary.json").ok())
+        .flatten();
     let eta = current
         .filter(|p| p.rate > 0.0 && p.phase == "running")
         .map(|p| {

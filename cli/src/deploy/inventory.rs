@@ -242,12 +242,14 @@ impl Host {
 
 impl Inventory {
     pub fn load(path: &Path) -> Result<Inventory> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "reading the inventory {} (see deploy/inventory.example.toml)",
-                path.display()
-            )
-        })?;
+        let cap = kingmaker_tablefmt::fsio::METADATA_CAP;
+        let text = kingmaker_tablefmt::fsio::read_bounded_text(path, cap, "an inventory")
+            .with_context(|| {
+                format!(
+                    "reading the inventory {} (see deploy/inventory.example.toml)",
+                    path.display()
+                )
+            })?;
         let mut inv: Inventory = toml::from_str(&text)
             .with_context(|| format!("{} is not a valid inventory", path.display()))?;
         inv.base = path

@@ -305,8 +305,9 @@ fn read_token(path: &Path) -> Result<String> {
             path.display()
         );
     }
-    let token =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    // A token is one short line.
+    let token = kingmaker_tablefmt::fsio::read_bounded_text(path, 4096, "a token file")
+        .with_context(|| format!("reading {}", path.display()))?;
     let token = token.trim().to_string();
     if token.len() < 16
         || !token
