@@ -108,6 +108,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(game.name()));
+    // A file or a device there (`--out /dev/null`) is refused before anything else is done.
+    kingmaker_coordinator::rundir::check_new_dir_kind(&out)?;
     // Remote workers are checked (reachable, token, protocol version, each listed once, none busy
     // with another run) before the run directory is created, so a mistake there leaves nothing
     // behind.
