@@ -157,8 +157,12 @@ impl Manifest {
         let mut seen = std::collections::HashSet::new();
         for f in &self.files {
             check_file_name(&f.path)?;
-            if f.path == MANIFEST || f.path == MANIFEST_SHA256 {
-                return bad(format!("{} may not be listed among the files", f.path));
+            if let Some(why) = super::reserved::reserved_use(&f.path) {
+                return bad(format!(
+                    "lists {}, which no file of a release may be named ({why}): refusing a \
+                     manifest that would have the tool replace, delete or misread a file of its own",
+                    f.path
+                ));
             }
             if !seen.insert(f.path.as_str()) {
                 return bad(format!("{} is listed twice", f.path));

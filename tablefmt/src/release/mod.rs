@@ -5,6 +5,7 @@
 
 pub mod manifest;
 pub mod parts;
+pub mod reserved;
 pub mod verify;
 
 use crate::layer::depth::{DepthCode, DepthCodeFinder};

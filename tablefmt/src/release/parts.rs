@@ -41,13 +41,20 @@ impl PartChoice {
     }
 
     /// The files of `manifest` this choice takes: per chosen layer, its values-and-depths file,
-    /// or with `values_only` its values-only file. An unknown layer, or values alone from a
-    /// release without values-only files (format 1), is an error naming what there is.
+    /// or with `values_only` its values-only file. An unknown layer, a layer named twice, or
+    /// values alone from a release without values-only files (format 1), is an error naming what
+    /// there is.
     pub fn files(&self, manifest: &Manifest) -> Result<Vec<String>, FormatError> {
         if self.is_whole() {
             return Ok(manifest.files.iter().map(|f| f.path.clone()).collect());
         }
-        for name in &self.layers {
+        for (i, name) in self.layers.iter().enumerate() {
+            // As `build --layers` does: a repeat is a slip, and would be taken once anyway.
+            if self.layers[..i].contains(name) {
+                return Err(FormatError::Corrupt(format!(
+                    "--layers names {name:?} twice; list each layer once"
+                )));
+            }
             if manifest.layer(name).is_none() {
                 let there: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
                 return Err(FormatError::Corrupt(format!(

@@ -337,3 +337,94 @@ proptest::proptest! {
         let _ = super::parts::read_parts(tmp.path(), &manifest);
     }
 }
+
+#[test]
+fn a_manifest_that_lists_a_name_the_tool_writes_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = make_release(tmp.path());
+    for reserved in [
+        "parts.json",
+        "kingmaker.lock",
+        "run.json",
+        "manifest.sha256",
+        "summary.json",
+        "solo.kmt.part",
+    ] {
+        let mut m = manifest.clone();
+        m.files.push(ManifestFile {
+            path: reserved.into(),
+            ..m.files[0].clone()
+        });
+        let e = m.check().unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("lists {reserved}, which no file")),
+            "{e}"
+        );
+        // Neither written nor read.
+        assert!(write_manifest(tmp.path(), &m).is_err());
+        let bytes = m.to_bytes();
+        let line = manifest_sha256_line(&bytes);
+        assert!(Manifest::parse_checked(&bytes, line.as_bytes()).is_err());
+    }
+    manifest.check().unwrap();
+}
+
+#[test]
+fn a_layer_asked_for_twice_is_refused() {
+    use super::parts::PartChoice;
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = make_release(tmp.path());
+    let twice = PartChoice {
+        layers: vec!["solo".into(), "solo".into()],
+        values_only: false,
+    };
+    let e = twice.files(&manifest).unwrap_err().to_string();
+    assert!(e.contains("--layers names \"solo\" twice"), "{e}");
+}
+
+#[test]
+fn verify_warns_of_a_file_linked_from_outside_the_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rel = tmp.path().join("rel");
+    std::fs::create_dir(&rel).unwrap();
+    make_release(&rel);
+    assert!(verify_release(&rel).warnings.is_empty());
+    // The same bytes, moved out and linked back: they check, and the link is named.
+    std::fs::rename(rel.join("solo.kmt"), tmp.path().join("elsewhere.kmt")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere.kmt"), rel.join("solo.kmt")).unwrap();
+    let r = verify_release(&rel);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with("solo.kmt: a symbolic link to ")
+            && r.warnings[0].contains("outside the release"),
+        "{:?}",
+        r.warnings
+    );
+    // A link inside the release is not worth a word.
+    std::fs::rename(tmp.path().join("elsewhere.kmt"), rel.join("copy.kmt")).unwrap();
+    std::fs::remove_file(rel.join("solo.kmt")).unwrap();
+    std::os::unix::fs::symlink("copy.kmt", rel.join("solo.kmt")).unwrap();
+    let r = verify_release(&rel);
+    assert!(r.ok(), "{:?}", r.problems);
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| w.starts_with("copy.kmt: not part")),
+        "{:?}",
+        r.warnings
+    );
+    // A link that leads nowhere: missing, and why.
+    std::fs::remove_file(rel.join("solo.kmt")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("gone.kmt"), rel.join("solo.kmt")).unwrap();
+    let r = verify_release(&rel);
+    assert!(r
+        .problems
+        .iter()
+        .any(|p| p.starts_with("solo.kmt: missing")));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("leads nowhere")),
+        "{:?}",
+        r.warnings
+    );
+}

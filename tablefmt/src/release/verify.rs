@@ -18,8 +18,8 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// The lock file `kingmaker fetch` keeps in the directory it downloads into (the directory lock's
-/// file, `kingmaker_rpc::lock::LOCK_FILE`): not a stray file of the release, so not warned of.
-pub const DIR_LOCK_FILE: &str = "kingmaker.lock";
+/// file, `kingmaker_process::lock::LOCK_FILE`): not a stray file of the release, so not warned of.
+pub const DIR_LOCK_FILE: &str = super::reserved::LOCK_FILE;
 
 /// What `verify` found.
 #[derive(Debug, Default)]
@@ -140,6 +140,14 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
             "no layer file to check: the copy holds none of the files {MANIFEST} lists"
         ));
     }
+    // Every file is checked where its link leads; one that leads out of the release is not
+    // carried by a copy of the directory, or may not be served with it.
+    let own = [MANIFEST, MANIFEST_SHA256, PARTS].map(String::from);
+    for name in own.iter().chain(&held_names) {
+        if let Some(w) = link_outside(dir, name) {
+            report.warnings.push(w);
+        }
+    }
     // Files nobody listed.
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut extra: Vec<String> = entries
@@ -163,6 +171,29 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     report.manifest = Some(manifest);
     report.parts = parts;
     report
+}
+
+/// A warning when `dir/name` is a symbolic link that leads outside `dir` (or nowhere).
+fn link_outside(dir: &Path, name: &str) -> Option<String> {
+    let path = dir.join(name);
+    let target = std::fs::read_link(&path).ok()?;
+    let inside = match (path.canonicalize(), dir.canonicalize()) {
+        (Ok(to), Ok(root)) => to.starts_with(&root),
+        // A dangling link: the checks above call the file missing; this says why.
+        _ => {
+            return Some(format!(
+                "{name}: a symbolic link to {}, which leads nowhere",
+                target.display()
+            ))
+        }
+    };
+    (!inside).then(|| {
+        format!(
+            "{name}: a symbolic link to {}, outside the release: checked where it leads, but a \
+             copy of the directory, or a server of it, may not carry it; put the file itself here",
+            target.display()
+        )
+    })
 }
 
 /// The files of `manifest` a copy in `dir` holds, in the manifest's order: every one for a whole
