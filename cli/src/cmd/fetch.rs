@@ -2,9 +2,12 @@
 //! 1. Each file is renamed from `NAME.part` only once its size and sha256 match, and the manifest
 //!    is written last, so a directory with `manifest.sha256` holds a whole release.
 //! 2. `--timeout` bounds each wait, not a download: a slow server that keeps sending is never cut.
+//! 3. The destination is checked before anything is written there: it holds nothing, or this
+//!    release (whole, partial or interrupted); credentials in the URL are never printed.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use kingmaker_coordinator::lock::LOCK_FILE;
 use kingmaker_tablefmt::release::file_sha256;
 use kingmaker_tablefmt::release::manifest::{
     manifest_sha256_line, read_manifest, write_file_atomically, Manifest, ManifestFile, MANIFEST,
@@ -15,6 +18,7 @@ use kingmaker_tablefmt::release::parts::{
 };
 use kingmaker_tablefmt::run::RUN_INFO;
 use kingmaker_tablefmt::FormatError;
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -51,20 +55,26 @@ pub struct FetchArgs {
 }
 
 pub fn run(args: FetchArgs) -> Result<()> {
-    let started = Instant::now();
     let base = base_url(&args.url)?;
+    // Whatever an error says (the server's words, ureq's), the URL's credentials are not in it.
+    fetch(&args, &base).map_err(|e| anyhow::anyhow!(base.redact(&format!("{e:#}"))))
+}
+
+fn fetch(args: &FetchArgs, base: &Base) -> Result<()> {
+    let started = Instant::now();
     let http = Http::new(args.timeout);
     // The release and the parts wanted are settled before anything is written here, so a fetch
     // refused for them leaves nothing behind.
-    let sha_line = get_small(&http, &base, MANIFEST_SHA256, 4096)?;
-    let manifest_bytes = get_small(&http, &base, MANIFEST, 64 << 20)?;
+    let sha_line = get_small(&http, base, MANIFEST_SHA256, 4096)?;
+    let manifest_bytes = get_small(&http, base, MANIFEST, 64 << 20)?;
+    let shown = &base.shown;
     let manifest = Manifest::parse_checked(&manifest_bytes, &sha_line)
-        .with_context(|| format!("the release at {base} is not consistent"))?;
-    kingmaker_coordinator::tables::release_game(&manifest, &format!("the release at {base}"))?;
+        .with_context(|| format!("the release at {shown} is not consistent"))?;
+    kingmaker_coordinator::tables::release_game(&manifest, &format!("the release at {shown}"))?;
     if let Some(pin) = &args.manifest_sha256 {
         let got = &manifest_sha256_line(&manifest_bytes)[..64];
         if !got.eq_ignore_ascii_case(pin.trim()) {
-            bail!("{base}{MANIFEST} has sha256 {got}, not the {pin} you asked for: refusing this release");
+            bail!("{shown}{MANIFEST} has sha256 {got}, not the {pin} you asked for: refusing this release");
         }
     }
     let choice = PartChoice {
@@ -73,13 +83,16 @@ pub fn run(args: FetchArgs) -> Result<()> {
     };
     let take = choice.files(&manifest)?;
     let release = Fetched {
-        base: &base,
+        base,
         manifest: &manifest,
         manifest_bytes: &manifest_bytes,
         sha_line: &sha_line,
     };
-    release.check_destination(&args.dir)?;
+    // Before the first byte is written here (the lock file is one): names, kinds and sizes.
+    release.check_destination(&args.dir, false)?;
     let created = !args.dir.exists();
+    let lock_path = args.dir.join(LOCK_FILE);
+    let lock_was_here = lock_path.exists();
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
     let lock = match kingmaker_coordinator::lock::lock_fetch(&args.dir) {
@@ -92,10 +105,17 @@ pub fn run(args: FetchArgs) -> Result<()> {
             return Err(e);
         }
     };
-    // Again under the lock: another fetch may have finished here since.
-    let result = release
-        .check_destination(&args.dir)
-        .and_then(|()| fetch_into(&args, &http, &release, &choice, &take, started));
+    // Again under the lock, the files already here by their sha256: another fetch may have
+    // finished here since, and a file of the release's name must be the release's.
+    let result = match release.check_destination(&args.dir, true) {
+        Ok(here) => fetch_into(args, &http, &release, &choice, &take, &here, started),
+        Err(e) => {
+            if !lock_was_here {
+                let _ = std::fs::remove_file(&lock_path);
+            }
+            Err(e)
+        }
+    };
     if result.is_err() && created {
         discard_if_empty(&args.dir);
     }
@@ -105,26 +125,41 @@ pub fn run(args: FetchArgs) -> Result<()> {
 
 /// The release being fetched: where it is and its manifest as served.
 struct Fetched<'a> {
-    base: &'a str,
+    base: &'a Base,
     manifest: &'a Manifest,
     manifest_bytes: &'a [u8],
     sha_line: &'a [u8],
 }
 
 impl Fetched<'_> {
-    /// Refuse a `dir` that holds something other than this release (another release, whose
-    /// manifest differs, or a run directory): the fetch would replace its files. A copy of the
-    /// same release, whole or partial or interrupted, is added to or resumed.
-    fn check_destination(&self, dir: &Path) -> Result<()> {
+    /// Refuse a `dir` that holds anything but this release (another release, whose manifest
+    /// differs, a run directory, a run's `layers/`, any other file): the fetch would replace its
+    /// files. A copy of the same release, whole or partial or interrupted, is added to or
+    /// resumed: `dir` may hold the lock, this release's manifest files and parts list, the
+    /// temporary files of their writing, files the manifest lists and `NAME.part` downloads of
+    /// them. Without this release's manifest here (an interrupted fetch), a file of a listed
+    /// name must have the listed size and, with `hash`, sha256: then it is in the set returned.
+    fn check_destination(&self, dir: &Path, hash: bool) -> Result<HashSet<String>> {
         let refuse = |what: String| {
             anyhow::anyhow!(
-                "{} holds {what}, not the release {} at {}: fetching there would replace its \
-                 files. Fetch into an empty or new directory, or remove {} first",
+                "{} holds {what}, not the release {} at {}: fetching there would mix the \
+                 release with what is there, or replace it. Fetch into an empty or new \
+                 directory, or remove {} first",
                 dir.display(),
                 self.manifest.name,
-                self.base,
+                self.base.shown,
                 dir.display()
             )
+        };
+        let mut here = HashSet::new();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(here),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => bail!(
+                "{} is a file, not a directory: fetch into an empty or new directory",
+                dir.display()
+            ),
+            Err(e) => return Err(local("reading", dir, e)),
         };
         if dir.join(RUN_INFO).exists() {
             return Err(refuse("a run directory (it has run.json)".into()));
@@ -134,7 +169,7 @@ impl Fetched<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(local("reading", &dir.join(name), e)),
         };
-        match read(MANIFEST)? {
+        let same = match read(MANIFEST)? {
             Some(here) if here != self.manifest_bytes => {
                 let other = match serde_json::from_slice::<Manifest>(&here) {
                     Ok(m) if m.name == self.manifest.name => format!(
@@ -148,16 +183,79 @@ impl Fetched<'_> {
                     Ok(m) => format!("the release {} ({MANIFEST} names it)", m.name),
                     Err(_) => format!("a {MANIFEST} that is not this release's"),
                 };
-                Err(refuse(other))
+                return Err(refuse(other));
             }
-            Some(_) => Ok(()),
+            Some(_) => true,
             // Written last, after manifest.json: alone it is a fetch cut between the two.
             None => match read(MANIFEST_SHA256)? {
                 Some(here) if here != self.sha_line => {
-                    Err(refuse(format!("the {MANIFEST_SHA256} of another release")))
+                    return Err(refuse(format!("the {MANIFEST_SHA256} of another release")))
                 }
-                _ => Ok(()),
+                _ => false,
             },
+        };
+        // Each file that is not this release's, and why when its name alone does not say.
+        let mut foreign = Vec::new();
+        let mut names: Vec<String> = entries
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| local("reading", dir, e))?;
+        names.sort();
+        let temporary = [MANIFEST, MANIFEST_SHA256, PARTS].map(|n| format!(".{n}.tmp"));
+        let not_its = |name: &str| format!("{name} (not the release's file of that name)");
+        for name in names {
+            let path = dir.join(&name);
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| local("reading", &path, e))?;
+            let why = if name == LOCK_FILE || name == MANIFEST || name == MANIFEST_SHA256 {
+                None
+            } else if name == PARTS {
+                // Written just before the manifest: it must be this release's.
+                read_parts(dir, self.manifest)
+                    .err()
+                    .map(|_| format!("{PARTS} (not this release's)"))
+            } else if temporary.contains(&name) {
+                (!meta.is_file()).then(|| format!("{name} (not a regular file)"))
+            } else if let Some(f) = name
+                .strip_suffix(".part")
+                .and_then(|n| self.manifest.file(n))
+            {
+                // A download to resume: appended to, so never a link or a device.
+                (!meta.is_file() || meta.len() > f.size)
+                    .then(|| format!("{name} (not a download of {} in progress)", f.path))
+            } else if let Some(f) = self.manifest.file(&name) {
+                // Replaced by a rename, never written through, once the copy is this release's.
+                if same {
+                    None
+                } else if !path.is_file() || path.metadata().map_or(true, |m| m.len() != f.size) {
+                    Some(not_its(&name))
+                } else if !hash {
+                    None
+                } else if file_sha256(&path)?.1 == f.sha256 {
+                    here.insert(name);
+                    None
+                } else {
+                    Some(not_its(&name))
+                }
+            } else {
+                Some(name)
+            };
+            foreign.extend(why);
+        }
+        const LISTED: usize = 6;
+        match foreign.len() {
+            0 => Ok(here),
+            1 => Err(refuse(foreign.remove(0))),
+            n => {
+                let more = match n.saturating_sub(LISTED) {
+                    0 => String::new(),
+                    more => format!(" and {more} more"),
+                };
+                foreign.truncate(LISTED);
+                Err(refuse(format!(
+                    "{n} files that are not this release's: {}{more}",
+                    foreign.join(", ")
+                )))
+            }
         }
     }
 }
@@ -188,6 +286,7 @@ fn fetch_into(
     release: &Fetched,
     choice: &PartChoice,
     take: &[String],
+    here: &HashSet<String>,
     started: Instant,
 ) -> Result<()> {
     let (base, manifest) = (release.base, release.manifest);
@@ -199,14 +298,15 @@ fn fetch_into(
         .collect();
     let total: u64 = files.iter().map(|f| f.size).sum();
     eprintln!(
-        "fetching {} from {base}: {} of its {} files, {total} bytes",
+        "fetching {} from {}: {} of its {} files, {total} bytes",
         manifest.name,
+        base.shown,
         files.len(),
         manifest.files.len()
     );
     let mut downloaded = 0u64;
     for f in &files {
-        downloaded += fetch_file(http, base, f, &args.dir, args.retries)?;
+        downloaded += fetch_file(http, base, f, &args.dir, args.retries, here)?;
     }
     // The parts list before the manifest, which marks the copy complete.
     match &parts {
@@ -301,8 +401,9 @@ impl Http {
     /// [`MAX_REDIRECTS`] redirects to http:// and https:// URLs. A redirect anywhere else is
     /// refused as what it is (left to ureq, `file:///x` would be asked of the same server as a
     /// relative path, and answered 404).
-    fn get(&self, url: &str, from: u64) -> Result<ureq::http::Response<ureq::Body>, Failure> {
-        let mut current = url.to_string();
+    fn get(&self, link: &Link, from: u64) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let url = &link.shown;
+        let mut current = link.real.clone();
         for _ in 0..=MAX_REDIRECTS {
             let mut req = self.agent.get(&current);
             if from > 0 {
@@ -330,13 +431,15 @@ impl Http {
                 .and_then(|u| u.join(&location))
                 .map_err(|e| {
                     fatal(format!(
-                        "{url}: redirected to {location:?}, which is not a URL ({e})"
+                        "{url}: redirected to {:?}, which is not a URL ({e})",
+                        redact_text(&location)
                     ))
                 })?;
             if !matches!(next.scheme(), "http" | "https") {
                 return Err(fatal(format!(
-                    "{url}: redirected to {next}, which fetch does not follow (only http:// and \
-                     https:// URLs are)"
+                    "{url}: redirected to {}, which fetch does not follow (only http:// and \
+                     https:// URLs are)",
+                    redacted(&next)
                 )));
             }
             current = next.into();
@@ -360,30 +463,125 @@ impl Http {
     }
 }
 
-/// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped).
-fn base_url(url: &str) -> Result<String> {
-    let url = url.trim();
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        bail!("{url:?} is not an http:// or https:// URL");
+/// The release's directory URL: `real` is asked for (its credentials, if any, are sent as
+/// HTTP basic authentication), `shown` is printed (its credentials replaced by `***`).
+struct Base {
+    real: String,
+    shown: String,
+    /// The credentials as typed and as the URL parser writes them, to be struck from any text.
+    secrets: Vec<String>,
+}
+
+/// One URL of the release: what is asked for and what is printed.
+struct Link {
+    real: String,
+    shown: String,
+}
+
+impl Base {
+    /// The URL of the release's file `name` (a plain name: see `check_file_name`).
+    fn file(&self, name: &str) -> Link {
+        Link {
+            real: format!("{}{name}", self.real),
+            shown: format!("{}{name}", self.shown),
+        }
     }
-    let url = url.strip_suffix(MANIFEST).unwrap_or(url);
-    Ok(if url.ends_with('/') {
-        url.to_string()
+
+    /// `text` without the URL's credentials.
+    fn redact(&self, text: &str) -> String {
+        self.secrets.iter().fold(text.to_string(), |t, secret| {
+            t.replace(secret.as_str(), "***@")
+        })
+    }
+}
+
+/// `url` with its credentials, if any, replaced by `***`.
+fn redacted(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = shown.set_password(None);
+        let _ = shown.set_username("***");
+    }
+    shown.into()
+}
+
+/// `text`, a URL that may not parse, with whatever stands between `://` and an `@` before the
+/// next `/` replaced by `***`.
+fn redact_text(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => text.to_string(),
+    }
+}
+
+/// `URL` as a directory URL ending in `/` (a trailing `manifest.json` is dropped). Refused: a URL
+/// that does not parse (a port above 65535 among them) or names port 0, and one with a query or
+/// a fragment, which could not go with every file's request as typed.
+fn base_url(text: &str) -> Result<Base> {
+    let text = text.trim();
+    let shown = redact_text(text);
+    if !(text.starts_with("http://") || text.starts_with("https://")) {
+        bail!("{shown:?} is not an http:// or https:// URL");
+    }
+    let mut url =
+        url::Url::parse(text).map_err(|e| anyhow::anyhow!("{shown:?} is not a valid URL: {e}"))?;
+    if url.port() == Some(0) {
+        bail!("{shown:?} is not a valid URL: port 0 is no server's port");
+    }
+    let mut secrets = Vec::new();
+    if let Some((_, rest)) = text.split_once("://") {
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some(at) = authority.rfind('@') {
+            secrets.push(authority[..=at].to_string());
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        let pass = url.password().map_or(String::new(), |p| format!(":{p}"));
+        secrets.push(format!("{}{pass}@", url.username()));
+    }
+    // Longest first, so that no part of one is left behind by a shorter one.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let shown = redacted(&url);
+    if url.query().is_some() || url.fragment().is_some() {
+        bail!(
+            "{shown:?} has a query or a fragment (after '?' or '#'): fetch asks for each file of \
+             the release by its name under the release's directory URL, so neither could go with \
+             every request as typed; give the directory's URL alone (ending in /)"
+        );
+    }
+    let path = url.path();
+    let path = path.strip_suffix(MANIFEST).unwrap_or(path);
+    let path = if path.ends_with('/') {
+        path.to_string()
     } else {
-        format!("{url}/")
+        format!("{path}/")
+    };
+    url.set_path(&path);
+    Ok(Base {
+        shown: redacted(&url),
+        real: url.into(),
+        secrets,
     })
 }
 
 /// A small file, whole.
-fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>> {
-    let url = format!("{base}{name}");
-    let mut resp = http.get(&url, 0).map_err(|e| match e {
+fn get_small(http: &Http, base: &Base, name: &str, limit: u64) -> Result<Vec<u8>> {
+    let link = base.file(name);
+    let url = &link.shown;
+    let mut resp = http.get(&link, 0).map_err(|e| match e {
         Failure::Retry(msg) => anyhow::anyhow!("{url}: {msg}"),
         Failure::Fatal(e) => e,
     })?;
     let status = resp.status().as_u16();
     if status == 404 {
-        bail!("{url}: 404 Not Found: is {base} the URL of a Kingmaker release directory?");
+        bail!(
+            "{url}: 404 Not Found: is {} the URL of a Kingmaker release directory?",
+            base.shown
+        );
     }
     if status != 200 {
         bail!("{url}: the server answered HTTP {status}");
@@ -409,18 +607,27 @@ fn get_small(http: &Http, base: &str, name: &str, limit: u64) -> Result<Vec<u8>>
 }
 
 /// Download one file into `dir` (resuming `NAME.part`); the bytes actually transferred.
-fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u32) -> Result<u64> {
+/// `here`: the files already checked here by their sha256.
+fn fetch_file(
+    http: &Http,
+    base: &Base,
+    f: &ManifestFile,
+    dir: &Path,
+    retries: u32,
+    here: &HashSet<String>,
+) -> Result<u64> {
     let target = dir.join(&f.path);
     let part = dir.join(format!("{}.part", f.path));
-    if target.exists()
-        && file_sha256(&target)
-            .map(|(n, s)| n == f.size && s == f.sha256)
-            .unwrap_or(false)
-    {
+    // A regular file only: hashing a FIFO would never end.
+    let whole_here = || {
+        target.is_file() && file_sha256(&target).is_ok_and(|(n, s)| n == f.size && s == f.sha256)
+    };
+    if here.contains(&f.path) || whole_here() {
         eprintln!("  {}: already here", f.path);
         return Ok(0);
     }
-    let url = format!("{base}{}", f.path);
+    let link = base.file(&f.path);
+    let url = &link.shown;
     let mut transferred = 0u64;
     let mut attempt = 0;
     // Bytes of a `.part` left by an earlier run: not checked against the server's copy until
@@ -444,7 +651,7 @@ fn fetch_file(http: &Http, base: &str, f: &ManifestFile, dir: &Path, retries: u3
         let outcome = if have == f.size {
             Ok(())
         } else {
-            download(http, &url, &part, have, f.size, &mut transferred)
+            download(http, &link, &part, have, f.size, &mut transferred)
         };
         match outcome {
             Ok(()) => {}
@@ -537,13 +744,14 @@ fn local(doing: &str, path: &Path, e: std::io::Error) -> anyhow::Error {
 /// One GET of `url` from byte `have` on, appended to `part`.
 fn download(
     http: &Http,
-    url: &str,
+    link: &Link,
     part: &Path,
     have: u64,
     size: u64,
     transferred: &mut u64,
 ) -> Result<(), Failure> {
-    let mut resp = http.get(url, have)?;
+    let url = &link.shown;
+    let mut resp = http.get(link, have)?;
     let status = resp.status().as_u16();
     let header = |name: &str| {
         resp.headers()
@@ -657,4 +865,62 @@ fn download(
         return Err(Failure::Retry("the response ended early".into()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_url_is_a_directory_url_with_nothing_after_its_path() {
+        let b = base_url(" http://h:8080/rel ").unwrap();
+        assert_eq!(
+            (b.real.as_str(), b.shown.as_str()),
+            ("http://h:8080/rel/", "http://h:8080/rel/")
+        );
+        assert_eq!(
+            base_url("https://h/rel/manifest.json").unwrap().real,
+            "https://h/rel/"
+        );
+        for (bad, why) in [
+            ("http://127.0.0.1:99999/x/", "invalid port"),
+            ("http://127.0.0.1:0/x/", "port 0"),
+            ("http://host/rel/?x=1", "query or a fragment"),
+            ("http://host/rel/#top", "query or a fragment"),
+            ("http://host/rel/?", "query or a fragment"),
+            ("ftp://host/rel/", "not an http"),
+        ] {
+            let e = base_url(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} accepted"))
+                .to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn credentials_are_sent_and_never_shown() {
+        let b = base_url("http://al%69ce:s3cr%2Ft@h/rel/").unwrap();
+        assert_eq!(b.real, "http://al%69ce:s3cr%2Ft@h/rel/");
+        assert_eq!(b.shown, "http://***@h/rel/");
+        assert_eq!(b.file("solo.kmt").shown, "http://***@h/rel/solo.kmt");
+        let said = format!(
+            "bad uri: {}solo.kmt, then http://al%69ce:s3cr%2Ft@h/",
+            b.real
+        );
+        assert!(!b.redact(&said).contains("s3cr"), "{}", b.redact(&said));
+        for bad in [
+            "http://u:p4ss@h:99999/rel/",
+            "http://u:p4ss@h/rel/?x=1",
+            "ftp://u:p4ss@h/",
+            "http://u:p4ss@[::1/rel/",
+        ] {
+            let e = base_url(bad).err().unwrap().to_string();
+            assert!(!e.contains("p4ss") && e.contains("***@"), "{e}");
+        }
+        let u = url::Url::parse("https://user:pw@elsewhere/x").unwrap();
+        assert_eq!(redacted(&u), "https://***@elsewhere/x");
+        assert_eq!(redact_text("http://a:b@c/d@e"), "http://***@c/d@e");
+        assert_eq!(redact_text("not a url"), "not a url");
+    }
 }
