@@ -1,14 +1,16 @@
 //! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
 use kingmaker_coordinator::lock::run_holder;
 use kingmaker_coordinator::rundir::{read_json, unix_now, RunDir};
 use kingmaker_coordinator::runner::print_summary;
 use kingmaker_tablefmt::release::manifest::{
-    counts_in_words, release_bytes, MANIFEST, MANIFEST_SHA256,
+    counts_in_words, release_bytes, ManifestLayer, MANIFEST, MANIFEST_SHA256,
 };
+use kingmaker_tablefmt::release::parts::{read_parts, PARTS};
+use kingmaker_tablefmt::release::verify::held_files;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -210,16 +212,60 @@ fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
     json!({"states": summary["states"], "illegal": summary["illegal"], "layers": layers})
 }
 
-/// `status` on a release (a directory with `manifest.json`): a release is complete by
-/// construction (`pack` renames it into place whole); its game, layers and counts, from the
-/// manifest (checked against `manifest.sha256`; `verify` checks the files).
+/// `status` on a release (a directory with `manifest.json`): its game, layers and counts, from
+/// the manifest (checked against `manifest.sha256`; `verify` checks the files). A release is
+/// complete by construction (`pack` renames it into place whole); a copy of some of its parts
+/// (`fetch --layers`, `--values-only`: it has `parts.json`) is "partial", and says which layers
+/// it holds, how, and which it does not.
 fn release_status(args: &StatusArgs) -> Result<()> {
     let dir = &args.dir;
     let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
-    let bytes = release_bytes(dir, &manifest);
-    let files = manifest.files.len() + 2;
+    let parts = read_parts(dir, &manifest).with_context(|| {
+        format!(
+            "{} is a partial copy whose {PARTS} cannot be read: `kingmaker verify {}` says more",
+            dir.display(),
+            dir.display()
+        )
+    })?;
+    let held = held_files(dir, &manifest, parts.as_ref());
+    let partial = held.len() < manifest.files.len();
+    // What each layer has here: its values and depths, its values alone, or nothing.
+    let holding = |l: &ManifestLayer| {
+        if held.contains(&l.file) {
+            "values and depths"
+        } else if l.values_file.as_ref().is_some_and(|v| held.contains(v)) {
+            "values only"
+        } else {
+            "absent"
+        }
+    };
+    let of = |what: &str| -> Vec<&str> {
+        let layers = manifest.layers.iter().filter(|l| holding(l) == what);
+        layers.map(|l| l.name.as_str()).collect()
+    };
+    let absent = of("absent");
+    let values_only = of("values only");
+    let present: Vec<&str> = (manifest.layers.iter())
+        .filter(|l| holding(l) != "absent")
+        .map(|l| l.name.as_str())
+        .collect();
+    let (files, bytes) = if partial {
+        // The files here: those held, the manifest's two and the parts list.
+        let own = [MANIFEST, MANIFEST_SHA256, PARTS]
+            .iter()
+            .filter_map(|n| std::fs::metadata(dir.join(n)).ok())
+            .collect::<Vec<_>>();
+        let listed = manifest.files.iter().filter(|f| held.contains(&f.path));
+        (
+            held.len() + own.len(),
+            own.iter().map(|m| m.len()).sum::<u64>() + listed.map(|f| f.size).sum::<u64>(),
+        )
+    } else {
+        (manifest.files.len() + 2, release_bytes(dir, &manifest))
+    };
     let names: Vec<&str> = manifest.layers.iter().map(|l| l.name.as_str()).collect();
     let p = &manifest.provenance;
+    let phase = if partial { "partial" } else { "complete" };
     if args.json {
         let layers: serde_json::Map<String, serde_json::Value> = manifest
             .layers
@@ -237,12 +283,15 @@ fn release_status(args: &StatusArgs) -> Result<()> {
             serde_json::to_string_pretty(&json!({
                 "release": dir,
                 "kind": "release",
-                "phase": "complete",
+                "phase": phase,
                 "game": manifest.game,
                 "name": manifest.name,
                 "states": manifest.states,
                 "layers": names,
-                "finished": names,
+                "finished": present,
+                "present": present,
+                "absent": absent,
+                "values_only": values_only,
                 "counts": layers,
                 "files": files,
                 "bytes": bytes,
@@ -252,18 +301,46 @@ fn release_status(args: &StatusArgs) -> Result<()> {
         );
         return Ok(());
     }
-    println!(
-        "release {}: complete: a release of {} ({} states, every layer finished), packed {} on {} \
-         by kingmaker {}",
-        dir.display(),
-        manifest.name,
-        thousands(manifest.states),
-        p.packed_at,
-        p.host,
-        p.kingmaker_version
-    );
-    println!("layers: {}", names.join(", "));
-    for l in &manifest.layers {
+    if partial {
+        println!(
+            "release {}: partial: a copy of part of the release {} ({} states; {} of its {} \
+             layers here), packed {} on {} by kingmaker {}",
+            dir.display(),
+            manifest.name,
+            thousands(manifest.states),
+            present.len(),
+            names.len(),
+            p.packed_at,
+            p.host,
+            p.kingmaker_version
+        );
+        let here: Vec<String> = (manifest.layers.iter())
+            .filter(|l| holding(l) != "absent")
+            .map(|l| format!("{} ({})", l.name, holding(l)))
+            .collect();
+        println!("layers here: {}", here.join(", "));
+        println!(
+            "layers absent: {}",
+            if absent.is_empty() {
+                "none".to_string()
+            } else {
+                absent.join(", ")
+            }
+        );
+    } else {
+        println!(
+            "release {}: complete: a release of {} ({} states, every layer finished), packed {} \
+             on {} by kingmaker {}",
+            dir.display(),
+            manifest.name,
+            thousands(manifest.states),
+            p.packed_at,
+            p.host,
+            p.kingmaker_version
+        );
+        println!("layers: {}", names.join(", "));
+    }
+    for l in manifest.layers.iter().filter(|l| holding(l) != "absent") {
         println!(
             "  layer {:<10} {}  max depth {}  digest {}",
             l.name,
@@ -279,5 +356,12 @@ fn release_status(args: &StatusArgs) -> Result<()> {
         dir.display(),
         dir.display()
     );
+    if partial {
+        println!(
+            "a partial copy ({PARTS} lists what was fetched): fetch the same release into {} \
+             again, with or without --layers and --values-only, to add the rest",
+            dir.display()
+        );
+    }
     Ok(())
 }
