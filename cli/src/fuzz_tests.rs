@@ -197,8 +197,8 @@ proptest! {
         let mut state: RunState = serde_json::from_slice(&valid_checkpoint_json()).unwrap();
         state.current = Some(CurrentLayer {
             layer,
-            last: ResumePoint { wave, decided_total },
-            previous: previous.map(|(wave, decided_total)| ResumePoint { wave, decided_total }),
+            last: ResumePoint { wave, decided_total, settled: false },
+            previous: previous.map(|(wave, decided_total)| ResumePoint { wave, decided_total, settled: false }),
             at_unix,
         });
         run.write_state(&state).unwrap();

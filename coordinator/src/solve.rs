@@ -190,22 +190,41 @@ impl LayerObserver for Observer<'_> {
         by_waves || by_time
     }
     fn checkpointed(&mut self, wave: u32, decided_total: u64) -> Result<(), KernelError> {
-        self.state.checkpointed(
-            &self.layer.name,
-            ResumePoint {
-                wave,
-                decided_total,
-            },
-        );
+        self.record(ResumePoint {
+            wave,
+            decided_total,
+            settled: false,
+        })
+    }
+    fn should_stop(&mut self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+    fn checkpoint_when_settled(&mut self) -> bool {
+        self.opts.checkpoint_every_waves > 0 || self.opts.checkpoint_every_secs > 0
+    }
+    fn settled(&mut self, point: ResumePoint) -> Result<(), KernelError> {
+        self.record(point)
+    }
+}
+
+impl Observer<'_> {
+    /// Record the workers' checkpoint `point` in the run manifest.
+    fn record(&mut self, point: ResumePoint) -> Result<(), KernelError> {
+        self.state.checkpointed(&self.layer.name, point);
         self.run
             .write_state(self.state)
             .map_err(|e| KernelError::Checkpoint(format!("{e:#}")))?;
         self.last_checkpoint = Instant::now();
-        tracing::info!("layer {} checkpointed after wave {wave}", self.layer.name);
+        let wave = point.wave;
+        if point.settled {
+            tracing::info!(
+                "layer {} solved and checkpointed after wave {wave}, before its table is written",
+                self.layer.name
+            );
+        } else {
+            tracing::info!("layer {} checkpointed after wave {wave}", self.layer.name);
+        }
         Ok(())
-    }
-    fn should_stop(&mut self) -> bool {
-        self.stop.load(Ordering::Relaxed)
     }
 }
 
@@ -323,7 +342,20 @@ pub fn solve_layers(
                 workers,
                 outcome.waves,
                 opts.memory_budget,
-            )?,
+            )
+            .with_context(|| {
+                let kept = if opts.checkpoint_every_waves > 0 || opts.checkpoint_every_secs > 0 {
+                    "its solved cells are checkpointed, so `kingmaker resume` writes the table \
+                     without solving it again"
+                } else {
+                    "no checkpoint was asked for, so `kingmaker resume` solves it again"
+                };
+                format!(
+                    "layer {} is solved but writing its table failed ({kept}; where the disk is \
+                     full, free space first)",
+                    layer.name
+                )
+            })?,
         };
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
@@ -372,6 +404,12 @@ fn write_table(
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let reduction = game.reduction();
     let full = reduction.map_or(game.size(), |r| r.full_size());
+    warn_if_short_of_disk(
+        run,
+        layer,
+        full,
+        reduction.is_some() && is_out_of_core(game.size(), budget),
+    );
     let mut writer = TableWriter::create(&dir, &run.identity(&layer.name), full)?;
     let mut progress = TableProgress::new(run, &layer.name);
     let shards = plan.shards() as u64;
@@ -428,10 +466,27 @@ fn write_table(
     Ok(writer.finish()?)
 }
 
-/// In-process workers whose arrays and checkpoints live in `run/work/`.
+/// Warn before a layer's table is written where the disk may not hold it (and, `routed`, the
+/// out-of-core expansion's routed file): a failure comes later, with the layer checkpointed.
+fn warn_if_short_of_disk(run: &RunDir, layer: &Layer, full: u64, routed: bool) {
+    let need = crate::preflight::table_bytes(full) * if routed { 2 } else { 1 };
+    if let Some(free) = crate::preflight::free_disk(&run.path).filter(|&free| free < need) {
+        tracing::warn!(
+            "layer {}: its table may need up to {} of disk, and {} has {} free",
+            layer.name,
+            crate::digits::human_bytes(need),
+            run.path.display(),
+            crate::digits::human_bytes(free)
+        );
+    }
+}
+
+/// In-process workers whose arrays and checkpoints live in `run/work/`; their checkpoints name
+/// `name`, the JSON of `game` ([`RunInfo::kernel_spec`]).
 pub fn embedded_workers(
     run: &RunDir,
     game: &Arc<AnyGame>,
+    name: serde_json::Value,
     opts: &SolveOptions,
 ) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
     let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);

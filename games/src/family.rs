@@ -39,6 +39,12 @@ pub trait GameFamily: Clone + Debug + PartialEq + Eq + Serialize + DeserializeOw
     /// the first ones: see [`GameFamily::next_layer`]).
     fn layers(&self) -> Vec<Layer>;
 
+    /// The most layers a build may solve: [`GameFamily::layers`]' count, unless the family
+    /// chooses further layers from the answers (then a bound over every answer).
+    fn most_layers(&self) -> usize {
+        self.layers().len()
+    }
+
     /// The next layer to solve, given the value at the start of every layer solved so far, for a
     /// family whose layers depend on the answers (Go's search for the optimal score); None when
     /// it has all it needs.

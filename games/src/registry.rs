@@ -14,6 +14,7 @@ use std::any::Any;
 /// [`GameFamily`]'s methods behind a reference, for what every family answers alike.
 pub(super) trait FamilyParams {
     fn layers(&self) -> Vec<Layer>;
+    fn most_layers(&self) -> usize;
     fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer>;
     fn reduced(&self) -> Option<GameSpec>;
     fn count(&self) -> Option<anyhow::Result<Map<String, Value>>>;
@@ -23,6 +24,9 @@ pub(super) trait FamilyParams {
 impl<F: GameFamily> FamilyParams for F {
     fn layers(&self) -> Vec<Layer> {
         GameFamily::layers(self)
+    }
+    fn most_layers(&self) -> usize {
+        GameFamily::most_layers(self)
     }
     fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer> {
         GameFamily::next_layer(self, start_values)
@@ -79,6 +83,12 @@ impl GameSpec {
     /// Every layer this game's build solves, in order.
     pub fn layers(&self) -> Vec<Layer> {
         self.family_params().layers()
+    }
+
+    /// The most layers a build of this game may solve (more than [`GameSpec::layers`] where
+    /// further layers are chosen from the answers).
+    pub fn most_layers(&self) -> usize {
+        self.family_params().most_layers()
     }
 }
 

@@ -72,6 +72,15 @@ pub trait LayerObserver {
     fn should_stop(&mut self) -> bool {
         false
     }
+    /// Checkpoint the layer once solved (its last wave decided nothing), before the caller reads
+    /// its table: a failure there (a full disk) then costs no waves.
+    fn checkpoint_when_settled(&mut self) -> bool {
+        false
+    }
+    /// Every worker has checkpointed the solved layer after `point.wave`, which decided nothing.
+    fn settled(&mut self, _point: ResumePoint) -> Result<(), KernelError> {
+        Ok(())
+    }
 }
 
 /// Any closure is an observer that only watches.
@@ -153,6 +162,15 @@ pub fn drive_layer(
                 wave: r.wave,
                 source: Box::new(e),
             })?;
+            if r.settled {
+                // Checkpointed after the wave that decided nothing: the layer is solved.
+                return Ok(LayerOutcome {
+                    waves: r.wave.saturating_sub(1),
+                    decided: r.decided_total,
+                    seconds: started.elapsed().as_secs_f64(),
+                    stopped: false,
+                });
+            }
             (r.wave + 1, r.decided_total)
         }
         None => (0, 0),
@@ -198,6 +216,14 @@ pub fn drive_layer(
             stopped,
         };
         if decided == 0 {
+            if observer.checkpoint_when_settled() {
+                on_all(workers, |w| w.checkpoint(wave))?;
+                observer.settled(ResumePoint {
+                    wave,
+                    decided_total: total,
+                    settled: true,
+                })?;
+            }
             return Ok(outcome(false));
         }
         let stop = observer.should_stop();

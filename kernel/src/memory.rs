@@ -81,30 +81,60 @@ pub fn memory_limit() -> MemoryLimit {
     }
 }
 
-/// The memory budget when none is given: three quarters of [`memory_limit`].
+/// Memory a process needs beside its budget (its code, threads and runtime, the fixed buffers
+/// of the table writer and of the transports), left out of the default budget: below 64 MiB of
+/// limit a quarter is less than this.
+pub const PROCESS_RESERVE: u64 = 16 << 20;
+
+/// The smallest default budget: with less, a build does not fit its limit (measured: cc2p 6×6 / 3
+/// builds in a 24 MiB cgroup, with an 8 MiB budget; a 20 MiB cgroup kills it).
+pub const MIN_DEFAULT_BUDGET: u64 = 8 << 20;
+
+/// The memory budget when none is given: three quarters of `limit`, and at most `limit` less
+/// [`PROCESS_RESERVE`].
+pub fn default_budget_of(limit: u64) -> u64 {
+    (limit / 4 * 3).min(limit.saturating_sub(PROCESS_RESERVE))
+}
+
+/// The memory budget when none is given: [`default_budget_of`] [`memory_limit`].
 pub fn default_memory_budget() -> u64 {
-    memory_limit().bytes / 4 * 3
+    default_budget_of(memory_limit().bytes)
 }
 
 /// The memory budget: `given` (`--memory-budget`), else [`default_memory_budget`]; with a line
-/// for the log that says which, and from what limit.
-pub fn choose_memory_budget(given: Option<u64>) -> (u64, String) {
+/// for the log that says which, and from what limit. A limit too small for any build is refused
+/// here, before anything is allocated or written (a build would be killed partway).
+pub fn choose_memory_budget(given: Option<u64>) -> Result<(u64, String), String> {
     let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
     match given {
-        Some(bytes) => (
+        Some(bytes) => Ok((
             bytes,
             format!("memory budget {} (--memory-budget)", gib(bytes)),
-        ),
+        )),
         None => {
             let limit = memory_limit();
-            let budget = limit.bytes / 4 * 3;
+            let budget = default_budget_of(limit.bytes);
+            if limit.bytes > 0 && budget < MIN_DEFAULT_BUDGET {
+                return Err(format!(
+                    "{} allows {}: too little for a build, which needs {} for the process itself \
+                     and a memory budget of at least {} (raise the limit to {} or more)",
+                    limit.source,
+                    mib(limit.bytes),
+                    mib(PROCESS_RESERVE),
+                    mib(MIN_DEFAULT_BUDGET),
+                    mib(PROCESS_RESERVE + MIN_DEFAULT_BUDGET)
+                ));
+            }
             let line = format!(
-                "memory budget {}: three quarters of {} ({}); --memory-budget sets it",
+                "memory budget {}: three quarters of {} ({}), {} kept for the process itself at \
+                 the least; --memory-budget sets it",
                 gib(budget),
                 limit.source,
-                gib(limit.bytes)
+                gib(limit.bytes),
+                mib(PROCESS_RESERVE)
             );
-            (budget, line)
+            Ok((budget, line))
         }
     }
 }
@@ -306,6 +336,17 @@ mod tests {
         assert!(parse_size("99999999T").unwrap_err().contains("too large"));
         assert!(parse_size("16777216T").is_err());
         assert_eq!(parse_size("16777215T").unwrap(), 16777215 << 40);
+    }
+
+    /// Three quarters of a large limit; of a small one, what the process itself leaves.
+    #[test]
+    fn the_default_budget_leaves_the_process_its_reserve() {
+        assert_eq!(default_budget_of(24 << 30), 18 << 30);
+        assert_eq!(default_budget_of(64 << 20), 48 << 20);
+        assert_eq!(default_budget_of(32 << 20), 16 << 20);
+        assert_eq!(default_budget_of(24 << 20), MIN_DEFAULT_BUDGET);
+        assert!(default_budget_of(16 << 20) < MIN_DEFAULT_BUDGET);
+        assert_eq!(default_budget_of(1 << 20), 0);
     }
 
     /// The lowest limit from the process's cgroup up to its hierarchy's mount, in v1 (a

@@ -402,6 +402,7 @@ impl super::LayerObserver for StopAt {
         self.last = Some(super::ResumePoint {
             wave,
             decided_total,
+            settled: false,
         });
         Ok(())
     }
@@ -489,6 +490,7 @@ fn a_corrupt_checkpoint_chunk_is_named_and_not_loaded() {
         Some(super::ResumePoint {
             wave: 1,
             decided_total: 0,
+            settled: false,
         }),
         &mut |_: &super::WaveSummary| {},
     )

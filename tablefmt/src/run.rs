@@ -124,6 +124,10 @@ pub struct ResumePoint {
     pub wave: u32,
     /// States decided up to and including that wave.
     pub decided_total: u64,
+    /// That wave decided nothing: the layer is solved, and only its table is left to write (a
+    /// checkpoint taken at the fixpoint, so that a table that fails to be written costs no waves).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
 }
 
 /// The contents of `run.json`: what was built and how, written once by `build` before anything

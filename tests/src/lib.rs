@@ -773,6 +773,62 @@ pub fn log_text(log: &Path) -> String {
 /// A number as the CLI prints it: 4947100130 -> "4,947,100,130" (the CLI's own function).
 pub use kingmaker_tablefmt::release::manifest::thousands as grouped;
 
+/// A tmpfs the test mounted (it needs root, as CI and the development machines have), unmounted
+/// lazily on drop (a process may still hold it).
+pub struct Tmpfs(pub PathBuf);
+
+impl Tmpfs {
+    /// A tmpfs of `bytes` (rounded up to pages) at `dir`, made if missing.
+    pub fn mount(dir: &Path, bytes: u64) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "mounting a tmpfs at {} failed: the test needs root (as in CI)",
+            dir.display()
+        );
+        Tmpfs(dir.to_path_buf())
+    }
+
+    /// Grow or shrink it to `bytes`.
+    pub fn resize(&self, bytes: u64) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={bytes}")])
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "resizing the tmpfs at {}", self.0.display());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// `kingmaker ARGS...` in a memory cgroup (v1, counting the page cache) of `limit` bytes, through
+/// scripts/in-cgroup.sh: whether it succeeded, and its stderr.
+pub fn kingmaker_in_cgroup(name: &str, limit: u64, args: &[&str]) -> (bool, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/in-cgroup.sh");
+    let group = format!("e2e-{}-{name}", std::process::id());
+    let out = Command::new(script)
+        .args([&group, &limit.to_string(), "--"])
+        .arg(bin("kingmaker"))
+        .args(args)
+        .output()
+        .expect("running scripts/in-cgroup.sh");
+    let _ = std::fs::remove_dir(format!("/sys/fs/cgroup/memory/kingmaker-{group}"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,7 @@ pub fn run(args: ProcessOptions) -> Result<()> {
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let listen = resolve(&args.listen)?;
     let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
-    let (budget, said) = choose_memory_budget(args.memory_budget);
+    let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
     tracing::info!("{said}");
     let opts = WorkerOptions {
         data_dir: args.data_dir.clone(),

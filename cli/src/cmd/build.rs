@@ -77,6 +77,11 @@ pub struct BuildArgs {
     /// (a symmetry quotient such as a colour swap). The tables are the same; for comparison and tests.
     #[arg(long, global = true)]
     pub no_symmetry: bool,
+    /// Build even where the disk bound (what the build may need at most, counted before it
+    /// starts) exceeds the free disk. A build that then runs out of disk stops with its solved
+    /// cells checkpointed: free space and resume.
+    #[arg(long, global = true)]
+    pub ignore_disk_estimate: bool,
     /// With --workers: keep each finished layer on the workers that computed it, a part per
     /// worker in its data directory, instead of gathering it into the run directory (which then
     /// holds only `layers/NAME.kept.json`, the list of the parts with the layer's counts and
@@ -157,14 +162,20 @@ pub fn run(args: BuildArgs) -> Result<()> {
             game.name()
         );
     }
-    let needs = kingmaker_coordinator::preflight::needs(
+    let needs = kingmaker_coordinator::preflight::needs(&kingmaker_coordinator::preflight::Job {
         solved,
-        game.size(),
-        layers.len(),
+        full: game.size(),
+        // A game that chooses further layers from the answers (Go) may solve more.
+        layers: if args.layers.is_empty() {
+            spec.most_layers()
+        } else {
+            layers.len()
+        },
+        shard_size,
         budget,
-        cluster.is_some(),
-    );
-    kingmaker_coordinator::preflight::check(&needs, budget, &out)?;
+        remote: cluster.is_some(),
+    });
+    kingmaker_coordinator::preflight::check(&needs, budget, &out, args.ignore_disk_estimate)?;
     // Locked for the whole build: a second build or a resume of it is refused.
     let (run, _lock) = RunDir::create(&out, "kingmaker build", &spec)?;
     let info = RunInfo {

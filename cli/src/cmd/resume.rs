@@ -152,7 +152,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             state.finished.len()
         ),
     }
-    let (budget, said) = choose_memory_budget(args.memory_budget);
+    let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
     tracing::info!("{said}");
     let opts = SolveOptions {
         shard_size: info.shard_size,

@@ -97,6 +97,14 @@ impl GameFamily for GoParams {
             .collect()
     }
 
+    /// The listed thresholds, or the most the search may solve.
+    fn most_layers(&self) -> usize {
+        match self.build() {
+            Ok(game) if self.thresholds.is_empty() => search::most_layers(game.geometry().n),
+            _ => self.thresholds.len(),
+        }
+    }
+
     /// The binary search's next threshold, unless the thresholds were listed.
     fn next_layer(&self, start_values: &[(String, u8)]) -> Option<Layer> {
         if !self.thresholds.is_empty() {

@@ -71,9 +71,42 @@ pub fn next_threshold(n: usize, solved: &[(i32, u8)]) -> Option<i32> {
     None
 }
 
+/// The most layers the search solves on `n` points, over every pattern of values the start
+/// can have (an upper bound for what a build will write, before it knows the values).
+pub fn most_layers(n: usize) -> usize {
+    let top = n as i32;
+    let mut most = 0;
+    for a in -top..=top {
+        for b in a + 1..=top + 1 {
+            let value = |k: i32| match k {
+                k if k <= a => WIN,
+                k if k >= b => LOSS,
+                _ => DRAW,
+            };
+            let mut solved = Vec::new();
+            // Each step asks a new threshold of the 2n, so the search ends within them.
+            while let Some(k) = next_threshold(n, &solved).filter(|_| solved.len() < 2 * n) {
+                solved.push((k, value(k)));
+            }
+            most = most.max(solved.len());
+        }
+    }
+    most
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bound is reached by some pattern, and is a few layers above the binary search's.
+    #[test]
+    fn the_most_layers_bound_the_search() {
+        for n in 1..=31usize {
+            let most = most_layers(n);
+            let search = (usize::BITS - (2 * n + 1).leading_zeros()) as usize;
+            assert!(most >= search && most <= 2 * search + 2, "n={n}: {most}");
+        }
+    }
 
     /// The search against every monotone pattern of values on small boards: it ends, it asks
     /// only unsolved thresholds, and its bounds are those of the full pattern.
