@@ -296,3 +296,26 @@ fn build_refuses_a_device_or_a_directory_that_is_no_run() {
         "{err}"
     );
 }
+
+#[test]
+fn census_refuses_a_directory_as_its_csv_or_report_before_counting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("toppen");
+    kingmaker_ok(&["build", "toppen", "--out", s(&run)]);
+    let census = |flag: &str, path: &Path| {
+        let (code, err) = limited(
+            &["census", s(&run), "--all", flag, s(path)],
+            Duration::from_secs(60),
+        );
+        assert!(
+            code.is_some_and(|c| c != 0),
+            "census {flag} {}: {err}",
+            s(path)
+        );
+        err
+    };
+    let err = census("--csv", tmp.path());
+    assert!(err.contains("is a directory, not a file to write"), "{err}");
+    let err = census("--report", &tmp.path().join("missing/report.md"));
+    assert!(err.contains("missing: no such directory to write"), "{err}");
+}

@@ -49,6 +49,9 @@ pub struct CensusArgs {
 
 /// `kingmaker census`: on the tables of a TOPPEN run or release.
 pub fn run(args: CensusArgs, tables: &dyn Solved) -> Result<()> {
+    for path in [&args.csv, &args.report].into_iter().flatten() {
+        check_output_file(path)?;
+    }
     let game = tables.game().clone();
     // `kingmaker` checked the family before handing the tables over.
     let game: &Toppen = game
@@ -276,6 +279,26 @@ fn row_text(game: &Toppen, row: &Row) -> String {
         row.a, row.b, row.d
     );
     out
+}
+
+/// Refuse an output file before the census is counted, not after: a directory there, or a
+/// directory to write it in that does not exist. A file there is replaced (scripts/toppen-report.sh
+/// reruns), and a device is written to (`/dev/null`, `/dev/stdout`).
+fn check_output_file(path: &Path) -> Result<()> {
+    use kingmaker_tablefmt::fsio::{destination, Existing};
+    if destination(path)? == Existing::Dir {
+        bail!("{} is a directory, not a file to write", path.display());
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => {
+            bail!(
+                "{}: no such directory to write {} in",
+                p.display(),
+                path.display()
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 fn write_csv(path: &Path, rows: &[Row]) -> Result<()> {
