@@ -48,6 +48,15 @@ pub enum ProbeError {
         /// The layers that can be read.
         have: Vec<String>,
     },
+    /// Depths asked of a layer held without them (a copy fetched with `--values-only`): the
+    /// file is healthy, the part asked for is not here.
+    #[error("{} holds layer {layer}'s values without their depths (a copy fetched with --values-only); fetch the layer with its depths (`kingmaker fetch URL {} --layers {layer}`)", .path.display(), .path.display())]
+    NoDepths {
+        /// The directory.
+        path: PathBuf,
+        /// The layer asked for.
+        layer: String,
+    },
     /// Position text that does not parse, or an index outside the game.
     #[error("position {text:?}: {reason}")]
     BadPosition {

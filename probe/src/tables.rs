@@ -267,29 +267,102 @@ impl Tables {
     }
 }
 
+/// States a bulk read decodes at a time: the reader decodes every block of a read at once (in
+/// parallel), so a whole layer read in one call would hold it decoded beside its result.
+pub const READ_CHUNK: u64 = 1 << 22;
+
+/// `first .. first + len` cut at the multiples of [`READ_CHUNK`]: (offset in the range, length).
+fn chunks(first: u64, len: usize) -> impl Iterator<Item = (usize, usize)> {
+    let end = first + len as u64;
+    let mut at = first;
+    std::iter::from_fn(move || {
+        (at < end).then(|| {
+            let to = (at / READ_CHUNK + 1).saturating_mul(READ_CHUNK).min(end);
+            let chunk = ((at - first) as usize, (to - at) as usize);
+            at = to;
+            chunk
+        })
+    })
+}
+
 impl Tables {
     /// The value codes (0 illegal, 1 W, 2 L, 3 D; see [`crate::Value::from_code`]) of the layer
     /// `name` for the states `first .. first + count`: what a count over a layer reads, a block
     /// at a time. A range outside the game is [`ProbeError::OutOfRange`], refused before
     /// anything is allocated or read.
     pub fn values(&self, name: &str, first: u64, count: usize) -> Result<Vec<u8>, ProbeError> {
-        self.check_range(name, first, count)?;
-        let file = self.layer(name)?;
+        self.check_read(name, first, count, false)?;
         let mut values = vec![0u8; count];
-        file.read_states(first, &mut values, &mut [])?;
+        self.values_into(name, first, &mut values)?;
         Ok(values)
     }
 
-    /// The depths of the layer `name` for the states `first .. first + count`; an error for a
-    /// layer whose file holds values alone, and [`ProbeError::OutOfRange`] for a range outside
-    /// the game.
-    pub fn depths(&self, name: &str, first: u64, count: usize) -> Result<Vec<u16>, ProbeError> {
-        self.check_range(name, first, count)?;
+    /// [`Tables::values`] into `out` (the states `first .. first + out.len()`), for a caller
+    /// that owns the memory (Python's numpy array): beside it only a chunk ([`READ_CHUNK`]
+    /// states) is held decoded.
+    pub fn values_into(&self, name: &str, first: u64, out: &mut [u8]) -> Result<(), ProbeError> {
+        self.check_range(name, first, out.len())?;
         let file = self.layer(name)?;
-        let mut values = vec![0u8; count];
+        for (k, n) in chunks(first, out.len()) {
+            file.read_states(first + k as u64, &mut out[k..k + n], &mut [])?;
+        }
+        Ok(())
+    }
+
+    /// The depths of the layer `name` for the states `first .. first + count`;
+    /// [`ProbeError::NoDepths`] for a layer whose file holds values alone, and
+    /// [`ProbeError::OutOfRange`] for a range outside the game.
+    pub fn depths(&self, name: &str, first: u64, count: usize) -> Result<Vec<u16>, ProbeError> {
+        // Refused before the buffer is allocated.
+        self.check_read(name, first, count, true)?;
         let mut depths = vec![0u16; count];
-        file.read_states(first, &mut values, &mut depths)?;
+        self.depths_into(name, first, &mut depths)?;
         Ok(depths)
+    }
+
+    /// [`Tables::depths`] into `out` (the states `first .. first + out.len()`), for a caller
+    /// that owns the memory: beside it only a chunk ([`READ_CHUNK`] states) is held decoded.
+    pub fn depths_into(&self, name: &str, first: u64, out: &mut [u16]) -> Result<(), ProbeError> {
+        self.check_range(name, first, out.len())?;
+        let file = self.layer_with_depths(name)?;
+        // The reader decodes values with the depths: a chunk's worth, not the whole range's.
+        let mut values = vec![0u8; out.len().min(READ_CHUNK as usize)];
+        for (k, n) in chunks(first, out.len()) {
+            file.read_states(first + k as u64, &mut values[..n], &mut out[k..k + n])?;
+        }
+        Ok(())
+    }
+
+    /// Whether a bulk read of `count` states from `first` of the layer `name` (its depths too,
+    /// with `depths`) can be made: the error it would give, found before anything is allocated
+    /// (a caller that allocates the memory itself asks first).
+    pub fn check_read(
+        &self,
+        name: &str,
+        first: u64,
+        count: usize,
+        depths: bool,
+    ) -> Result<(), ProbeError> {
+        self.check_range(name, first, count)?;
+        if depths {
+            self.layer_with_depths(name)?;
+        } else {
+            self.layer(name)?;
+        }
+        Ok(())
+    }
+
+    /// The file of the layer `name`, which must hold depths: [`ProbeError::NoDepths`] for a
+    /// values-only copy (a healthy file without the part asked for, not a damaged one).
+    fn layer_with_depths(&self, name: &str) -> Result<Arc<LayerTable>, ProbeError> {
+        let file = self.layer(name)?;
+        if !file.has_depths() {
+            return Err(ProbeError::NoDepths {
+                path: self.dir.clone(),
+                layer: name.to_string(),
+            });
+        }
+        Ok(file)
     }
 
     /// `first .. first + count` lies in the game: checked without overflow, since the readers
@@ -368,6 +441,34 @@ mod tests {
 
     fn level_one() -> Tables {
         Tables::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cc3p-1")).unwrap()
+    }
+
+    /// A bulk read's chunks cover its range once, in order, cut at the multiples of the chunk.
+    #[test]
+    fn chunks_cover_the_range_at_the_chunks_multiples() {
+        let c = READ_CHUNK as usize;
+        for (first, len) in [
+            (0, 0),
+            (0, 1),
+            (0, c),
+            (0, 3 * c + 5),
+            (7, c),
+            (READ_CHUNK - 1, 2),
+        ] {
+            let got: Vec<(usize, usize)> = chunks(first, len).collect();
+            let mut at = 0;
+            for &(k, n) in &got {
+                assert!(k == at && n > 0 && n <= c, "{first} {len}: {got:?}");
+                at += n;
+                let end = first + at as u64;
+                assert!(
+                    at == len || end.is_multiple_of(READ_CHUNK),
+                    "{first} {len}: {got:?}"
+                );
+            }
+            assert_eq!(at, len, "{first} {len}: {got:?}");
+        }
+        assert_eq!(chunks(7, c).collect::<Vec<_>>(), [(0, c - 7), (c - 7, 7)]);
     }
 
     /// Ranges past the end, at the edges of u64 and usize (where `first + count` wraps), are

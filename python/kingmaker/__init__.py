@@ -19,8 +19,12 @@ checked before anything is read or allocated, so no input crashes the interprete
   negative, or `first + count` past `states`.
 - `KingmakerError`, as one of its subclasses: `PositionError` (position text that does not parse,
   or an index outside the game, negative ones too: `probe`, `moves`, `position`, `children`),
-  `NotTablesError` (no finished tables at the path), `MissingLayerError` (no such layer here),
-  `DamagedTableError` (a file that fails its checks).
+  `NotTablesError` (no finished tables at the path), `MissingLayerError` (no such layer here, or
+  the depths of a layer held without them), `DamagedTableError` (a file that fails its checks).
+  Position text that is not valid Unicode (a lone surrogate) is a `PositionError` too.
+
+`values` and `depths` read into the array they return (nothing else of their size is held) and
+release the GIL while they decode.
 """
 
 import operator
@@ -111,14 +115,17 @@ class Tables:
         import numpy as np
 
         count = self._rest(first) if count is None else count
+        # The native read fills a bytearray, the GIL released, and the array is that memory.
         return np.frombuffer(self._t.values_bytes(layer, first, count), dtype=np.uint8)
 
     def depths(self, layer: str, first: int = 0, count: Optional[int] = None):
-        """A numpy uint16 array of the depths of `count` states from `first`."""
+        """A numpy uint16 array of the depths of `count` states from `first`
+        (`MissingLayerError` for a layer held without depths: a copy fetched with
+        `--values-only`)."""
         import numpy as np
 
         count = self._rest(first) if count is None else count
-        return np.frombuffer(self._t.depths_bytes(layer, first, count), dtype="<u2")
+        return np.frombuffer(self._t.depths_bytes(layer, first, count), dtype=np.uint16)
 
     def _rest(self, first):
         """How many states lie from `first` to the end (none past it; the native read refuses

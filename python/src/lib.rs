@@ -8,7 +8,7 @@ use kingmaker_probe::{Game, Kind, Notation, ProbeError, Tables};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyIndexError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyString};
 use pythonize::pythonize;
 
 create_exception!(
@@ -48,9 +48,10 @@ fn py_err(e: ProbeError) -> PyErr {
         ProbeError::NotTables { .. } | ProbeError::Unfinished { .. } | ProbeError::Game { .. } => {
             NotTablesError::new_err(text)
         }
-        ProbeError::MissingLayer { .. } | ProbeError::KeptOnWorkers { .. } => {
-            MissingLayerError::new_err(text)
-        }
+        // A values-only copy asked for depths: a healthy file without the part asked for.
+        ProbeError::MissingLayer { .. }
+        | ProbeError::KeptOnWorkers { .. }
+        | ProbeError::NoDepths { .. } => MissingLayerError::new_err(text),
         ProbeError::BadPosition { .. } => PositionError::new_err(text),
         // Python's error for a range outside a sequence.
         ProbeError::OutOfRange { .. } => PyIndexError::new_err(text),
@@ -136,8 +137,11 @@ impl PyTables {
     }
 
     /// The index of a position ("" for the start).
-    fn index(&self, position: &str) -> PyResult<u64> {
-        self.inner.position(position).map_err(py_err)
+    fn index(&self, position: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let text = position.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!("a position is text, not {}", type_name(position)))
+        })?;
+        self.inner.position(&text_of(text)?).map_err(py_err)
     }
 
     /// The position text of an index.
@@ -164,31 +168,49 @@ impl PyTables {
         Ok(self.inner.game().moves(index))
     }
 
-    /// The value codes (0 illegal, 1 W, 2 L, 3 D) of `count` states from `first`, as bytes.
+    /// The value codes (0 illegal, 1 W, 2 L, 3 D) of `count` states from `first`, as a
+    /// bytearray (numpy's array of them shares its memory), decoded without the GIL.
     fn values_bytes<'py>(
         &self,
         py: Python<'py>,
         layer: &str,
         first: &Bound<'_, PyAny>,
         count: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        self.bulk_bytes(py, layer, first, count, |f, c| {
-            self.inner.values(layer, f, c)
-        })
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let (first, count) = self.range(layer, first, count)?;
+        let out = self.allocate(py, layer, first, count, false)?;
+        // SAFETY: the bytearray was made above and no Python code holds it yet, so nothing
+        // resizes or reads it while the GIL is released.
+        let bytes = unsafe { out.as_bytes_mut() };
+        py.detach(|| self.inner.values_into(layer, first, bytes))
+            .map_err(py_err)?;
+        Ok(out)
     }
 
-    /// The depths of `count` states from `first`, as little-endian u16 bytes.
+    /// The depths of `count` states from `first`, as a bytearray of u16 in the machine's byte
+    /// order, decoded without the GIL.
     fn depths_bytes<'py>(
         &self,
         py: Python<'py>,
         layer: &str,
         first: &Bound<'_, PyAny>,
         count: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        self.bulk_bytes(py, layer, first, count, |f, c| {
-            let depths = self.inner.depths(layer, f, c)?;
-            Ok(depths.iter().flat_map(|d| d.to_le_bytes()).collect())
-        })
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let (first, count) = self.range(layer, first, count)?;
+        let out = self.allocate(py, layer, first, count, true)?;
+        // SAFETY: as in `values_bytes`.
+        let bytes = unsafe { out.as_bytes_mut() };
+        // SAFETY: any two bytes are a u16.
+        let (head, depths, _) = unsafe { bytes.align_to_mut::<u16>() };
+        if !head.is_empty() {
+            // Python's allocators align to 8 bytes at least: not expected to happen.
+            return Err(KingmakerError::new_err(
+                "the depths' buffer is not aligned for u16",
+            ));
+        }
+        py.detach(|| self.inner.depths_into(layer, first, depths))
+            .map_err(py_err)?;
+        Ok(out)
     }
 }
 
@@ -196,7 +218,7 @@ impl PyTables {
     /// A position given as text or as an index.
     fn index_of(&self, position: &Bound<'_, PyAny>) -> PyResult<u64> {
         if let Ok(text) = position.cast::<PyString>() {
-            return self.inner.position(&text.to_cow()?).map_err(py_err);
+            return self.inner.position(&text_of(text)?).map_err(py_err);
         }
         self.state(position).map_err(|e| {
             if e.is_instance_of::<PyTypeError>(position.py()) {
@@ -223,18 +245,26 @@ impl PyTables {
         }
     }
 
-    /// A bulk read of `layer` as bytes: `first` and `count` checked ([`PyTables::range`]), then
-    /// `read` from the first state for the count.
-    fn bulk_bytes<'py>(
+    /// The zeroed bytearray that a bulk read of `count` states from `first` fills (two bytes a
+    /// state for `depths`), allocated once the library has found nothing to refuse: a refused
+    /// read allocates nothing.
+    fn allocate<'py>(
         &self,
         py: Python<'py>,
         layer: &str,
-        first: &Bound<'_, PyAny>,
-        count: &Bound<'_, PyAny>,
-        read: impl FnOnce(u64, usize) -> Result<Vec<u8>, ProbeError>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let (first, count) = self.range(layer, first, count)?;
-        Ok(PyBytes::new(py, &read(first, count).map_err(py_err)?))
+        first: u64,
+        count: usize,
+        depths: bool,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        self.inner
+            .check_read(layer, first, count, depths)
+            .map_err(py_err)?;
+        let width = if depths { 2 } else { 1 };
+        // The range lies in the game; its bytes may still not fit a usize.
+        let len = count
+            .checked_mul(width)
+            .ok_or_else(|| PyIndexError::new_err(format!("{count} states do not fit in memory")))?;
+        PyByteArray::new_with(py, len, |_| Ok(()))
     }
 
     /// `first` and `count` of a bulk read as the library takes them: ints, else TypeError;
@@ -273,6 +303,18 @@ fn int_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<u64>> {
             type_name(value)
         ))),
     }
+}
+
+/// A position's text as UTF-8: a str that has none (a lone surrogate, as `os.fsdecode` makes
+/// of undecodable bytes) cannot be a position, so it is a `PositionError`, not Python's
+/// `UnicodeEncodeError`.
+fn text_of<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    text.to_cow().map_err(|e| {
+        py_err(ProbeError::BadPosition {
+            text: text.to_string_lossy().into_owned(),
+            reason: format!("not a position's text ({e})"),
+        })
+    })
 }
 
 /// The name of a value's type, for messages.
