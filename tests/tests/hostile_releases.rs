@@ -247,6 +247,12 @@ fn fetch_refuses_a_destination_that_is_not_the_same_release_before_writing_there
     let err = refused(&["fetch", &url, path_str(&notes)]);
     assert!(err.contains("holds todo.txt, not the release"), "{err}");
     assert_eq!(snapshot(&notes), [("todo.txt".into(), b"mine".to_vec())]);
+    // A manifest.json that is endless: refused, not read.
+    let zero = t("zero");
+    std::fs::create_dir(&zero).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", zero.join("manifest.json")).unwrap();
+    let err = refused(&["fetch", &url, path_str(&zero)]);
+    assert!(err.contains("not a regular file"), "{err}");
     // A file where the directory should be.
     let err = refused(&["fetch", &url, path_str(&notes.join("todo.txt"))]);
     assert!(err.contains("is a file, not a directory"), "{err}");

@@ -8,6 +8,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::lock::LOCK_FILE;
+use kingmaker_tablefmt::fsio::{read_bounded_if_any, METADATA_CAP};
 use kingmaker_tablefmt::release::file_sha256;
 use kingmaker_tablefmt::release::manifest::{
     manifest_sha256_line, read_manifest, write_file_atomically, Manifest, ManifestFile, MANIFEST,
@@ -164,10 +165,10 @@ impl Fetched<'_> {
         if dir.join(RUN_INFO).exists() {
             return Err(refuse("a run directory (it has run.json)".into()));
         }
-        let read = |name: &str| match std::fs::read(dir.join(name)) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(local("reading", &dir.join(name), e)),
+        // Bounded and regular: a manifest.json here that is /dev/zero or a FIFO is refused.
+        let read = |name: &str| {
+            read_bounded_if_any(&dir.join(name), METADATA_CAP, &format!("a {name}"))
+                .map_err(|e| refuse(format!("a {name} that cannot be read ({e})")))
         };
         let same = match read(MANIFEST)? {
             Some(here) if here != self.manifest_bytes => {
