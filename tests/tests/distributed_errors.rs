@@ -3,13 +3,15 @@
 //! 1. A full disk is blamed on the worker whose disk it is, with its address and the path (a
 //!    full tmpfs where a worker stores its predecessor's replicas; needs root to mount, else the
 //!    test says so and passes).
-//! 2. One worker under two addresses, and workers busy with another coordinator's run, are
-//!    refused up front: no run directory.
+//! 2. One worker under two addresses, workers busy with another coordinator's run, and a worker
+//!    that finds another worker at a peer's address (its own /etc/hosts, in a mount namespace:
+//!    root again) are refused up front: no run directory.
 
-use kingmaker_e2e::{distributed, finish, kingmaker, log_text, spawn, wait_for_wave, Worker};
-use kingmaker_e2e::{CC3P, HANG, TOKEN};
+use kingmaker_e2e::{bin, distributed, finish, kingmaker, log_text, spawn, wait_for_wave, Worker};
+use kingmaker_e2e::{Killed, CC3P, HANG, TOKEN};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -211,4 +213,92 @@ fn a_second_coordinator_on_busy_workers_is_refused_up_front() {
         "the first build must go on:\n{}",
         log_text(&log)
     );
+}
+
+/// A worker in a mount namespace of its own whose /etc/hosts says `localhost` is 127.0.0.2, so
+/// that `localhost:PORT` means another worker to it than to the coordinator; `None` where the
+/// namespace cannot be made (not root). Its address, and the process (killed on drop).
+fn worker_with_hosts(dir: &Path) -> Option<(String, Killed)> {
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, "127.0.0.2 localhost\n").unwrap();
+    let script = format!(
+        "mount --bind {} /etc/hosts && exec {} --listen 127.0.0.1:0 --data-dir {} --threads 1",
+        hosts.display(),
+        bin("kingmaker-worker").display(),
+        dir.join("data").display()
+    );
+    let mut child = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env("KINGMAKER_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("worker.log")).unwrap())
+        .spawn()
+        .ok()?;
+    let stdout = child.stdout.take().unwrap();
+    let child = Killed(child);
+    // Read on to the end, so the worker never writes into a closed pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx.recv_timeout(std::time::Duration::from_secs(30)).ok()?;
+    let addr = line
+        .strip_prefix("kingmaker-worker listening on ")?
+        .trim()
+        .to_string();
+    Some((addr, child))
+}
+
+/// `--workers 127.0.0.1:PA,localhost:PB`, where worker A's `localhost` is another host (here
+/// 127.0.0.2, with a third worker on port PB): A would send B's updates to that worker. Refused
+/// before the run directory is made, naming both workers A finds and the coordinator finds.
+#[test]
+fn a_worker_that_finds_another_worker_at_a_peers_address_is_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = Worker::start(TOKEN, &[]);
+    let port = b.addr.rsplit(':').next().unwrap();
+    let stranger = Worker::start_on(
+        TOKEN,
+        &tmp.path().join("stranger"),
+        &format!("127.0.0.2:{port}"),
+    );
+    let Some((a, _a)) = worker_with_hosts(tmp.path()) else {
+        eprintln!("skipped: cannot make a mount namespace (the test needs root)");
+        return;
+    };
+    let run = tmp.path().join("run");
+    let out = kingmaker(&[
+        "build",
+        "cc3p",
+        "--level",
+        "1",
+        "--shard-size",
+        "256",
+        "--out",
+        run.to_str().unwrap(),
+        "--workers",
+        &format!("{a},localhost:{port}"),
+        "--token",
+        TOKEN,
+    ]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    let data = |w: &Worker| {
+        std::fs::canonicalize(&w.data)
+            .unwrap()
+            .display()
+            .to_string()
+    };
+    assert!(
+        err.contains(&format!("worker {a} (host "))
+            && err.contains(&format!(
+                "finds another kingmaker-worker at localhost:{port}"
+            ))
+            && err.contains(&data(&stranger))
+            && err.contains(&data(&b)),
+        "{err}"
+    );
+    assert!(!run.exists(), "the run directory was made:\n{err}");
 }

@@ -8,7 +8,10 @@ use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::memory::physical_memory;
 use kingmaker_kernel::{ClosedWave, KernelError};
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
+use kingmaker_rpc::auth::AddToken;
+use kingmaker_rpc::connect::{connect, keep_alive_for};
 use kingmaker_rpc::convert::Convert;
+use kingmaker_rpc::status::status_message;
 use kingmaker_rpc::wire::{decode_updates, encode_depth, encode_values};
 use prost::Message;
 use std::sync::atomic::Ordering::Relaxed;
@@ -39,6 +42,34 @@ impl Worker for WorkerService {
                 .unwrap_or_default(),
             run_active: open.is_some_and(|a| a.busy(self.silent())),
         }))
+    }
+
+    async fn check_peers(
+        &self,
+        req: Request<pb::CheckPeersRequest>,
+    ) -> Result<Response<pb::CheckPeersReply>, Status> {
+        let peers = req.into_inner().peers;
+        if peers.len() > MAX_PEERS {
+            return Err(Status::invalid_argument(format!(
+                "{} peers: at most {MAX_PEERS}",
+                peers.len()
+            )));
+        }
+        let asks: Vec<_> = peers
+            .into_iter()
+            .map(|addr| {
+                let token = self.inner.opts.token.clone();
+                tokio::spawn(async move { describe_peer(addr, token).await })
+            })
+            .collect();
+        let mut seen = Vec::with_capacity(asks.len());
+        for ask in asks {
+            seen.push(
+                ask.await
+                    .map_err(|e| Status::internal(format!("asking a peer panicked: {e}")))?,
+            );
+        }
+        Ok(Response::new(pb::CheckPeersReply { peers: seen }))
     }
 
     async fn start_layer(
@@ -382,6 +413,39 @@ impl Worker for WorkerService {
         }
         Ok(Response::new(pb::ShutdownReply {}))
     }
+}
+
+/// The most peers CheckPeers asks at once (a run's workers).
+const MAX_PEERS: usize = 4096;
+
+/// The peer at `addr` as this worker reaches it: what it says about itself, or why it could not
+/// be asked (within 10 s).
+async fn describe_peer(addr: String, token: AddToken) -> pb::PeerSeen {
+    let wait = std::time::Duration::from_secs(10);
+    let ask = async {
+        let mut client = connect(&addr, &token, keep_alive_for(wait)).await?;
+        client
+            .describe(pb::DescribeRequest {
+                protocol_version: kingmaker_proto::PROTOCOL_VERSION,
+            })
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|s| format!("worker {addr} {}", status_message(&s)))
+    };
+    let mut seen = pb::PeerSeen {
+        addr: addr.clone(),
+        ..Default::default()
+    };
+    match tokio::time::timeout(wait, ask).await {
+        Ok(Ok(d)) => {
+            seen.instance_id = d.instance_id;
+            seen.host_name = d.host_name;
+            seen.data_dir = d.data_dir;
+        }
+        Ok(Err(e)) => seen.error = e,
+        Err(_) => seen.error = format!("worker {addr} did not answer within {}s", wait.as_secs()),
+    }
+    seen
 }
 
 /// Remove a run's shard files and checkpoints; its kept layers (`layers/`) stay, and so does the

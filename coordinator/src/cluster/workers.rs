@@ -88,7 +88,15 @@ impl Cluster {
             }
             Ok::<_, anyhow::Error>(out)
         })?;
-        check_worker_set(&run_id, &checked)?;
+        let infos: Vec<(String, pb::DescribeReply)> = checked
+            .iter()
+            .map(|(addr, _, info)| (addr.clone(), info.clone()))
+            .collect();
+        check_worker_set(&run_id, &infos)?;
+        if checked.len() > 1 {
+            let views = runtime.block_on(peer_views(&checked))?;
+            check_peer_views(&infos, &views)?;
+        }
         let mut workers = Vec::new();
         for (addr, client, info) in checked {
             tracing::info!(
@@ -354,14 +362,14 @@ pub(super) fn label(addr: &str, info: &pb::DescribeReply) -> String {
 /// (in `--workers` order): two addresses of one worker process (they would be sent each other's
 /// shards and waves), or a worker busy with another run. Older workers, which say neither, are
 /// not checked here (StartLayer still refuses a busy worker).
-fn check_worker_set(run_id: &str, workers: &[(String, Client, pb::DescribeReply)]) -> Result<()> {
-    for (i, (addr, _, info)) in workers.iter().enumerate() {
+fn check_worker_set(run_id: &str, workers: &[(String, pb::DescribeReply)]) -> Result<()> {
+    for (i, (addr, info)) in workers.iter().enumerate() {
         if info.instance_id.is_empty() {
             continue;
         }
-        if let Some((first, _, _)) = workers[..i]
+        if let Some((first, _)) = workers[..i]
             .iter()
-            .find(|(_, _, other)| other.instance_id == info.instance_id)
+            .find(|(_, other)| other.instance_id == info.instance_id)
         {
             bail!(
                 "--workers lists one worker twice: {first} and {addr} reach the same \
@@ -372,7 +380,7 @@ fn check_worker_set(run_id: &str, workers: &[(String, Client, pb::DescribeReply)
             );
         }
     }
-    for (addr, _, info) in workers {
+    for (addr, info) in workers {
         if info.run_active && !info.run_id.is_empty() && info.run_id != run_id {
             let by = if info.run_started_by.is_empty() {
                 "a coordinator that did not say who it is".to_string()
@@ -386,6 +394,84 @@ fn check_worker_set(run_id: &str, workers: &[(String, Client, pb::DescribeReply)
                 label(addr, info),
                 info.run_id
             );
+        }
+    }
+    Ok(())
+}
+
+/// Ask every worker how it reaches every other (CheckPeers), in worker order; `None` for a worker
+/// too old to say.
+async fn peer_views(
+    workers: &[(String, Client, pb::DescribeReply)],
+) -> Result<Vec<Option<Vec<pb::PeerSeen>>>> {
+    let peers: Vec<String> = workers.iter().map(|w| w.0.clone()).collect();
+    let wait = Duration::from_secs(30);
+    let mut tasks = Vec::new();
+    for (addr, client, _) in workers {
+        let (mut client, addr, peers) = (client.clone(), addr.clone(), peers.clone());
+        tasks.push(tokio::spawn(async move {
+            let ask = client.check_peers(pb::CheckPeersRequest { peers });
+            match tokio::time::timeout(wait, ask).await {
+                Ok(Ok(reply)) => Ok(Some(reply.into_inner().peers)),
+                Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => Ok(None),
+                Ok(Err(s)) => Err(anyhow::anyhow!("worker {addr} {}", status_message(&s))),
+                Err(_) => Err(anyhow::anyhow!(
+                    "worker {addr} did not say within {}s whether it reaches the other workers",
+                    wait.as_secs()
+                )),
+            }
+        }));
+    }
+    let mut views = Vec::new();
+    for t in tasks {
+        views.push(t.await.context("asking a worker about its peers")??);
+    }
+    Ok(views)
+}
+
+/// Refuse workers that do not reach each other as the coordinator reaches them (`views[i]`: what
+/// worker `i` found at every address): updates and replicas go from worker to worker, so one
+/// that cannot reach a peer, or finds another worker at its address (`localhost` means another
+/// machine to each host), would fail the run or feed another one.
+fn check_peer_views(
+    workers: &[(String, pb::DescribeReply)],
+    views: &[Option<Vec<pb::PeerSeen>>],
+) -> Result<()> {
+    for ((addr, info), view) in workers.iter().zip(views) {
+        let Some(view) = view else { continue };
+        if view.len() != workers.len() {
+            bail!(
+                "worker {addr} described {} peers when asked about {}",
+                view.len(),
+                workers.len()
+            );
+        }
+        for ((peer, peer_info), seen) in workers.iter().zip(view) {
+            if !seen.error.is_empty() {
+                bail!(
+                    "worker {} cannot reach worker {peer}, which this coordinator reaches: {}. \
+                     Every worker must reach every other at the addresses --workers gives (open \
+                     the port between them, or give addresses every host reaches). Nothing was \
+                     written",
+                    label(addr, info),
+                    seen.error
+                );
+            }
+            if !seen.instance_id.is_empty()
+                && !peer_info.instance_id.is_empty()
+                && seen.instance_id != peer_info.instance_id
+            {
+                bail!(
+                    "worker {} finds another kingmaker-worker at {peer} (host {}, data directory \
+                     {}) than this coordinator does ({}): an address such as localhost means \
+                     another machine to each host; give addresses that mean the same worker \
+                     everywhere. Nothing was written",
+                    label(addr, info),
+                    seen.host_name,
+                    seen.data_dir,
+                    label(peer, peer_info)
+                );
+            }
         }
     }
     Ok(())
@@ -418,4 +504,78 @@ async fn check_worker(
         );
     }
     Ok((addr.to_string(), client, reply))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn worker(addr: &str, id: &str, run: &str) -> (String, pb::DescribeReply) {
+        let info = pb::DescribeReply {
+            instance_id: id.into(),
+            host_name: "h".into(),
+            data_dir: format!("/data/{id}"),
+            run_id: run.into(),
+            run_active: !run.is_empty(),
+            run_started_by: "`kingmaker build` on host c, pid 7, into /runs/x".into(),
+            ..Default::default()
+        };
+        (addr.to_string(), info)
+    }
+
+    fn seen(id: &str, error: &str) -> pb::PeerSeen {
+        pb::PeerSeen {
+            instance_id: id.into(),
+            error: error.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_worker_twice_and_a_busy_worker_are_refused() {
+        let twice = [
+            worker("127.0.0.1:7", "a", ""),
+            worker("localhost:7", "a", ""),
+        ];
+        let err = check_worker_set("r", &twice).unwrap_err().to_string();
+        assert!(err.contains("127.0.0.1:7 and localhost:7"), "{err}");
+        let busy = [worker("w:1", "a", ""), worker("w:2", "b", "other")];
+        let err = check_worker_set("r", &busy).unwrap_err().to_string();
+        assert!(
+            err.contains("w:2 (host h, data directory /data/b) is busy with run other (started by `kingmaker build`"),
+            "{err}"
+        );
+        // Its own run (a resume), an abandoned run, and older workers (no id) pass.
+        check_worker_set("other", &busy).unwrap();
+        let mut abandoned = busy.clone();
+        abandoned[1].1.run_active = false;
+        check_worker_set("r", &abandoned).unwrap();
+        check_worker_set("r", &[worker("a:1", "", ""), worker("a:2", "", "")]).unwrap();
+    }
+
+    #[test]
+    fn workers_must_reach_each_other_as_the_coordinator_does() {
+        let workers = [worker("a:1", "a", ""), worker("b:1", "b", "")];
+        let good = Some(vec![seen("a", ""), seen("b", "")]);
+        check_peer_views(&workers, &[good.clone(), good.clone()]).unwrap();
+        check_peer_views(&workers, &[None, good.clone()]).unwrap();
+        let elsewhere = Some(vec![seen("a", ""), seen("c", "")]);
+        let err = check_peer_views(&workers, &[elsewhere, good.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "worker a:1 (host h, data directory /data/a) finds another kingmaker-worker at b:1"
+            ),
+            "{err}"
+        );
+        let cut = Some(vec![seen("a", ""), seen("", "connection refused")]);
+        let err = check_peer_views(&workers, &[good, cut])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("worker b:1 (host h, data directory /data/b) cannot reach worker b:1"),
+            "{err}"
+        );
+    }
 }
