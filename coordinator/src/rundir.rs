@@ -137,6 +137,22 @@ impl RunDir {
         read_json(&path, "a checkpoint.json")
     }
 
+    /// Refuse a run manifest written for another game than `info`'s (`run.json` was edited
+    /// since): nothing of the run is read or changed on such a run. A manifest from before the
+    /// record passes (its worker checkpoints are checked on their own).
+    pub fn check_state(&self, state: &RunState, info: &RunInfo) -> Result<()> {
+        let spec = serde_json::to_value(&info.spec)?;
+        let solved_as = info
+            .solved_as
+            .as_ref()
+            .map(serde_json::to_value)
+            .transpose()?;
+        match state.game_problem(&spec, solved_as.as_ref()) {
+            Some(problem) => anyhow::bail!("{}: {problem}", self.path.display()),
+            None => Ok(()),
+        }
+    }
+
     /// A run manifest rebuilt from the run's finished layer files, for a `checkpoint.json` that
     /// cannot be read: every layer whose file opens and reads back whole counts as finished (a
     /// layer file is renamed into place only when complete); the layer being solved starts again.

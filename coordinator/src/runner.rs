@@ -90,6 +90,16 @@ pub fn solve_run_with(
 ) -> Result<()> {
     let stop = stop_on_signals()?;
     let mut state = run.state()?;
+    // Before anything is read: a run.json edited since the manifest was written is refused, and
+    // the manifest records the game from now on.
+    run.check_state(&state, info)?;
+    state.belongs_to(
+        serde_json::to_value(&info.spec)?,
+        info.solved_as
+            .as_ref()
+            .map(serde_json::to_value)
+            .transpose()?,
+    );
     // Nothing is built on a finished layer before it is read back and checked.
     for (layer, problem) in run.recheck_finished(&mut state) {
         tracing::error!("layer {layer}: {problem}");
@@ -126,7 +136,12 @@ pub fn solve_run_with(
             &mut state,
             &stop,
             &Solvers {
-                make_workers: &embedded_workers(run, &kernel, opts),
+                make_workers: &embedded_workers(
+                    run,
+                    &kernel,
+                    serde_json::to_value(info.kernel_spec())?,
+                    opts,
+                ),
                 keep_layer: None,
                 next_layer: &next_layer,
             },

@@ -13,7 +13,7 @@ use kingmaker_games::AnyGame;
 use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::{
-    drive_layer, gather, local_workers, CellStorage, KernelError, Layer, LayerObserver,
+    drive_layer, gather, named_local_workers, CellStorage, KernelError, Layer, LayerObserver,
     ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
@@ -301,6 +301,18 @@ pub fn solve_layers(
                     outcome = Some(o);
                     break;
                 }
+                // A checkpoint of another game or layer is refused, not fallen back from (said
+                // once: a restore error carries its cause as its source too).
+                Err(KernelError::Restore { wave, source }) if source.is_refused() => {
+                    let why = match *source {
+                        KernelError::CheckpointRefused(why) => why,
+                        other => other.to_string(),
+                    };
+                    return Err(KernelError::CheckpointRefused(format!(
+                        "the checkpoint after wave {wave}: {why}"
+                    ))
+                    .into());
+                }
                 Err(e @ (KernelError::Format(_) | KernelError::Restore { .. }))
                     if start.is_some() =>
                 {
@@ -513,7 +525,8 @@ pub fn embedded_workers(
                 plan.range(0).end
             );
         }
-        Ok(local_workers(
+        Ok(named_local_workers(
+            &name,
             game.clone(),
             layer,
             *plan,
@@ -556,6 +569,15 @@ pub fn solve_distributed(
         Ok(ending) => {
             cluster.shutdown(matches!(ending, Ending::Finished(_)));
             Ok(ending)
+        }
+        Err(err)
+            if err
+                .downcast_ref::<KernelError>()
+                .is_some_and(KernelError::is_refused) =>
+        {
+            // Not a worker's failure: the run's files are not this run's, as the error says.
+            cluster.shutdown(false);
+            Err(err)
         }
         Err(err) => {
             let culprit = cluster.failure().or_else(|| cluster.unreachable());

@@ -4,20 +4,23 @@
 //!    the last checkpoint is shared, not rewritten.
 //! 2. The two newest are kept, so a corrupt newest one falls back to the one before. The files are
 //!    `kingmaker_tablefmt::checkpoint` (docs/format.md); this module decides when and what to save.
-//! 3. A checkpoint of byte cells (version 1, before 2026-12-06) is converted as it is restored,
-//!    so that a build begun by an older binary resumes with this one.
+//! 3. Every manifest names the game and layer it belongs to; a worker restores only its own
+//!    (another, or one from before version 3 that names none, is refused). The conversion of byte
+//!    cells (version 1) stays for manifests that name them.
 
 use super::cell_code::{cell_bytes, Cell, CELL_MAX_COUNTER, CELL_OVERFLOW, CELL_WIN_OLD};
 use super::engine::WorkerEngine;
 use super::KernelError;
 use crate::game::Game;
 use kingmaker_tablefmt::checkpoint::{
-    check_chunk, chunk_format, chunk_name, chunk_shard, crc32, is_manifest_of, manifest_name,
-    read_chunk, read_manifest, write_chunk, write_manifest, CellsFormat, ChunkRef,
+    check_chunk, chunk_format, chunk_name, chunk_shard, crc32, identity_problem, is_manifest_of,
+    manifest_name, read_chunk, read_manifest, write_chunk, write_manifest, CellsFormat, ChunkRef,
+    CHECKPOINT_VERSION,
 };
 pub use kingmaker_tablefmt::checkpoint::{
     manifest_path, ShardCheckpoint, WorkerCheckpoint, CHUNK_BYTES,
 };
+use kingmaker_tablefmt::layer::LayerIdentity;
 use kingmaker_tablefmt::FormatError;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -51,13 +54,15 @@ fn cell_of_byte(byte: u8) -> (u8, Option<u32>) {
 }
 
 impl<G: Game> WorkerEngine<G> {
-    /// Save every owned shard after wave `wave` closed, into `dir`. Chunks identical to those of
-    /// `previous` are shared, not rewritten. Must be called at a barrier (no wave running).
+    /// Save every owned shard after wave `wave` closed, into `dir`, as arrays of `game` (its JSON,
+    /// which the manifest records). Chunks identical to those of `previous` are shared, not
+    /// rewritten. Must be called at a barrier (no wave running).
     pub fn checkpoint(
         &self,
         wave: u32,
         dir: &Path,
         previous: Option<&WorkerCheckpoint>,
+        game: &serde_json::Value,
     ) -> Result<WorkerCheckpoint, KernelError> {
         std::fs::create_dir_all(dir).map_err(|e| KernelError::io(dir, e))?;
         let mut shards = Vec::new();
@@ -99,6 +104,8 @@ impl<G: Game> WorkerEngine<G> {
             });
         }
         let cp = WorkerCheckpoint {
+            version: CHECKPOINT_VERSION,
+            game: game.clone(),
             layer: self.layer().name.clone(),
             wave,
             worker: self.me(),
@@ -124,11 +131,22 @@ impl<G: Game> WorkerEngine<G> {
         self.shard(shard).waves.replace(bytes)
     }
 
-    /// Load the checkpoint of this worker's layer at `wave` from `dir`, checking every chunk's crc
-    /// first: a missing or corrupt chunk is an error naming it, and nothing is loaded.
-    pub fn restore(&self, wave: u32, dir: &Path) -> Result<WorkerCheckpoint, KernelError> {
+    /// Load the checkpoint of this worker's layer of `game` (its JSON) at `wave` from `dir`,
+    /// checking every chunk's crc first: a missing or corrupt chunk is an error naming it, a
+    /// manifest of another game or layer is refused ([`KernelError::CheckpointRefused`]), and
+    /// nothing is loaded.
+    pub fn restore(
+        &self,
+        wave: u32,
+        dir: &Path,
+        game: &serde_json::Value,
+    ) -> Result<WorkerCheckpoint, KernelError> {
         let path = manifest_path(dir, self.me(), &self.layer().name, wave);
         let cp = read_manifest(&path).map_err(manifest_error)?;
+        let expected = LayerIdentity::new(game.clone(), &self.layer().name);
+        if let Some(problem) = identity_problem(&cp, &expected, &path.display().to_string()) {
+            return Err(KernelError::CheckpointRefused(problem));
+        }
         let mut mine = self.owned_shards();
         mine.sort_unstable();
         let mut saved: Vec<usize> = cp.shards.iter().map(|s| s.shard).collect();
@@ -239,15 +257,21 @@ impl<G: Game> WorkerEngine<G> {
 /// Used alike by in-process workers and by the gRPC worker service.
 pub struct CheckpointStore {
     dir: PathBuf,
+    /// The game whose arrays are saved, as JSON: every manifest names it, and only a manifest
+    /// naming it is restored.
+    game: serde_json::Value,
     /// The checkpoints kept on disk, oldest first (at most two).
     kept: std::sync::Mutex<Vec<WorkerCheckpoint>>,
 }
 
 impl CheckpointStore {
-    /// A store in the checkpoint directory `dir`, with no checkpoint known yet.
-    pub fn new(dir: PathBuf) -> CheckpointStore {
+    /// A store in the checkpoint directory `dir` for arrays of `game` (its JSON, `{"game":
+    /// FAMILY, ...}`; null where no run names one: tests, solves in memory), with no checkpoint
+    /// known yet.
+    pub fn new(dir: PathBuf, game: serde_json::Value) -> CheckpointStore {
         CheckpointStore {
             dir,
+            game,
             kept: Default::default(),
         }
     }
@@ -265,7 +289,7 @@ impl CheckpointStore {
         wave: u32,
     ) -> Result<WorkerCheckpoint, KernelError> {
         let mut kept = self.kept.lock().expect("checkpoint list");
-        let cp = engine.checkpoint(wave, &self.dir, kept.last())?;
+        let cp = engine.checkpoint(wave, &self.dir, kept.last(), &self.game)?;
         kept.push(cp.clone());
         if kept.len() > 2 {
             kept.remove(0);
@@ -276,7 +300,7 @@ impl CheckpointStore {
 
     /// Load `engine`'s arrays as they were after wave `wave` closed.
     pub fn load<G: Game>(&self, engine: &WorkerEngine<G>, wave: u32) -> Result<(), KernelError> {
-        let cp = engine.restore(wave, &self.dir)?;
+        let cp = engine.restore(wave, &self.dir, &self.game)?;
         *self.kept.lock().expect("checkpoint list") = vec![cp];
         Ok(())
     }

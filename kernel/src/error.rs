@@ -36,7 +36,8 @@ pub enum KernelError {
     Checkpoint(String),
     /// Anything that went wrong while the workers restored a checkpoint (a missing or damaged
     /// manifest, chunk or wave log, a worker that lost its files): the caller falls back to an
-    /// earlier checkpoint or the start of the layer.
+    /// earlier checkpoint or the start of the layer, unless the source is a
+    /// [`KernelError::CheckpointRefused`] ([`KernelError::is_refused`]).
     #[error("restoring the checkpoint after wave {wave}: {source}")]
     Restore {
         /// The wave of the checkpoint being restored.
@@ -44,6 +45,11 @@ pub enum KernelError {
         /// What went wrong.
         source: Box<KernelError>,
     },
+    /// A whole checkpoint that is not this run's: of another game or layer, or of a format that
+    /// does not say which. The message names both and what to do. Never fallen back from: the
+    /// checkpoint before it is no more this run's than it is.
+    #[error("checkpoint refused: {0}")]
+    CheckpointRefused(String),
     /// A shard's cells were asked for after they were released (the layer was gathered).
     #[error("the cells of shard {shard} were released after its layer was gathered")]
     Released {
@@ -66,6 +72,16 @@ pub enum KernelError {
 }
 
 impl KernelError {
+    /// Whether this is (or wraps, as a [`KernelError::Restore`]) a checkpoint refused as another
+    /// run's: to be reported, not fallen back from.
+    pub fn is_refused(&self) -> bool {
+        match self {
+            KernelError::CheckpointRefused(_) => true,
+            KernelError::Restore { source, .. } => source.is_refused(),
+            _ => false,
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> KernelError {
         KernelError::Io {

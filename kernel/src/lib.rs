@@ -34,7 +34,7 @@ pub use engine::{Router, WaveStats, WorkerEngine};
 pub use error::KernelError;
 pub use game::{Game, Node};
 pub use layer::Layer;
-pub use local::{local_workers, solve_in_memory, Solved};
+pub use local::{local_workers, named_local_workers, solve_in_memory, Solved};
 pub use memory::CellStorage;
 pub use owners::{assign_shards, gather};
 pub use shard::ShardPlan;

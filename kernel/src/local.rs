@@ -110,8 +110,24 @@ impl<G: Game> Router for InProcessRouter<G> {
 
 /// `count` in-process workers over one layer, wired to each other with the in-process router.
 /// Wave logs and checkpoints live in `dir/worker-N/` when a directory is given, and the cells too
-/// if `storage` says so; without a directory everything is in memory.
+/// if `storage` says so; without a directory everything is in memory. Their checkpoints name no
+/// game ([`named_local_workers`] for a run's).
 pub fn local_workers<G: Game + 'static>(
+    game: Arc<G>,
+    layer: &Layer,
+    plan: ShardPlan,
+    count: usize,
+    dir: Option<&std::path::Path>,
+    storage: CellStorage,
+) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
+    let unnamed = serde_json::Value::Null;
+    named_local_workers(&unnamed, game, layer, plan, count, dir, storage)
+}
+
+/// [`local_workers`] whose checkpoints name `name`, the game's JSON (a run's game), and restore
+/// only checkpoints that name it.
+pub fn named_local_workers<G: Game + 'static>(
+    name: &serde_json::Value,
     game: Arc<G>,
     layer: &Layer,
     plan: ShardPlan,
@@ -145,7 +161,7 @@ pub fn local_workers<G: Game + 'static>(
             name: format!("in-process worker {me}"),
             checkpoints: sub
                 .as_ref()
-                .map(|d| CheckpointStore::new(d.join("checkpoint"))),
+                .map(|d| CheckpointStore::new(d.join("checkpoint"), name.clone())),
         }));
     }
     let _ = router

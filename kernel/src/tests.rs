@@ -915,3 +915,47 @@ fn a_version_1_checkpoint_of_byte_cells_resumes() {
         (6000 - 2048 * s).min(2048)
     }
 }
+
+/// A checkpoint names the game it was made for: workers of another game (same index space, same
+/// layer) refuse it, and so do workers of another layer; the error is a refusal, not damage to
+/// fall back from.
+#[test]
+fn a_checkpoint_of_another_game_is_refused() {
+    let game = Arc::new(RandomGame::new(13, 5_000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let named = |name: serde_json::Value| {
+        super::named_local_workers(
+            &name,
+            game.clone(),
+            &layer,
+            plan,
+            2,
+            Some(dir.path()),
+            CellStorage::Memory,
+        )
+        .unwrap()
+    };
+    let four = serde_json::json!({"game": "connect4", "board": "5x4", "connect": 4});
+    let three = serde_json::json!({"game": "connect4", "board": "5x4", "connect": 3});
+    let mut obs = StopAt {
+        stop_after: 2,
+        every: 1,
+        last: None,
+        seen: 0,
+    };
+    drive_layer(&layer, &named(four.clone()), None, &mut obs).unwrap();
+    let err = drive_layer(&layer, &named(three), obs.last, &mut |_: &super::WaveSummary| {})
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(r#""connect":4"#)
+            && text.contains(r#""connect":3"#)
+            && text.contains("worker-0.solo.w00002.json"),
+        "{text}"
+    );
+    // The game it names restores it.
+    drive_layer(&layer, &named(four), obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
+}

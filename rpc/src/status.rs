@@ -13,6 +13,11 @@ impl Convert<KernelError> for Status {
     fn convert(err: KernelError) -> Status {
         match err {
             KernelError::Format(e) => Status::data_loss(e.to_string()),
+            KernelError::CheckpointRefused(message) => {
+                let mut metadata = tonic::metadata::MetadataMap::new();
+                metadata.insert(REFUSED_METADATA, "1".parse().expect("an ASCII value"));
+                Status::with_metadata(Code::FailedPrecondition, message, metadata)
+            }
             err => Status::internal(err.to_string()),
         }
     }
@@ -58,8 +63,20 @@ pub fn is_transport(status: &Status) -> bool {
     status.code() == Code::Unavailable || status.source().is_some()
 }
 
+/// The metadata key of a checkpoint a worker refused as another run's (of another game or
+/// layer, [`KernelError::CheckpointRefused`]): the coordinator reports it, it does not fall back.
+pub const REFUSED_METADATA: &str = "kingmaker-checkpoint-refused";
+
+/// Whether `status` is a worker's refusal of a checkpoint as another run's.
+pub fn is_refused(status: &Status) -> bool {
+    status.metadata().get(REFUSED_METADATA).is_some()
+}
+
 /// The call `what` to `worker` failed with `status`: the kernel error the driver sees.
 pub fn call_failed(worker: &str, what: &str, status: &Status) -> KernelError {
+    if is_refused(status) {
+        return KernelError::CheckpointRefused(format!("worker {worker}: {}", status.message()));
+    }
     if status.code() == Code::DataLoss && !is_transport(status) {
         // A damaged or missing checkpoint chunk on the worker: keep the meaning of the kernel's
         // format error, so the run falls back to an older checkpoint.
@@ -128,6 +145,20 @@ mod tests {
         assert!(s.contains("unreachable"), "{s}");
         let s = status_message(&Status::internal("boom"));
         assert!(s.contains("boom"), "{s}");
+    }
+
+    #[test]
+    fn a_refused_checkpoint_travels_as_a_refusal() {
+        let refused = Status::convert(KernelError::CheckpointRefused("of connect 4".into()));
+        let http = refused.into_http::<()>();
+        let back = Status::from_header_map(http.headers()).expect("a status");
+        assert!(is_refused(&back));
+        let err = call_failed("h:1", "restoring", &back);
+        assert!(
+            err.is_refused() && err.to_string().contains("of connect 4"),
+            "{err}"
+        );
+        assert!(!is_refused(&Status::data_loss("chunk")));
     }
 
     #[test]

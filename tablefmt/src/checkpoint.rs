@@ -1,16 +1,22 @@
-//! Worker checkpoints (version 2): one worker's shard arrays at a wave boundary, on disk.
+//! Worker checkpoints (version 3): one worker's shard arrays at a wave boundary, on disk.
 //! 1. A chunk file ([`ChunkRef`]) is never modified once written, so a chunk unchanged since the
 //!    previous checkpoint is shared by both (the wave in its name is the one that first wrote it).
 //! 2. Files go to a temporary name, are fsynced and renamed, the manifest ([`WorkerCheckpoint`])
 //!    after every chunk it names. Every byte and name: docs/format.md, "Worker checkpoints".
+//! 3. The manifest names the game and layer it belongs to ([`WorkerCheckpoint::identity`]); its
+//!    chunks and wave logs are bound to it by length and crc32.
 
+use crate::layer::LayerIdentity;
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the checkpoint files in docs/format.md (manifests carry no version field: the
-/// chunks' names say it).
-pub const CHECKPOINT_VERSION: u32 = 2;
+/// Version of the checkpoint files in docs/format.md: a manifest's `version` (absent before 3:
+/// [`UNVERSIONED`]); the cells' format is in the chunks' names.
+pub const CHECKPOINT_VERSION: u32 = 3;
+/// The version a manifest without a `version` field is read as: 2 (or 1, as its chunks' names
+/// say). Such a manifest does not name its game, so it is refused ([`identity_problem`]).
+pub const UNVERSIONED: u32 = 2;
 /// zstd level for checkpoint chunks: fast, and shard arrays compress well even so.
 const LEVEL: i32 = 1;
 /// Bytes of a shard's cells per checkpoint chunk (the last one shorter).
@@ -253,6 +259,14 @@ impl ShardCheckpoint {
 /// One worker's checkpoint of one layer after wave `wave` closed: the manifest.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkerCheckpoint {
+    /// [`CHECKPOINT_VERSION`]; absent (read as [`UNVERSIONED`]) in manifests of versions 1 and 2.
+    #[serde(default = "unversioned")]
+    pub version: u32,
+    /// The game whose arrays these are, as JSON (`{"game": FAMILY, PARAMETER: VALUE, ...}`: the
+    /// game the kernel solves, `run.json`'s `solved_as`, else its `spec`). With `layer`, what the
+    /// checkpoint belongs to ([`WorkerCheckpoint::identity`]). Null in versions 1 and 2.
+    #[serde(default)]
+    pub game: serde_json::Value,
     /// Name of the layer being solved.
     pub layer: String,
     /// The last wave closed before the checkpoint.
@@ -261,6 +275,94 @@ pub struct WorkerCheckpoint {
     pub worker: usize,
     /// One entry per shard the worker owns.
     pub shards: Vec<ShardCheckpoint>,
+}
+
+fn unversioned() -> u32 {
+    UNVERSIONED
+}
+
+impl WorkerCheckpoint {
+    /// What the checkpoint belongs to: its game and layer (the notion a layer file's identity
+    /// record has).
+    pub fn identity(&self) -> LayerIdentity {
+        LayerIdentity::new(self.game.clone(), &self.layer)
+    }
+}
+
+/// Why the manifest `cp` (read from `name`) cannot be restored for `expected` (the game and
+/// layer being solved), in words that name both and say what to do; `None` when it belongs to
+/// them. A manifest from before version 3 names no game: it is refused, since nothing proves
+/// that its cells are this game's.
+pub fn identity_problem(
+    cp: &WorkerCheckpoint,
+    expected: &LayerIdentity,
+    name: &str,
+) -> Option<String> {
+    if cp.version < CHECKPOINT_VERSION {
+        return Some(format!(
+            "{name} is a checkpoint of format {} (written by a kingmaker from before 2026-12-07), \
+             which does not record its game, so it cannot be checked to be {}: resume the run \
+             with the kingmaker that began it (run.json's kingmaker_version), or build it anew",
+            cp.version,
+            expected.describe()
+        ));
+    }
+    if cp.version > CHECKPOINT_VERSION {
+        return Some(format!(
+            "{name} is a checkpoint of format {}, newer than this kingmaker's {CHECKPOINT_VERSION}: \
+             resume the run with the kingmaker that wrote it",
+            cp.version
+        ));
+    }
+    let found = cp.identity();
+    (found != *expected).then(|| {
+        format!(
+            "{name} is a checkpoint of {}, but this run solves {}{}: the run's files were mixed \
+             up or run.json was edited since the checkpoint; restore them, or build anew into \
+             another directory",
+            found.describe(),
+            expected.describe(),
+            differences(
+                &found.game,
+                &expected.game,
+                ("in the checkpoint", "in this run")
+            )
+        )
+    })
+}
+
+/// The parameters in which two games' JSON differ, as ` (connect: 4 in A, 3 in B)` for labels
+/// `A` and `B`; empty when they are not both objects or do not differ.
+pub fn differences(
+    found: &serde_json::Value,
+    expected: &serde_json::Value,
+    labels: (&str, &str),
+) -> String {
+    let (Some(a), Some(b)) = (found.as_object(), expected.as_object()) else {
+        return String::new();
+    };
+    let missing = serde_json::Value::Null;
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let diffs: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            format!(
+                "{k}: {} {}, {} {}",
+                a.get(k).unwrap_or(&missing),
+                labels.0,
+                b.get(k).unwrap_or(&missing),
+                labels.1
+            )
+        })
+        .collect();
+    if diffs.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", diffs.join(", "))
+    }
 }
 
 /// File name of worker `worker`'s manifest of `layer` at `wave`.
@@ -379,6 +481,8 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let cp = WorkerCheckpoint {
+            version: CHECKPOINT_VERSION,
+            game: serde_json::json!({"game": "connect4", "board": "5x4", "connect": 4}),
             layer: "solo".into(),
             wave: 42,
             worker: 1,
@@ -396,6 +500,7 @@ mod tests {
         assert_eq!((back.wave, back.shards[0].cells[0].raw_len), (42, 5));
         assert_eq!(back.shards[0].overflow, vec![(3, 60), (9, 57)]);
         assert_eq!(back.shards[0].format(), CellsFormat::Packed);
+        assert_eq!((back.version, back.identity()), (3, cp.identity()));
         std::fs::write(&path, b"{\"wave\": ").unwrap();
         let err = read_manifest(&path).unwrap_err();
         assert!(
@@ -431,6 +536,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = chunk_name(0, 0, 1);
         let cp = |file: &str| WorkerCheckpoint {
+            version: CHECKPOINT_VERSION,
+            game: serde_json::Value::Null,
             layer: "solo".into(),
             wave: 1,
             worker: 0,
@@ -510,5 +617,65 @@ mod tests {
         ]);
         let err = parse_manifest(mixed.as_bytes()).unwrap_err();
         assert!(err.contains("not in the format"), "{err}");
+    }
+
+    /// A manifest names its game and layer; one of another game, another layer, or from before
+    /// version 3 (no game) is refused with both identities named and what to do.
+    #[test]
+    fn a_manifest_names_its_game_and_another_is_refused() {
+        let game = |connect: u32| serde_json::json!({"game": "connect4", "board": "5x4", "connect": connect});
+        let cp = WorkerCheckpoint {
+            version: CHECKPOINT_VERSION,
+            game: game(4),
+            layer: "solo".into(),
+            wave: 2,
+            worker: 0,
+            shards: vec![],
+        };
+        let text = serde_json::to_string(&cp).unwrap();
+        assert!(
+            text.contains(r#""version":3"#) && text.contains(r#""connect":4"#),
+            "{text}"
+        );
+        let back = parse_manifest(text.as_bytes()).unwrap();
+        let mine = LayerIdentity::new(game(4), "solo");
+        assert_eq!(identity_problem(&back, &mine, "m.json"), None);
+
+        let other = LayerIdentity::new(game(3), "solo");
+        let err = identity_problem(&back, &other, "m.json").unwrap();
+        for part in [
+            "m.json",
+            r#""connect":4"#,
+            r#""connect":3"#,
+            "connect: 4 in the checkpoint, 3 in this run",
+            "build anew",
+        ] {
+            assert!(err.contains(part), "{part}: {err}");
+        }
+        let err =
+            identity_problem(&back, &LayerIdentity::new(game(4), "enable_ab"), "m.json").unwrap();
+        assert!(
+            err.contains("layer solo") && err.contains("layer enable_ab"),
+            "{err}"
+        );
+
+        // Version 2 wrote no version and no game: read as version 2, and refused.
+        let old = r#"{"layer": "solo", "wave": 2, "worker": 0, "shards": []}"#;
+        let old = parse_manifest(old.as_bytes()).unwrap();
+        assert_eq!(
+            (old.version, &old.game),
+            (UNVERSIONED, &serde_json::Value::Null)
+        );
+        let err = identity_problem(&old, &mine, "m.json").unwrap();
+        assert!(
+            err.contains("format 2") && err.contains("kingmaker that began it"),
+            "{err}"
+        );
+        let newer = WorkerCheckpoint {
+            version: CHECKPOINT_VERSION + 1,
+            ..cp
+        };
+        let err = identity_problem(&newer, &mine, "m.json").unwrap();
+        assert!(err.contains("newer"), "{err}");
     }
 }

@@ -39,6 +39,10 @@ pub struct KeptPart {
 pub struct KeptLayer {
     /// [`KEPT_FORMAT`].
     pub format: u32,
+    /// The game the layer is of, as JSON (`run.json`'s `spec`; each part's identity record names
+    /// it too). Null (left out) in lists from before 2026-12-07.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub game: serde_json::Value,
     /// The layer's name.
     pub layer: String,
     /// The parts in row order: together they hold every row once.
@@ -170,6 +174,15 @@ pub fn open_parts(
     game: &serde_json::Value,
     remote: Option<OpenRemotePart>,
 ) -> Result<Option<LayerTable>, FormatError> {
+    if !kept.game.is_null() && kept.game != *game {
+        return Err(FormatError::Corrupt(format!(
+            "the parts of layer {} are listed as {}, not {}: the list is another run's (or \
+             run.json was edited); restore it, or build anew",
+            kept.layer,
+            LayerIdentity::new(kept.game.clone(), &kept.layer).describe(),
+            LayerIdentity::new(game.clone(), &kept.layer).describe()
+        )));
+    }
     let mut files = Vec::new();
     for part in &kept.parts {
         let path = local_part_path(dir, part);
@@ -251,6 +264,7 @@ mod tests {
         };
         KeptLayer {
             format: KEPT_FORMAT,
+            game: serde_json::json!({"game": "toppen"}),
             layer: "solo".into(),
             parts: vec![part("h0:1", 0, a, 5), part("h1:1", 10, b, 7)],
             summary: TableSummary {
@@ -296,5 +310,36 @@ mod tests {
         }
         std::fs::write(kept_path(dir.path(), "solo"), b"{").unwrap();
         assert!(read_kept(dir.path(), "solo").is_err());
+    }
+
+    /// The list names the game of its layer: opened for another game it is refused, naming
+    /// both, before any part is opened; a list from before (no game) still reads.
+    #[test]
+    fn a_list_of_another_games_parts_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = layer();
+        write_kept(dir.path(), &kept).unwrap();
+        let text = std::fs::read_to_string(kept_path(dir.path(), "solo")).unwrap();
+        assert!(text.contains(r#""game": "toppen""#), "{text}");
+        let back = read_kept(dir.path(), "solo").unwrap().unwrap();
+        let other = serde_json::json!({"game": "connect4", "board": "5x4"});
+        let err = match open_parts(dir.path(), &back, &other, None) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a list of toppen opened as connect4"),
+        };
+        assert!(
+            err.contains("toppen") && err.contains("connect4") && err.contains("another run"),
+            "{err}"
+        );
+        // The parts are not here: the list of the run's own game gets as far as that.
+        let own = serde_json::json!({"game": "toppen"});
+        assert!(matches!(
+            open_parts(dir.path(), &back, &own, None),
+            Ok(None)
+        ));
+        let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        old.as_object_mut().unwrap().remove("game");
+        let old: KeptLayer = serde_json::from_value(old).unwrap();
+        assert!(old.game.is_null());
     }
 }

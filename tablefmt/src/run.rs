@@ -215,6 +215,13 @@ pub struct CurrentLayer {
 /// from the finished layer files (the coordinator's `RunDir::recover_state`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunState {
+    /// The game the manifest was written for: `run.json`'s `spec` at the time (absent in
+    /// manifests from before 2026-12-07). A resume refuses a `run.json` that says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<serde_json::Value>,
+    /// `run.json`'s `solved_as` at the time (absent: none, or a manifest from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_as: Option<serde_json::Value>,
     /// The finished layers, in the order they finished.
     pub finished: Vec<FinishedLayer>,
     /// The layer being solved and where it can restart (`null` between layers).
@@ -222,6 +229,46 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// Record that the manifest belongs to the run of `spec`, solved as `solved_as` (the JSON of
+    /// `run.json`'s fields).
+    pub fn belongs_to(&mut self, spec: serde_json::Value, solved_as: Option<serde_json::Value>) {
+        self.spec = Some(spec);
+        self.solved_as = solved_as;
+    }
+
+    /// Why the manifest is not one of the run whose `run.json` says `spec` and `solved_as`, in
+    /// words that name both and say what to do; `None` when it is, or when it records no game
+    /// (written before it did).
+    pub fn game_problem(
+        &self,
+        spec: &serde_json::Value,
+        solved_as: Option<&serde_json::Value>,
+    ) -> Option<String> {
+        let recorded = self.spec.as_ref()?;
+        let describe =
+            |spec: &serde_json::Value, solved_as: Option<&serde_json::Value>| match solved_as {
+                Some(reduced) => format!("{spec} (solved as {reduced})"),
+                None => spec.to_string(),
+            };
+        let labels = ("in checkpoint.json", "in run.json");
+        let differs = if recorded != spec {
+            crate::checkpoint::differences(recorded, spec, labels)
+        } else if self.solved_as.as_ref() != solved_as {
+            let null = serde_json::Value::Null;
+            let (a, b) = (self.solved_as.as_ref(), solved_as);
+            crate::checkpoint::differences(a.unwrap_or(&null), b.unwrap_or(&null), labels)
+        } else {
+            return None;
+        };
+        Some(format!(
+            "checkpoint.json was written for {}, but run.json says {}{differs}: run.json was \
+             edited since; restore it (its checkpoints and finished layers are of the game \
+             checkpoint.json names), or build anew into another directory",
+            describe(recorded, self.solved_as.as_ref()),
+            describe(spec, solved_as)
+        ))
+    }
+
     /// The table of the finished layer `layer`, if it has finished.
     pub fn finished(&self, layer: &str) -> Option<&TableSummary> {
         self.finished
@@ -302,6 +349,31 @@ mod tests {
             wire_bytes: None,
             at_unix: 0,
         }
+    }
+
+    /// The run manifest records the game it was written for; a run.json that says another is
+    /// named, with the parameter that differs. A manifest from before records none.
+    #[test]
+    fn the_run_manifest_names_its_game() {
+        let game = |connect: u32| serde_json::json!({"game": "connect4", "board": "5x4", "connect": connect});
+        let mut state = RunState::default();
+        assert_eq!(state.game_problem(&game(3), None), None, "from before");
+        state.belongs_to(game(4), None);
+        let text = serde_json::to_string(&state).unwrap();
+        let back: RunState = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.game_problem(&game(4), None), None);
+        let err = back.game_problem(&game(3), None).unwrap();
+        assert!(
+            err.contains(r#""connect":4"#)
+                && err.contains(r#""connect":3"#)
+                && err.contains("connect: 4 in checkpoint.json, 3 in run.json")
+                && err.contains("restore it"),
+            "{err}"
+        );
+        let err = back.game_problem(&game(4), Some(&game(5))).unwrap();
+        assert!(err.contains("solved as"), "{err}");
+        let old: RunState = serde_json::from_str(r#"{"finished": [], "current": null}"#).unwrap();
+        assert_eq!(old.spec, None);
     }
 
     #[test]

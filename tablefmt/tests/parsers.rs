@@ -134,6 +134,8 @@ proptest! {
 /// A worker checkpoint manifest of `shards` (shard number, chunk count, wave of each chunk).
 fn manifest_of(wave: u32, worker: usize, shards: &[(usize, Vec<u32>)]) -> WorkerCheckpoint {
     WorkerCheckpoint {
+        version: kingmaker_tablefmt::checkpoint::CHECKPOINT_VERSION,
+        game: serde_json::json!({"game": "toppen"}),
         layer: "solo".into(),
         wave,
         worker,
@@ -323,6 +325,7 @@ fn one_part_list(size: u64) -> kingmaker_tablefmt::kept::KeptLayer {
     };
     KeptLayer {
         format: KEPT_FORMAT,
+        game: serde_json::Value::Null,
         layer: "solo".into(),
         parts: vec![KeptPart {
             worker: "127.0.0.1:1".into(),

@@ -289,6 +289,9 @@ impl WorkerService {
         .map_err(|e| Status::internal(format!("opening shards panicked: {e}")))?
         .map_err(Status::convert)?;
         let shards = engine.owned_shards().len();
+        // Checkpoints name the game the coordinator sent, and only those naming it are restored.
+        let game_json: serde_json::Value = serde_json::from_str(&req.game_spec_json)
+            .map_err(|e| Status::invalid_argument(format!("the game is not JSON: {e}")))?;
         let open = Arc::new(OpenLayer {
             run_id: req.run_id.clone(),
             layer: layer.name.clone(),
@@ -298,7 +301,10 @@ impl WorkerService {
             engine: Arc::new(engine),
             game: game.clone(),
             kept: std::sync::Mutex::new(KeptState::default()),
-            checkpoints: Arc::new(CheckpointStore::new(layer_dir.join("checkpoint"))),
+            checkpoints: Arc::new(CheckpointStore::new(
+                layer_dir.join("checkpoint"),
+                game_json,
+            )),
             router,
             open_wave: AtomicU32::new(0),
             lease,

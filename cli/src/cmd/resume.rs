@@ -93,6 +93,8 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             if names.is_empty() { "none".to_string() } else { names.join(", ") }
         );
     }
+    // A run.json edited since the run manifest was written is refused before anything is read.
+    run.check_state(&run.state()?, &info)?;
     let added: Vec<_> = select_layers(&info.spec, &args.layers)?
         .into_iter()
         .filter(|l| !info.layers.iter().any(|have| have.name == l.name))

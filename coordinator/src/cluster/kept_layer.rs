@@ -151,6 +151,7 @@ impl Cluster {
         }
         let kept = KeptLayer {
             format: KEPT_FORMAT,
+            game: identity.game.clone(),
             layer: identity.layer.clone(),
             parts,
             summary: TableSummary {
