@@ -253,6 +253,16 @@ fn fetch_refuses_a_destination_that_is_not_the_same_release_before_writing_there
     std::os::unix::fs::symlink("/dev/zero", zero.join("manifest.json")).unwrap();
     let err = refused(&["fetch", &url, path_str(&zero)]);
     assert!(err.contains("not a regular file"), "{err}");
+    // A lock file that is a link: the lock would write through it.
+    let linked = t("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(notes.join("todo.txt"), linked.join("kingmaker.lock")).unwrap();
+    let err = refused(&["fetch", &url, path_str(&linked)]);
+    assert!(
+        err.contains("holds kingmaker.lock (not a regular file)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(notes.join("todo.txt")).unwrap(), b"mine");
     // A file where the directory should be.
     let err = refused(&["fetch", &url, path_str(&notes.join("todo.txt"))]);
     assert!(err.contains("is a file, not a directory"), "{err}");

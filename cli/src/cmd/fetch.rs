@@ -207,8 +207,11 @@ impl Fetched<'_> {
         for name in names {
             let path = dir.join(&name);
             let meta = std::fs::symlink_metadata(&path).map_err(|e| local("reading", &path, e))?;
-            let why = if name == LOCK_FILE || name == MANIFEST || name == MANIFEST_SHA256 {
+            let why = if name == MANIFEST || name == MANIFEST_SHA256 {
                 None
+            } else if name == LOCK_FILE {
+                // Written into by the lock: never through a link.
+                (!meta.is_file()).then(|| format!("{name} (not a regular file)"))
             } else if name == PARTS {
                 // Written just before the manifest: it must be this release's.
                 read_parts(dir, self.manifest)
