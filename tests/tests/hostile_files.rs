@@ -319,3 +319,26 @@ fn census_refuses_a_directory_as_its_csv_or_report_before_counting() {
     let err = census("--report", &tmp.path().join("missing/report.md"));
     assert!(err.contains("missing: no such directory to write"), "{err}");
 }
+
+#[test]
+fn deck_svg_draws_only_into_a_new_empty_or_drawn_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    refused(
+        &["deck", "--order", "2", "--svg", s(&file)],
+        "notes.txt is a file, not a directory",
+    );
+    refused(
+        &["deck", "--order", "2", "--svg", s(tmp.path())],
+        "\"notes.txt\", which is no file of a deck's drawing",
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    // A drawing is drawn again in place.
+    let cards = tmp.path().join("cards");
+    kingmaker_ok(&["deck", "--order", "2", "--svg", s(&cards)]);
+    kingmaker_ok(&["deck", "--order", "3", "--svg", s(&cards)]);
+    // Order 3's 13 cards and its page; none of order 2's 7 is left.
+    assert_eq!(std::fs::read_dir(&cards).unwrap().count(), 14);
+    assert!(cards.join("index.html").exists());
+}

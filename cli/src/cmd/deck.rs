@@ -188,6 +188,15 @@ fn bound_sentence(b: &FewestPictures, shown: usize) -> String {
     }
 }
 
+/// Whether `name` is a file `--svg` writes: `index.html` or `card-NNN.svg`.
+fn of_a_drawing(name: &str) -> bool {
+    name == "index.html"
+        || name
+            .strip_prefix("card-")
+            .and_then(|n| n.strip_suffix(".svg"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Refuse `--svg DIR` before anything is drawn unless DIR is new, empty, or holds a deck's
 /// drawing (`index.html`, `card-NNN.svg`), which is replaced: never a file, a device, or a
 /// directory of other files.
@@ -195,20 +204,13 @@ fn check_svg_dir(dir: &Path) -> Result<()> {
     let kind = match destination(dir)? {
         Existing::Nothing => return Ok(()),
         Existing::Dir => {
-            let drawing = |name: &str| {
-                name == "index.html"
-                    || name
-                        .strip_prefix("card-")
-                        .and_then(|n| n.strip_suffix(".svg"))
-                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            };
             let entries =
                 std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
             for entry in entries {
                 let name = entry
                     .with_context(|| format!("reading {}", dir.display()))?
                     .file_name();
-                if !drawing(&name.to_string_lossy()) {
+                if !of_a_drawing(&name.to_string_lossy()) {
                     bail!(
                         "{} holds {:?}, which is no file of a deck's drawing: --svg writes into a new \
                          or empty directory (or one holding an earlier drawing, which it replaces)",
@@ -230,6 +232,18 @@ fn check_svg_dir(dir: &Path) -> Result<()> {
 
 fn write_svg(deck: &Deck, dir: &Path, title: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // An earlier drawing's cards go (it may have had more, or other numbers).
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry
+            .with_context(|| format!("reading {}", dir.display()))?
+            .path();
+        if path
+            .file_name()
+            .is_some_and(|n| of_a_drawing(&n.to_string_lossy()))
+        {
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        }
+    }
     let files = Drawer::new(deck).files(title);
     for (name, content) in &files {
         let path = dir.join(name);
