@@ -91,8 +91,15 @@ pub fn run(args: PackArgs) -> Result<()> {
         Err(e) => return Err(e).with_context(|| format!("creating {}", args.out.display())),
     };
     let out_lock = kingmaker_coordinator::lock::lock_pack(&args.out)
-        // Again under the lock: another pack may have finished here since.
-        .and_then(|lock| check_out_dir(&args.out).map(|()| lock))
+        .and_then(|lock| match check_out_dir(&args.out) {
+            Ok(()) => Ok(lock),
+            Err(e) => {
+                // Again under the lock: another pack may have finished here since, and our lock
+                // file is no file of its release.
+                let _ = std::fs::remove_file(lock.path());
+                Err(e)
+            }
+        })
         .inspect_err(|_| {
             if created {
                 // Empty unless another pack has its lock file here: then it stays.
