@@ -24,6 +24,9 @@ enum Command {
     Build(cmd::build::BuildArgs),
     /// Count placements, states and illegal states of a game (no solving).
     Count(cmd::count::CountArgs),
+    /// What a job will take (CPU, wall time, each host's memory and disk, the wire, the tables),
+    /// before any server is rented; refuse an inventory that cannot hold it.
+    Plan(cmd::plan::PlanArgs),
     /// Breadth-first search from the start position: new states per depth.
     Bfs(cmd::bfs::BfsArgs),
     /// Look up a position in a built run: its values, depths and every move.
@@ -91,6 +94,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Build(args) => cmd::build::run(args),
         Command::Count(args) => cmd::count::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
         Command::Bfs(args) => cmd::bfs::run(args),
         Command::Query(args) => cmd::query::run(args),
         Command::Resume(args) => cmd::resume::run(args),

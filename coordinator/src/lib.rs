@@ -7,6 +7,7 @@ pub mod digits;
 pub mod expansion;
 pub mod kept;
 pub mod lock;
+pub mod plan;
 pub mod preflight;
 pub mod progress;
 pub mod rundir;

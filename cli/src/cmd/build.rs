@@ -135,7 +135,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         )?)
     };
     // Before anything is allocated or written: does it fit?
-    let (budget, said) = choose_memory_budget(args.memory_budget);
+    let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
     tracing::info!("{said}");
     let solved_as = if args.no_symmetry {
         None

@@ -157,6 +157,11 @@ pub struct Host {
     pub sudo: Option<bool>,
     /// Compute threads for this host's service (default: all cores).
     pub threads: Option<usize>,
+    /// The server's size as rented, for `kingmaker plan` (checked against what `provision`
+    /// finds): vCPUs, memory (e.g. "128GiB") and the free disk of its data directory.
+    pub cores: Option<u64>,
+    pub memory: Option<String>,
+    pub disk: Option<String>,
 }
 
 fn default_worker_port() -> u16 {
@@ -413,6 +418,11 @@ impl Inventory {
             }
             if let Some(m) = &h.memory_budget {
                 parse_bytes(m).with_context(|| format!("host {:?}: memory_budget", h.name))?;
+            }
+            for (what, size) in [("memory", &h.memory), ("disk", &h.disk)] {
+                if let Some(size) = size {
+                    parse_bytes(size).with_context(|| format!("host {:?}: {what}", h.name))?;
+                }
             }
             if h.role == Role::Worker {
                 let Some(addr) = h.private_address else {

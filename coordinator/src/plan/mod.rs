@@ -1,0 +1,463 @@
+//! `kingmaker plan`: what a job will take before any server is rented — CPU, wall time, each
+//! host's memory and disk, the wire, the tables — priced from rates measured on this machine
+//! ([`calibration`]) and the disk bound of [`crate::preflight`]; a host that cannot hold its
+//! share is named with what it lacks.
+
+pub mod calibration;
+
+use crate::preflight::{needs, table_bytes, Job};
+use kingmaker_kernel::cell_code::cell_bytes;
+use kingmaker_kernel::memory::PROCESS_RESERVE;
+use serde::Serialize;
+
+/// Where a figure comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Measured on this machine by this command.
+    Measured,
+    /// Measured on this machine earlier (the calibration file).
+    Calibrated,
+    /// Counted from the game and the job (states, cells, bounds of the formats).
+    Modelled,
+    /// A rate measured once on the development machine and taken as it is (docs/benchmarks).
+    Assumed,
+}
+
+impl Source {
+    /// As the table prints it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Source::Measured => "measured here",
+            Source::Calibrated => "calibrated here",
+            Source::Modelled => "modelled",
+            Source::Assumed => "assumed",
+        }
+    }
+}
+
+/// The kernel's CPU with its cells in files over in memory (docs/benchmarks/out-of-core.md).
+pub const OUT_OF_CORE_CPU: f64 = 1.8;
+/// Workers' CPU over the embedded build's, at six pieces on two loopback workers (issue of
+/// 2026-12-07, docs/benchmarks/distributed.md).
+pub const DISTRIBUTED_CPU: f64 = 1.45;
+/// Bytes on the wire per update sent to another worker (the same measurement: 0.60–0.62).
+pub const WIRE_BYTES_PER_UPDATE: f64 = 0.62;
+/// The largest wave's share of a layer's updates (cc2p 7×7 / 4: 900 M of 15.8 G decided).
+pub const PEAK_WAVE_SHARE: f64 = 0.06;
+/// CPU-nanoseconds per full state of the out-of-core expansion, files included (the costing
+/// bench: 120 at 4 pieces, 165 at 6).
+pub const EXPANSION_OUT_OF_CORE_NS: f64 = 165.0;
+/// CPU-nanoseconds per full state of the expansion in memory (cc2p 6×6 / 3: 77.9 M states in 1.9 s
+/// of wall on two threads).
+pub const EXPANSION_NS: f64 = 50.0;
+/// CPU-nanoseconds per state of gathering a layer and writing its table (zstd level 1).
+pub const TABLE_NS: f64 = 12.0;
+/// Memory beside the cells while waves run, at most (its buffers: cc2p 7×7 / 3 takes 15 MiB
+/// beside 108 MiB of cells; 7×7 / 4 nothing measurable beside 11.8 GiB).
+pub const WAVE_BUFFERS: u64 = 64 << 20;
+
+/// The waves' buffers beside `cells` bytes of cells: an eighth of them, at most [`WAVE_BUFFERS`].
+fn wave_buffers(cells: u64) -> u64 {
+    (cells / 8).min(WAVE_BUFFERS)
+}
+/// Bytes a state of a release takes (values and depths, zstd level 15), at most the run's.
+pub const RELEASE_SHARE_OF_TABLE: f64 = 1.0;
+
+/// A host of the job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HostSpec {
+    /// Its name.
+    pub name: String,
+    /// `coordinator`, `worker`, or `embedded` (one machine doing both).
+    pub role: String,
+    /// Compute threads.
+    pub cores: u64,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Free disk in bytes where it keeps its data (None: not known).
+    pub disk: Option<u64>,
+    /// Its memory budget, if set (default: three quarters of its memory).
+    pub budget: Option<u64>,
+}
+
+/// The rates a plan is priced from, each with its source.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rates {
+    /// CPU-nanoseconds of moves per solved state and layer.
+    pub moves_ns: f64,
+    /// Share of live states.
+    pub live: f64,
+    /// Predecessors per live state.
+    pub predecessors: f64,
+    /// Where the moves come from.
+    pub moves_source: Source,
+    /// The kernel's CPU over its moves.
+    pub overhead: f64,
+    /// Where the overhead comes from.
+    pub overhead_source: Source,
+    /// Sequential disk writes, bytes per second.
+    pub disk_rate: f64,
+    /// Where the disk rate comes from.
+    pub disk_source: Source,
+}
+
+/// What is planned.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobShape {
+    /// The game's name.
+    pub game: String,
+    /// States of the finished tables.
+    pub states: u64,
+    /// States the kernel solves.
+    pub solved_states: u64,
+    /// Layers (at most).
+    pub layers: usize,
+    /// States per shard.
+    pub shard_size: u64,
+    /// Finished layers stay on the workers.
+    pub keep_layers_on_workers: bool,
+}
+
+/// One host's share.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostPlan {
+    /// Its name and role.
+    pub name: String,
+    /// `coordinator`, `worker` or `embedded`.
+    pub role: String,
+    /// Bytes of cells it holds while a layer is solved.
+    pub cells_bytes: u64,
+    /// Whether they fit its budget (else out of core).
+    pub in_memory: bool,
+    /// Its memory budget.
+    pub budget_bytes: u64,
+    /// Peak memory (resident), modelled.
+    pub peak_memory_bytes: u64,
+    /// Peak disk, a bound.
+    pub peak_disk_bytes: u64,
+    /// What it lacks to hold its share (empty: it fits).
+    pub lacks: Vec<String>,
+}
+
+/// A job's bill.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// What is planned.
+    pub job: JobShape,
+    /// Alias of `job.states`.
+    pub states: u64,
+    /// Alias of `job.solved_states`.
+    pub solved_states: u64,
+    /// CPU-hours in all.
+    pub cpu_hours: f64,
+    /// Its parts: (what, CPU-hours, source).
+    pub cpu_parts: Vec<(String, f64, Source)>,
+    /// Wall hours on the hosts' cores.
+    pub wall_hours: f64,
+    /// Bytes sent between workers in all (0 on one machine).
+    pub wire_bytes: u64,
+    /// Bytes sent in the largest wave.
+    pub wire_bytes_peak_wave: u64,
+    /// The finished tables, a bound.
+    pub table_bytes: u64,
+    /// The release, a bound.
+    pub release_bytes: u64,
+    /// Each host.
+    pub hosts: Vec<HostPlan>,
+    /// The rates used.
+    pub rates: Rates,
+}
+
+impl Plan {
+    /// Whether every host holds its share.
+    pub fn fits(&self) -> bool {
+        self.hosts.iter().all(|h| h.lacks.is_empty())
+    }
+}
+
+/// The default budget of a host of `memory` bytes.
+fn budget_of(h: &HostSpec) -> u64 {
+    h.budget
+        .unwrap_or_else(|| kingmaker_kernel::memory::default_budget_of(h.memory))
+}
+
+/// The bill of `job` on `hosts` (one `embedded` host, or a coordinator and workers).
+pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
+    let workers: Vec<&HostSpec> = hosts.iter().filter(|h| h.role == "worker").collect();
+    let distributed = !workers.is_empty();
+    let n = workers.len().max(1) as u64;
+    let layers = job.layers as f64;
+    let reduced = job.states > job.solved_states;
+    let mut host_plans = Vec::new();
+    let mut any_out_of_core = false;
+    let human = crate::digits::human_bytes;
+    for h in hosts {
+        let budget = budget_of(h);
+        let (solved, full, tables_here, cells_holder) = match h.role.as_str() {
+            "worker" => (
+                job.solved_states.div_ceil(n),
+                job.states.div_ceil(n),
+                job.keep_layers_on_workers,
+                true,
+            ),
+            "coordinator" => (
+                job.solved_states,
+                job.states,
+                !job.keep_layers_on_workers,
+                false,
+            ),
+            _ => (job.solved_states, job.states, true, true),
+        };
+        let cells = if cells_holder { cell_bytes(solved) } else { 0 };
+        let in_memory = cells.saturating_add(wave_buffers(cells)) <= budget;
+        any_out_of_core |= cells_holder && !in_memory;
+        let waves_memory = if !cells_holder {
+            0
+        } else if in_memory {
+            cells + wave_buffers(cells)
+        } else {
+            budget
+        };
+        // Writing the table: a reduced game's gathered table (as the cells are released shard by
+        // shard) or, past half the budget, the routed expansion
+        // within the budget; a summary that reads every layer's values holds them at 2 bits a
+        // state.
+        let gather_memory = if !tables_here {
+            0
+        } else if reduced {
+            // Six bits a state where every depth is below 62, else 2 bytes: not known before
+            // the layer is solved, so the bound.
+            (2 * solved).max(if h.role == "embedded" { cells } else { 0 })
+        } else {
+            wave_buffers(cells)
+        };
+        let summary_memory = if h.role == "worker" {
+            0
+        } else {
+            (job.layers as u64).saturating_mul(job.states / 4)
+        };
+        let peak_memory = waves_memory
+            .max(gather_memory.min(budget.max(cells)))
+            .max(summary_memory)
+            + PROCESS_RESERVE;
+        let disk_needs = needs(&Job {
+            solved: if cells_holder { solved } else { 0 },
+            full: if tables_here { full } else { 0 },
+            layers: if tables_here { job.layers } else { 0 },
+            shard_size: job.shard_size,
+            budget,
+            remote: !cells_holder,
+        });
+        // A worker also keeps the replica of its neighbour's checkpoint.
+        let replica = if h.role == "worker" && n > 1 {
+            2 * cells
+        } else {
+            0
+        };
+        let peak_disk = disk_needs.disk + replica;
+        let mut lacks = Vec::new();
+        if let Some(free) = h.disk.filter(|&free| free < peak_disk) {
+            lacks.push(format!(
+                "disk: needs up to {}, has {} free",
+                human(peak_disk),
+                human(free)
+            ));
+        }
+        if h.memory > 0 && budget >= h.memory {
+            lacks.push(format!(
+                "memory: its budget {} is not below its {} of memory",
+                human(budget),
+                human(h.memory)
+            ));
+        }
+        if budget < kingmaker_kernel::memory::MIN_DEFAULT_BUDGET {
+            lacks.push(format!(
+                "memory: a budget of {} is too little for any build",
+                human(budget)
+            ));
+        }
+        if h.cores == 0 {
+            lacks.push("cores: none".into());
+        }
+        host_plans.push(HostPlan {
+            name: h.name.clone(),
+            role: h.role.clone(),
+            cells_bytes: cells,
+            in_memory,
+            budget_bytes: budget,
+            peak_memory_bytes: peak_memory,
+            peak_disk_bytes: peak_disk,
+            lacks,
+        });
+    }
+    let solved = job.solved_states as f64;
+    let mut waves_factor = rates.overhead;
+    if any_out_of_core {
+        waves_factor *= OUT_OF_CORE_CPU;
+    }
+    if distributed {
+        waves_factor *= DISTRIBUTED_CPU;
+    }
+    let hours = |ns: f64| ns / 1e9 / 3600.0;
+    let mut cpu_parts = vec![(
+        "waves".to_string(),
+        hours(layers * solved * rates.moves_ns * waves_factor),
+        rates.moves_source,
+    )];
+    if reduced {
+        let routed = hosts.iter().any(|h| {
+            h.role != "worker" && crate::expansion::is_out_of_core(job.solved_states, budget_of(h))
+        });
+        let ns = if routed {
+            EXPANSION_OUT_OF_CORE_NS
+        } else {
+            EXPANSION_NS
+        };
+        cpu_parts.push((
+            "expansion".into(),
+            hours(layers * job.states as f64 * ns),
+            Source::Assumed,
+        ));
+    }
+    cpu_parts.push((
+        "tables".into(),
+        hours(layers * job.states as f64 * TABLE_NS),
+        Source::Assumed,
+    ));
+    let cpu_hours: f64 = cpu_parts.iter().map(|p| p.1).sum();
+    let cores: u64 = if distributed {
+        workers.iter().map(|w| w.cores).sum()
+    } else {
+        hosts.iter().map(|h| h.cores).sum()
+    };
+    let table = table_bytes(job.states).saturating_mul(job.layers as u64);
+    let io_hours = table as f64 / rates.disk_rate.max(1.0) / 3600.0;
+    let wall_hours = cpu_hours / cores.max(1) as f64 + io_hours;
+    let updates = layers * solved * rates.live * rates.predecessors;
+    let crossing = if distributed {
+        (n - 1) as f64 / n as f64
+    } else {
+        0.0
+    };
+    let wire = updates * crossing * WIRE_BYTES_PER_UPDATE;
+    Plan {
+        states: job.states,
+        solved_states: job.solved_states,
+        job: job.clone(),
+        cpu_hours,
+        cpu_parts,
+        wall_hours,
+        wire_bytes: wire as u64,
+        wire_bytes_peak_wave: (wire / layers.max(1.0) * PEAK_WAVE_SHARE) as u64,
+        table_bytes: table,
+        release_bytes: (table as f64 * RELEASE_SHARE_OF_TABLE) as u64,
+        hosts: host_plans,
+        rates: rates.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rates() -> Rates {
+        Rates {
+            moves_ns: 1000.0,
+            live: 0.5,
+            predecessors: 20.0,
+            moves_source: Source::Measured,
+            overhead: 1.3,
+            overhead_source: Source::Measured,
+            disk_rate: 1e9,
+            disk_source: Source::Measured,
+        }
+    }
+
+    fn host(name: &str, role: &str, memory: u64, disk: u64) -> HostSpec {
+        HostSpec {
+            name: name.into(),
+            role: role.into(),
+            cores: 32,
+            memory,
+            disk: Some(disk),
+            budget: None,
+        }
+    }
+
+    fn job(solved: u64, states: u64) -> JobShape {
+        JobShape {
+            game: "g".into(),
+            states,
+            solved_states: solved,
+            layers: 1,
+            shard_size: 1 << 24,
+            keep_layers_on_workers: false,
+        }
+    }
+
+    #[test]
+    fn one_machine_in_memory_and_out_of_core() {
+        let gb = 1u64 << 30;
+        let small = plan(
+            &job(1 << 30, 1 << 32),
+            &[host("here", "embedded", 24 * gb, 80 * gb)],
+            &rates(),
+        );
+        assert!(small.fits(), "{:?}", small.hosts);
+        assert!(small.hosts[0].in_memory);
+        assert_eq!(small.wire_bytes, 0);
+        // 2^30 states at 1000 ns × 1.3: 0.39 CPU-hours of waves.
+        assert!(
+            (small.cpu_parts[0].1 - 0.3878).abs() < 0.01,
+            "{:?}",
+            small.cpu_parts
+        );
+        let big = plan(
+            &job(1 << 36, 1 << 38),
+            &[host("here", "embedded", 24 * gb, 80 * gb)],
+            &rates(),
+        );
+        assert!(!big.hosts[0].in_memory);
+        assert!(!big.fits());
+        assert!(
+            big.hosts[0].lacks[0].starts_with("disk"),
+            "{:?}",
+            big.hosts[0].lacks
+        );
+        assert!(
+            big.cpu_parts[0].1 > 64.0 * small.cpu_parts[0].1,
+            "out of core costs more"
+        );
+    }
+
+    #[test]
+    fn workers_share_the_cells_and_the_wire_carries_updates() {
+        let gb = 1u64 << 30;
+        let hosts = [
+            host("c", "coordinator", 128 * gb, 2048 * gb),
+            host("w1", "worker", 128 * gb, 500 * gb),
+            host("w2", "worker", 128 * gb, 500 * gb),
+        ];
+        let p = plan(&job(200 << 30, 800 << 30), &hosts, &rates());
+        let w = &p.hosts[1];
+        assert_eq!(w.cells_bytes, cell_bytes(100 << 30));
+        assert!(w.in_memory);
+        assert_eq!(p.hosts[0].cells_bytes, 0);
+        // Half the updates cross: 200 Gi × 0.5 live × 20 predecessors / 2 × 0.62 bytes.
+        let expect = (200u64 << 30) as f64 * 0.5 * 20.0 / 2.0 * 0.62;
+        assert!((p.wire_bytes as f64 / expect - 1.0).abs() < 1e-6);
+        let tiny = [
+            host("c", "coordinator", 128 * gb, 2048 * gb),
+            host("w1", "worker", 128 * gb, 1 << 30),
+        ];
+        let p = plan(&job(200 << 30, 800 << 30), &tiny, &rates());
+        assert!(!p.fits());
+        assert_eq!(p.hosts[1].name, "w1");
+        assert!(
+            p.hosts[1].lacks[0].contains("disk"),
+            "{:?}",
+            p.hosts[1].lacks
+        );
+    }
+}
