@@ -302,3 +302,48 @@ fn a_worker_that_finds_another_worker_at_a_peers_address_is_refused_up_front() {
     );
     assert!(!run.exists(), "the run directory was made:\n{err}");
 }
+
+/// Two coordinators started at the same moment on the same idle workers: one builds, the other
+/// is refused as the busy case is (no run directory), never both past their checks to meet at the
+/// first layer. The workers are held (Reserve) from the checks on.
+#[test]
+fn two_coordinators_started_at_once_do_not_both_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+    for round in 0..4 {
+        let runs: Vec<PathBuf> = (0..2)
+            .map(|i| tmp.path().join(format!("round{round}-{i}")))
+            .collect();
+        let mut builds: Vec<Killed> = runs
+            .iter()
+            .map(|run| {
+                spawn(
+                    &distributed(&CC3P, &workers, run, &["--shard-size", "256"]),
+                    &run.with_extension("log"),
+                )
+            })
+            .collect();
+        let ok: Vec<bool> = builds
+            .iter_mut()
+            .zip(&runs)
+            .map(|(b, run)| finish(b, &run.with_extension("log")).success())
+            .collect();
+        let logs: Vec<String> = runs
+            .iter()
+            .map(|r| log_text(&r.with_extension("log")))
+            .collect();
+        assert_eq!(
+            ok.iter().filter(|&&o| o).count(),
+            1,
+            "round {round}: one build must win: {ok:?}\n{}\n{}",
+            logs[0],
+            logs[1]
+        );
+        let loser = ok.iter().position(|&o| !o).unwrap();
+        assert!(
+            logs[loser].contains("is busy with run") && !runs[loser].exists(),
+            "round {round}: the loser must be refused up front:\n{}",
+            logs[loser]
+        );
+    }
+}

@@ -201,7 +201,20 @@ impl WorkerService {
         // keep naming this run meanwhile.
         let mut run_lock = None;
         {
+            // Held for another run that is about to start (Reserve): refused like a busy one.
+            let mut reserved = self.inner.reserved.lock().expect("reservation");
             let state = self.inner.state.lock().expect("worker state");
+            match reserved.as_ref() {
+                Some(r) if r.run_id != req.run_id && r.live() => {
+                    return Err(Status::failed_precondition(format!(
+                        "this worker is busy with run {} (started by {})",
+                        r.run_id,
+                        started_by(&r.started_by)
+                    )));
+                }
+                // The run's own hold ends here: its open layer keeps the worker from now on.
+                _ => *reserved = None,
+            }
             if let Some(previous) = state.as_ref() {
                 if previous.run_id == req.run_id {
                     run_lock = Some(previous.lock.clone());

@@ -120,6 +120,23 @@ struct Inner {
     exit: watch::Sender<bool>,
     /// Who this worker is (Describe tells the coordinator).
     identity: Identity,
+    /// The run a coordinator holds this worker for until it opens a layer here (Reserve). Locked
+    /// before `state` where both are.
+    reserved: Mutex<Option<Reservation>>,
+}
+
+/// A worker held for a run about to start (see Reserve in the protocol).
+struct Reservation {
+    run_id: String,
+    started_by: String,
+    lease: Duration,
+    renewed: Instant,
+}
+
+impl Reservation {
+    fn live(&self) -> bool {
+        self.renewed.elapsed() <= self.lease
+    }
 }
 
 /// A worker process's identity: a random id made at start (two addresses of one process answer
@@ -167,6 +184,7 @@ impl WorkerService {
                     .to_string(),
             },
             opts,
+            reserved: Mutex::new(None),
         });
         Ok(WorkerService { inner })
     }
@@ -203,6 +221,27 @@ impl WorkerService {
                     a.abandon(&reason);
                 }
             }
+        }
+    }
+
+    /// The run other than `run_id` this worker works on or is held for, with who started it: a
+    /// coordinator of `run_id` is refused. Call with `reserved` and `state` locked, in that order.
+    fn busy_with(
+        &self,
+        reserved: &Option<Reservation>,
+        state: &Option<Arc<OpenLayer>>,
+        run_id: &str,
+    ) -> Option<(String, String)> {
+        if let Some(a) = state {
+            if a.run_id != run_id && a.busy(self.silent()) {
+                return Some((a.run_id.clone(), a.started_by.clone()));
+            }
+        }
+        match reserved {
+            Some(r) if r.run_id != run_id && r.live() => {
+                Some((r.run_id.clone(), r.started_by.clone()))
+            }
+            _ => None,
         }
     }
 

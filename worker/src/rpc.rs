@@ -4,7 +4,7 @@
 //! wave it may run in and what it does.
 
 use super::layer::{check_name, OpenLayer};
-use super::{ChunkStream, WorkerService};
+use super::{ChunkStream, Reservation, WorkerService};
 use kingmaker_kernel::memory::physical_memory;
 use kingmaker_kernel::{ClosedWave, KernelError};
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
@@ -25,22 +25,59 @@ impl Worker for WorkerService {
         req: Request<pb::DescribeRequest>,
     ) -> Result<Response<pb::DescribeReply>, Status> {
         let _ = req;
-        let open = self.inner.state.lock().expect("worker state").clone();
+        // The run it works on, else the run it is held for, else the run it last worked on.
+        let (run_id, run_started_by, run_active) = {
+            let reserved = self.inner.reserved.lock().expect("reservation");
+            let open = self.inner.state.lock().expect("worker state");
+            let held = reserved.as_ref().filter(|r| r.live());
+            match (open.as_ref(), held) {
+                (Some(a), _) if a.busy(self.silent()) => {
+                    (a.run_id.clone(), a.started_by.clone(), true)
+                }
+                (_, Some(r)) => (r.run_id.clone(), r.started_by.clone(), true),
+                (Some(a), None) => (a.run_id.clone(), a.started_by.clone(), false),
+                (None, None) => Default::default(),
+            }
+        };
         let me = &self.inner.identity;
         Ok(Response::new(pb::DescribeReply {
             protocol_version: self.inner.opts.protocol_version,
             worker_version: env!("CARGO_PKG_VERSION").to_string(),
             cores: self.inner.opts.threads as u32,
             memory_bytes: physical_memory(),
-            run_id: open.as_ref().map(|a| a.run_id.clone()).unwrap_or_default(),
+            run_id,
             instance_id: me.instance_id.clone(),
             host_name: me.host_name.clone(),
             data_dir: me.data_dir.clone(),
-            run_started_by: open
-                .as_ref()
-                .map(|a| a.started_by.clone())
-                .unwrap_or_default(),
-            run_active: open.is_some_and(|a| a.busy(self.silent())),
+            run_started_by,
+            run_active,
+        }))
+    }
+
+    async fn reserve(
+        &self,
+        req: Request<pb::ReserveRequest>,
+    ) -> Result<Response<pb::ReserveReply>, Status> {
+        let req = req.into_inner();
+        check_name("run id", &req.run_id)?;
+        let mut reserved = self.inner.reserved.lock().expect("reservation");
+        let state = self.inner.state.lock().expect("worker state");
+        if let Some((run, by)) = self.busy_with(&reserved, &state, &req.run_id) {
+            return Ok(Response::new(pb::ReserveReply {
+                reserved: false,
+                busy_run_id: run,
+                busy_started_by: by,
+            }));
+        }
+        *reserved = Some(Reservation {
+            run_id: req.run_id,
+            started_by: req.started_by,
+            lease: std::time::Duration::from_millis(u64::from(req.lease_ms.max(1000))),
+            renewed: std::time::Instant::now(),
+        });
+        Ok(Response::new(pb::ReserveReply {
+            reserved: true,
+            ..Default::default()
         }))
     }
 
@@ -364,6 +401,11 @@ impl Worker for WorkerService {
         req: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatReply>, Status> {
         let req = req.into_inner();
+        if let Some(r) = self.inner.reserved.lock().expect("reservation").as_mut() {
+            if r.run_id == req.run_id {
+                r.renewed = std::time::Instant::now();
+            }
+        }
         let state = self.inner.state.lock().expect("worker state").clone();
         let reply = match state {
             Some(a) => {
@@ -387,6 +429,10 @@ impl Worker for WorkerService {
         let req = req.into_inner();
         if !req.run_id.is_empty() {
             check_name("run id", &req.run_id)?;
+            let mut reserved = self.inner.reserved.lock().expect("reservation");
+            if reserved.as_ref().is_some_and(|r| r.run_id == req.run_id) {
+                *reserved = None;
+            }
             let mut state = self.inner.state.lock().expect("worker state");
             if let Some(a) = state.as_ref() {
                 if a.run_id != req.run_id && a.failure().is_none() {

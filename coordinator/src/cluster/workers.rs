@@ -54,6 +54,9 @@ pub struct Cluster {
     pub(super) abort: watch::Sender<Abort>,
     timeout: Duration,
     started_by: String,
+    /// Set once [`Cluster::shutdown`] has told the workers; a cluster dropped without it (a
+    /// check that failed after connecting) releases them.
+    ended: bool,
     monitors: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -97,6 +100,10 @@ impl Cluster {
             let views = runtime.block_on(peer_views(&checked))?;
             check_peer_views(&infos, &views)?;
         }
+        // Held for this run from now on (renewed by the heartbeats), so that another coordinator
+        // starting at the same time is refused here too.
+        let lease_ms = lease(opts.timeout).as_millis() as u32;
+        runtime.block_on(reserve(&checked, &run_id, &opts.started_by, lease_ms))?;
         let mut workers = Vec::new();
         for (addr, client, info) in checked {
             tracing::info!(
@@ -121,6 +128,7 @@ impl Cluster {
             abort,
             timeout: opts.timeout,
             started_by: opts.started_by.clone(),
+            ended: false,
             monitors: Vec::new(),
         };
         cluster.start_heartbeats(&token)?;
@@ -195,7 +203,7 @@ impl Cluster {
         let peers = self.addrs();
         let spec_json = serde_json::to_string(spec)?;
         // A worker hears nothing from a dead coordinator for this long before it stops writing.
-        let lease_ms = (self.timeout * 3).max(Duration::from_secs(3)).as_millis() as u32;
+        let lease_ms = lease(self.timeout).as_millis() as u32;
         let labels: Arc<Vec<String>> =
             Arc::new(self.workers.iter().map(|w| label(&w.0, &w.2)).collect());
         let handles: Vec<Arc<RemoteWorker>> = self
@@ -293,6 +301,7 @@ impl Cluster {
     /// End the run on every worker: after success, delete their shard files; after a failure,
     /// keep them and just make the workers stop (best effort, a few seconds at most).
     pub fn shutdown(mut self, success: bool) {
+        self.ended = true;
         for m in self.monitors.drain(..) {
             m.abort();
         }
@@ -342,6 +351,92 @@ impl Drop for Cluster {
         for m in &self.monitors {
             m.abort();
         }
+        if !self.ended {
+            let clients: Vec<Client> = self.workers.iter().map(|w| w.1.clone()).collect();
+            self.runtime.block_on(release(clients, &self.run_id));
+        }
+    }
+}
+
+/// How long a worker keeps working, and stays held, without hearing from its coordinator: three
+/// worker timeouts, at least 3 s.
+fn lease(timeout: Duration) -> Duration {
+    (timeout * 3).max(Duration::from_secs(3))
+}
+
+/// A worker busy with another run, in the words of every refusal.
+fn busy(worker: &str, run: &str, started_by: &str) -> String {
+    let by = if started_by.is_empty() {
+        "a coordinator that did not say who it is"
+    } else {
+        started_by
+    };
+    format!(
+        "worker {worker} is busy with run {run} (started by {by}): wait for that run to end, stop \
+         its coordinator (a worker gives a run up once its coordinator has been silent for three \
+         of its worker timeouts), or give other workers. Nothing was written"
+    )
+}
+
+/// Hold every worker for `run_id` (Reserve), one after the other in worker order, so that two
+/// coordinators on the same list cannot each take a part of it; refused, with the run that holds
+/// a worker, at the first one taken (those held already are let go). Workers too old to be held
+/// are not.
+async fn reserve(
+    workers: &[(String, Client, pb::DescribeReply)],
+    run_id: &str,
+    started_by: &str,
+    lease_ms: u32,
+) -> Result<()> {
+    let wait = Duration::from_secs(10);
+    let mut held = Vec::new();
+    for (addr, client, info) in workers {
+        let request = pb::ReserveRequest {
+            run_id: run_id.to_string(),
+            started_by: started_by.to_string(),
+            lease_ms,
+        };
+        let why = match tokio::time::timeout(wait, client.clone().reserve(request)).await {
+            Ok(Ok(reply)) => {
+                let reply = reply.into_inner();
+                if reply.reserved {
+                    held.push(client.clone());
+                    continue;
+                }
+                busy(
+                    &label(addr, info),
+                    &reply.busy_run_id,
+                    &reply.busy_started_by,
+                )
+            }
+            Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => continue,
+            Ok(Err(s)) => format!("worker {addr} {}", status_message(&s)),
+            Err(_) => format!("worker {addr} did not answer within {}s", wait.as_secs()),
+        };
+        release(held, run_id).await;
+        bail!(why);
+    }
+    Ok(())
+}
+
+/// Let workers go that were held for `run_id` and got no layer of it (best effort, 3 s at most).
+async fn release(clients: Vec<Client>, run_id: &str) {
+    let calls: Vec<_> = clients
+        .into_iter()
+        .map(|mut client| {
+            let request = pb::ShutdownRequest {
+                run_id: run_id.to_string(),
+                delete_files: false,
+                exit: false,
+            };
+            tokio::spawn(async move {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(3), client.shutdown(request)).await;
+            })
+        })
+        .collect();
+    for c in calls {
+        let _ = c.await;
     }
 }
 
@@ -382,18 +477,7 @@ fn check_worker_set(run_id: &str, workers: &[(String, pb::DescribeReply)]) -> Re
     }
     for (addr, info) in workers {
         if info.run_active && !info.run_id.is_empty() && info.run_id != run_id {
-            let by = if info.run_started_by.is_empty() {
-                "a coordinator that did not say who it is".to_string()
-            } else {
-                info.run_started_by.clone()
-            };
-            bail!(
-                "worker {} is busy with run {} (started by {by}): wait for that run to end, stop \
-                 its coordinator (a worker gives a run up once its coordinator has been silent \
-                 for three of its worker timeouts), or give other workers. Nothing was written",
-                label(addr, info),
-                info.run_id
-            );
+            bail!(busy(&label(addr, info), &info.run_id, &info.run_started_by));
         }
     }
     Ok(())
