@@ -347,3 +347,61 @@ fn two_coordinators_started_at_once_do_not_both_start() {
         );
     }
 }
+
+/// `resume --layers` on workers busy with another run is refused before it touches the run:
+/// run.json keeps its layers and summary.json stays.
+#[test]
+fn a_resume_on_busy_workers_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start(TOKEN, &["--wave-delay-ms", "100"]))
+        .collect();
+    let done = tmp.path().join("done");
+    let log = tmp.path().join("done.log");
+    let mut first = spawn(
+        &distributed(
+            &CC3P,
+            &workers,
+            &done,
+            &["--shard-size", "256", "--layers", "solo"],
+        ),
+        &log,
+    );
+    assert!(finish(&mut first, &log).success(), "{}", log_text(&log));
+    let before = std::fs::read(done.join("run.json")).unwrap();
+    let (busy, busy_log) = (tmp.path().join("busy"), tmp.path().join("busy.log"));
+    let mut other = spawn(
+        &distributed(&CC3P, &workers, &busy, &["--shard-size", "256"]),
+        &busy_log,
+    );
+    assert!(
+        wait_for_wave(&busy, &mut other.0, None, 1, HANG),
+        "{}",
+        log_text(&busy_log)
+    );
+    let out = kingmaker(&[
+        "resume",
+        done.to_str().unwrap(),
+        "--layers",
+        "enable_ab",
+        "--token",
+        TOKEN,
+    ]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("is busy with run"), "{err}");
+    assert_eq!(
+        std::fs::read(done.join("run.json")).unwrap(),
+        before,
+        "run.json changed:\n{err}"
+    );
+    assert!(
+        done.join("summary.json").exists(),
+        "summary.json removed:\n{err}"
+    );
+    assert!(
+        finish(&mut other, &busy_log).success(),
+        "{}",
+        log_text(&busy_log)
+    );
+}

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::cluster::RemoteOptions;
 use kingmaker_coordinator::lock::lock_run;
-use kingmaker_coordinator::rundir::RunDir;
+use kingmaker_coordinator::rundir::{RunDir, RunInfo};
 use kingmaker_coordinator::runner::{check_options, select_layers, solve_run_with};
 use kingmaker_coordinator::solve::SolveOptions;
 use kingmaker_kernel::memory::{choose_memory_budget, parse_size};
@@ -99,6 +99,16 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         .into_iter()
         .filter(|l| !info.layers.iter().any(|have| have.name == l.name))
         .collect();
+    if added.is_empty() && run.summary_path().exists() {
+        bail!(
+            "{} is already complete (summary.json exists); nothing to resume (give it more layers \
+             with --layers)",
+            args.dir.display()
+        );
+    }
+    // The workers are checked, and held for the run, before anything in the run directory
+    // changes.
+    let (cluster, moved) = connect_workers(&args, &info)?;
     if !added.is_empty() {
         let names: Vec<_> = added.iter().map(|l| l.name.as_str()).collect();
         tracing::info!(
@@ -130,13 +140,6 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             _ => {}
         }
     }
-    if run.summary_path().exists() {
-        bail!(
-            "{} is already complete (summary.json exists); nothing to resume (give it more layers \
-             with --layers)",
-            args.dir.display()
-        );
-    }
     let game = Arc::new(info.spec.build()?);
     let state = run.state()?;
     match &state.current {
@@ -164,13 +167,35 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         memory_budget: budget,
     };
     let reach = kingmaker_coordinator::summary::default_reach(game.size());
-    let cluster = match &info.distributed {
+    if let (Some(workers), Some(d)) = (moved, &info.distributed) {
+        // Moved workers: remember where they are now.
+        let mut moved = info.clone();
+        moved.distributed = Some(kingmaker_coordinator::rundir::Distributed {
+            workers,
+            ..d.clone()
+        });
+        run.write_info(&moved)?;
+    }
+    solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
+}
+
+/// The workers of a distributed run, connected and checked (and held for it), with their
+/// addresses when they moved (`--workers` gives others than `run.json`); none for a run built in
+/// process.
+fn connect_workers(
+    args: &ResumeArgs,
+    info: &RunInfo,
+) -> Result<(
+    Option<kingmaker_coordinator::cluster::Cluster>,
+    Option<Vec<String>>,
+)> {
+    match &info.distributed {
         None if !args.workers.is_empty() => bail!(
             "{} was built in process, not on workers: resume it without --workers (its checkpoints are in \
              its work/ directory)",
             args.dir.display()
         ),
-        None => None,
+        None => Ok((None, None)),
         Some(d) => {
             let addrs = if args.workers.is_empty() { d.workers.clone() } else { args.workers.clone() };
             if addrs.len() != d.workers.len() {
@@ -205,14 +230,8 @@ pub fn run(args: ResumeArgs) -> Result<()> {
             };
             tracing::info!("resuming run {} on workers {}", d.run_id, addrs.join(","));
             let cluster = kingmaker_coordinator::cluster::connect(&remote, &info.spec, Some(&d.run_id))?;
-            if addrs != d.workers {
-                // Moved workers: remember where they are now.
-                let mut moved = info.clone();
-                moved.distributed = Some(kingmaker_coordinator::rundir::Distributed { workers: addrs, ..d.clone() });
-                run.write_info(&moved)?;
-            }
-            Some(cluster)
+            let moved = (addrs != d.workers).then_some(addrs);
+            Ok((Some(cluster), moved))
         }
-    };
-    solve_run_with(&run, &info, &game, &opts, cluster, reach, args.json)
+    }
 }
