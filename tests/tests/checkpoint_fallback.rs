@@ -93,10 +93,9 @@ fn a_deleted_chunk_on_a_worker_is_named_and_the_resume_falls_back() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume recovers: {stderr}");
     for said in [
-        format!(
-            "worker {}: restoring the checkpoint after wave {wave}",
-            workers[1].addr
-        ),
+        // The worker named by its address, then its host and data directory.
+        format!("worker {} (host ", workers[1].addr),
+        format!("): restoring the checkpoint after wave {wave}"),
         format!("{chunk}: missing"),
         format!("checkpoint after wave {wave} cannot be restored"),
         "falling back".to_string(),

@@ -96,6 +96,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         None => vec![this_machine(&args)],
     };
     let threads = hosts.iter().map(|h| h.cores as usize).max().unwrap_or(1);
+    let workers = hosts.iter().filter(|h| h.role == "worker").count() as u64;
     let budget = hosts
         .iter()
         .filter(|h| h.role != "coordinator")
@@ -120,6 +121,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         moves_ns: moves.moves_ns(),
         live: moves.live,
         predecessors: moves.predecessors,
+        crossing: moves.crossing(workers),
         moves_source,
         overhead,
         overhead_source,
@@ -207,6 +209,8 @@ fn print_plan(p: &Plan, calibration: &std::path::Path) {
     let hours = |h: f64| {
         if h < 1.0 {
             format!("{:.0} CPU-s", h * 3600.0)
+        } else if h < 100.0 {
+            format!("{h:.1} CPU-hours")
         } else {
             format!("{} CPU-hours", thousands(h.round() as u64))
         }
@@ -242,9 +246,10 @@ fn print_plan(p: &Plan, calibration: &std::path::Path) {
     );
     if p.wire_bytes > 0 {
         println!(
-            "wire:    {} in all, {} in the largest wave [modelled]",
+            "wire:    {} in all, {} in the largest wave ({:.1} % of the updates cross) [modelled]",
             human_bytes(p.wire_bytes),
-            human_bytes(p.wire_bytes_peak_wave)
+            human_bytes(p.wire_bytes_peak_wave),
+            p.rates.crossing * 100.0
         );
     }
     println!(

@@ -42,7 +42,7 @@ pub struct Calibration {
 }
 
 /// One game's moves, sampled on random live states of the index space the kernel solves.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct GameRates {
     /// Share of the index space that is live (neither illegal nor terminal).
     pub live: f64,
@@ -52,11 +52,31 @@ pub struct GameRates {
     pub unmoves_ns: f64,
     /// Predecessors of a live state, on average (the updates it sends once decided).
     pub predecessors: f64,
+    /// Share of those updates that go to another worker when the index space is cut into
+    /// `CROSSING_WORKERS[k]` contiguous parts, as workers own their shards.
+    #[serde(default)]
+    pub crossing: Vec<f64>,
     /// Unix time of the measurement.
     pub at_unix: u64,
 }
 
+/// The worker counts a game's crossing shares are measured for.
+pub const CROSSING_WORKERS: [u64; 7] = [2, 4, 8, 16, 32, 64, 256];
+
 impl GameRates {
+    /// Share of updates that cross between `workers` workers (the nearest count measured; all
+    /// but a worker's own share where none was).
+    pub fn crossing(&self, workers: u64) -> f64 {
+        if workers <= 1 {
+            return 0.0;
+        }
+        CROSSING_WORKERS
+            .iter()
+            .zip(&self.crossing)
+            .min_by_key(|(w, _)| w.abs_diff(workers))
+            .map_or((workers - 1) as f64 / workers as f64, |(_, c)| *c)
+    }
+
     /// CPU-nanoseconds of moves per state of the index space, as the kernel makes them once per
     /// layer (counting at the initial pass, unmoves when decided).
     pub fn moves_ns(&self) -> f64 {
@@ -144,12 +164,16 @@ impl Calibration {
         fresh: bool,
     ) -> Result<(GameRates, Source)> {
         let key = serde_json::to_string(kernel_spec)?;
-        if let Some(r) = self.games.get(&key).filter(|_| !fresh) {
-            return Ok((*r, Source::Calibrated));
+        if let Some(r) = self
+            .games
+            .get(&key)
+            .filter(|r| !fresh && !r.crossing.is_empty())
+        {
+            return Ok((r.clone(), Source::Calibrated));
         }
         let game = kernel_spec.build()?;
         let rates = measure_moves(&game, 7);
-        self.games.insert(key, rates);
+        self.games.insert(key, rates.clone());
         Ok((rates, Source::Measured))
     }
 
@@ -262,11 +286,28 @@ fn measure_moves<G: Game>(game: &G, seed: u64) -> GameRates {
         predecessors += out.len();
     }
     let unmoves_ns = cpu.elapsed().as_secs_f64() * 1e9 / live.len().max(1) as f64;
+    // Untimed: which of those updates leave their worker's contiguous part of the index space.
+    let owner = |i: u64, workers: u64| (i as u128 * workers as u128 / size as u128) as u64;
+    let mut crossed = [0u64; CROSSING_WORKERS.len()];
+    for &s in &live {
+        out.clear();
+        game.predecessors(s, &mut out);
+        for &p in &out {
+            for (k, &w) in CROSSING_WORKERS.iter().enumerate() {
+                crossed[k] += u64::from(owner(p, w) != owner(s, w));
+            }
+        }
+    }
+    let crossing = crossed
+        .iter()
+        .map(|&c| c as f64 / predecessors.max(1) as f64)
+        .collect();
     GameRates {
         live: live.len() as f64 / probes.max(1) as f64,
         count_ns,
         unmoves_ns,
         predecessors: predecessors as f64 / live.len().max(1) as f64,
+        crossing,
         at_unix: kingmaker_tablefmt::run::unix_now(),
     }
 }

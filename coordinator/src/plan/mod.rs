@@ -38,16 +38,17 @@ impl Source {
 
 /// The kernel's CPU with its cells in files over in memory (docs/benchmarks/out-of-core.md).
 pub const OUT_OF_CORE_CPU: f64 = 1.8;
-/// Workers' CPU over the embedded build's, at six pieces on two loopback workers (issue of
-/// 2026-12-07, docs/benchmarks/distributed.md).
-pub const DISTRIBUTED_CPU: f64 = 1.45;
+/// CPU-nanoseconds an update sent to another worker costs beyond one applied in place (cc2p
+/// 5×5 / 6 on two loopback workers, 2026-12-07: 1.45× the embedded CPU for 2.7 × 10¹⁰ updates
+/// sent).
+pub const WIRE_NS_PER_UPDATE: f64 = 60.0;
 /// Bytes on the wire per update sent to another worker (the same measurement: 0.60–0.62).
 pub const WIRE_BYTES_PER_UPDATE: f64 = 0.62;
 /// The largest wave's share of a layer's updates (cc2p 7×7 / 4: 900 M of 15.8 G decided).
 pub const PEAK_WAVE_SHARE: f64 = 0.06;
-/// CPU-nanoseconds per full state of the out-of-core expansion, files included (the costing
-/// bench: 120 at 4 pieces, 165 at 6).
-pub const EXPANSION_OUT_OF_CORE_NS: f64 = 165.0;
+/// CPU-nanoseconds per full state of the out-of-core expansion, files included (cc2p 7×7 / 4's
+/// build: about 80; the costing bench: 120 at 4 pieces, 165 at 6).
+pub const EXPANSION_OUT_OF_CORE_NS: f64 = 100.0;
 /// CPU-nanoseconds per full state of the expansion in memory (cc2p 6×6 / 3: 77.9 M states in 1.9 s
 /// of wall on two threads).
 pub const EXPANSION_NS: f64 = 50.0;
@@ -90,6 +91,9 @@ pub struct Rates {
     pub live: f64,
     /// Predecessors per live state.
     pub predecessors: f64,
+    /// Share of the updates that go to another worker, with this job's workers (measured on the
+    /// sample: a predecessor's owner against its state's).
+    pub crossing: f64,
     /// Where the moves come from.
     pub moves_source: Source,
     /// The kernel's CPU over its moves.
@@ -225,6 +229,8 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         // state.
         let gather_memory = if !tables_here {
             0
+        } else if reduced && crate::expansion::is_out_of_core(solved, budget) {
+            budget
         } else if reduced {
             // Six bits a state where every depth is below 62, else 2 bytes: not known before
             // the layer is solved, so the bound.
@@ -232,15 +238,14 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         } else {
             wave_buffers(cells)
         };
-        let summary_memory = if h.role == "worker" {
+        // A summary that reads every layer's values (cc3p's classes) holds them at 2 bits a
+        // state where the tables are.
+        let summary_memory = if h.role == "worker" || !tables_here {
             0
         } else {
             (job.layers as u64).saturating_mul(job.states / 4)
         };
-        let peak_memory = waves_memory
-            .max(gather_memory.min(budget.max(cells)))
-            .max(summary_memory)
-            + PROCESS_RESERVE;
+        let peak_memory = waves_memory.max(gather_memory).max(summary_memory) + PROCESS_RESERVE;
         let disk_needs = needs(&Job {
             solved: if cells_holder { solved } else { 0 },
             full: if tables_here { full } else { 0 },
@@ -264,7 +269,13 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
                 human(free)
             ));
         }
-        if h.memory > 0 && budget >= h.memory {
+        if h.memory > 0 && peak_memory > h.memory {
+            lacks.push(format!(
+                "memory: needs about {}, has {}",
+                human(peak_memory),
+                human(h.memory)
+            ));
+        } else if h.memory > 0 && budget >= h.memory {
             lacks.push(format!(
                 "memory: its budget {} is not below its {} of memory",
                 human(budget),
@@ -296,15 +307,25 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
     if any_out_of_core {
         waves_factor *= OUT_OF_CORE_CPU;
     }
-    if distributed {
-        waves_factor *= DISTRIBUTED_CPU;
-    }
     let hours = |ns: f64| ns / 1e9 / 3600.0;
+    let updates = layers * solved * rates.live * rates.predecessors;
+    let crossing_updates = if distributed {
+        updates * rates.crossing
+    } else {
+        0.0
+    };
     let mut cpu_parts = vec![(
         "waves".to_string(),
         hours(layers * solved * rates.moves_ns * waves_factor),
         rates.moves_source,
     )];
+    if distributed {
+        cpu_parts.push((
+            "the wire".into(),
+            hours(crossing_updates * WIRE_NS_PER_UPDATE),
+            Source::Assumed,
+        ));
+    }
     if reduced {
         let routed = hosts.iter().any(|h| {
             h.role != "worker" && crate::expansion::is_out_of_core(job.solved_states, budget_of(h))
@@ -334,13 +355,7 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
     let table = table_bytes(job.states).saturating_mul(job.layers as u64);
     let io_hours = table as f64 / rates.disk_rate.max(1.0) / 3600.0;
     let wall_hours = cpu_hours / cores.max(1) as f64 + io_hours;
-    let updates = layers * solved * rates.live * rates.predecessors;
-    let crossing = if distributed {
-        (n - 1) as f64 / n as f64
-    } else {
-        0.0
-    };
-    let wire = updates * crossing * WIRE_BYTES_PER_UPDATE;
+    let wire = crossing_updates * WIRE_BYTES_PER_UPDATE;
     Plan {
         states: job.states,
         solved_states: job.solved_states,
@@ -366,6 +381,7 @@ mod tests {
             moves_ns: 1000.0,
             live: 0.5,
             predecessors: 20.0,
+            crossing: 0.5,
             moves_source: Source::Measured,
             overhead: 1.3,
             overhead_source: Source::Measured,
@@ -444,7 +460,8 @@ mod tests {
         assert_eq!(w.cells_bytes, cell_bytes(100 << 30));
         assert!(w.in_memory);
         assert_eq!(p.hosts[0].cells_bytes, 0);
-        // Half the updates cross: 200 Gi × 0.5 live × 20 predecessors / 2 × 0.62 bytes.
+        // Half the updates cross (the rates say so): 200 Gi × 0.5 live × 20 predecessors / 2 ×
+        // 0.62 bytes.
         let expect = (200u64 << 30) as f64 * 0.5 * 20.0 / 2.0 * 0.62;
         assert!((p.wire_bytes as f64 / expect - 1.0).abs() < 1e-6);
         let tiny = [
