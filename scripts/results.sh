@@ -20,6 +20,10 @@
 #    Jobs that need more memory than this machine has run only when named, on a server:
 #    JOBS_SERVER below (`scripts/results.sh run cc3p-2 cc3p-2-preferences` builds level 2, then
 #    counts every state under each preference rule, 49.5 GB in memory).
+#    The frontier rehearsal runs only when named, too: JOBS_LAB below (`scripts/results.sh run
+#    rehearsal`: cc2p 5×5 / 6 through deploy on lab hosts, out of core, with its faults;
+#    scripts/rehearsal.sh, RUN_ROOT/rehearsal). It takes root, network namespaces and memory
+#    cgroups, and many hours of a 2-core machine: it would hold back the default jobs.
 # 3. RESULTS_NICE (default 19) sets the jobs' nice level; RESULTS_OOM_SCORE_ADJ (e.g. -500, as
 #    root) makes the kernel's OOM killer pick other processes first (compiles, tests) on a shared
 #    machine, so the 16 GB level-2 build is not the one lost.
@@ -71,6 +75,7 @@ census_done() { grep -q "\"${2:-classes_per_depth}\"" "$root/$1/summary.json" 2>
 jobs=(race-2 race-2-census)
 JOBS_RECORDED=(c74 race-2-top2 cc3p-2 cc3p-2-census cc3p-2-solo cc3p-2-solo-census)
 JOBS_SERVER=(cc3p-2-preferences)
+JOBS_LAB=(rehearsal)
 # The preference rules, one census (and one file) each: a rule counted is kept.
 RULES=(self-interest spoiler cyclic reverse leader trailer)
 job_done() {
@@ -84,6 +89,8 @@ job_done() {
     race-2) run_done race-2 ;;
     race-2-census) census_done race-2 reachable ;;
     c74) run_done c74 ;;
+    # The digest checked against the embedded build's and the figures written.
+    rehearsal) [ -f "$root/rehearsal/result.json" ] ;;
   esac
 }
 
@@ -165,6 +172,9 @@ run_job() {
     # In memory: its 12.7 GB of cells within a 16 GB budget (out of core in a 6 GiB cgroup it took
     # about 12 hours here, I/O-bound; docs/results.md, "Past one machine").
     c74) build_or_resume c74 -- cc2p --board 7x7 --pieces 4 --memory-budget 16G ;;
+    # Its binaries built in the pipeline's worktree (src) at HEAD; its driver's pid in
+    # rehearsal/kingmaker.lock, where `stop` looks (it tears the deploy down, checkpointed).
+    rehearsal) measured rehearsal -- env REHEARSAL_SRC="$root/src" "$here/scripts/rehearsal.sh" run "$root/rehearsal" ;;
   esac
 }
 
@@ -199,8 +209,8 @@ case $action in
   stop) stop; exit 0 ;;
   run)
     for j in "$@"; do
-      [[ " ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]} " == *" $j "* ]] \
-        || { echo "unknown job: $j (jobs: ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]})" >&2; exit 2; }
+      [[ " ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]} ${JOBS_LAB[*]} " == *" $j "* ]] \
+        || { echo "unknown job: $j (jobs: ${jobs[*]} ${JOBS_RECORDED[*]} ${JOBS_SERVER[*]} ${JOBS_LAB[*]})" >&2; exit 2; }
     done
     [ $# -gt 0 ] && jobs=("$@")
     ;;
