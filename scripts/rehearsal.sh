@@ -318,12 +318,17 @@ figures() {
 import json, os, sys
 logs, planp, outp = sys.argv[1:4]
 per, last, t0, t1 = {}, {}, None, None
+events = [l.rstrip("\n").split("\t") for l in open(os.path.join(logs, "events.tsv"))]
+start = next((int(e[0]) for e in events if e[1] == "launched"), None)
+end = next((int(e[0]) for e in events if e[1] == "complete"), None)
 cols = ["cpu_ns", "mem_peak", "net_sent", "disk_read", "disk_written", "du"]
 for line in open(os.path.join(logs, "samples.tsv")):
     f = line.split("\t")
     if len(f) != 9:
         continue
     t, boot, h = int(f[0]), f[1], f[2]
+    if end and t > end:
+        continue  # the build's figures: not the fetch's
     v = dict(zip(cols, map(int, f[3:])))
     t0 = t if t0 is None else t0
     t1 = t
@@ -337,11 +342,8 @@ for line in open(os.path.join(logs, "samples.tsv")):
 du_total = {}
 for line in open(os.path.join(logs, "samples.tsv")):
     f = line.split("\t")
-    if len(f) == 9:
+    if len(f) == 9 and not (end and int(f[0]) > end):
         du_total[f[0]] = du_total.get(f[0], 0) + int(f[8])
-events = [l.rstrip("\n").split("\t") for l in open(os.path.join(logs, "events.tsv"))]
-start = next((int(e[0]) for e in events if e[1] == "launched"), None)
-end = next((int(e[0]) for e in events if e[1] == "complete"), None)
 try:
     prov = sum(int(l) for l in open(os.path.join(logs, "provision-bytes")))
 except OSError:
