@@ -143,7 +143,8 @@ cgroups() {
     if [ "$h" != h0 ]; then
       local m=/sys/fs/cgroup/memory/$cg/$h
       echo -1 >"$m/memory.memsw.limit_in_bytes" 2>/dev/null || true
-      echo "$worker_memory" >"$m/memory.limit_in_bytes"
+      echo "$worker_memory" >"$m/memory.limit_in_bytes" 2>/dev/null \
+        || say "the memory limit of $h stays $(cat "$m/memory.limit_in_bytes"): its processes use more than $worker_memory"
       echo "$worker_memory" >"$m/memory.memsw.limit_in_bytes" 2>/dev/null || true
     fi
   done
