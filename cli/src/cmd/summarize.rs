@@ -53,7 +53,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     let summary = compute_summary(&run, &info, args.reachable, checkpoints)?;
     // A game whose view counts nothing over the reachable states: --reachable would write the
     // same summary and say nothing, so refuse, writing nothing.
-    if args.reachable && summary.get("reachable").is_none() {
+    if args.reachable && !has_key(&summary, "reachable") {
         bail!(
             "{} has no census over the states reachable from the start: --reachable adds \
              nothing to its summary, so nothing was written (`kingmaker summarize {}` writes \
@@ -153,7 +153,7 @@ fn release_summary(args: &SummarizeArgs) -> Result<()> {
     let dir = &args.dir;
     let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
     let summary = &manifest.provenance.summary;
-    if args.reachable && summary.get("reachable").is_none() {
+    if args.reachable && !has_key(&summary, "reachable") {
         bail!(
             "{} is a release: its summary was fixed when it was packed, without the counts over \
              the reachable states. Run `kingmaker summarize RUN_DIR --reachable` on the run it was \
@@ -172,4 +172,16 @@ fn release_summary(args: &SummarizeArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether `key` names a field of `value` at any depth (cc3p's `reachable` block is at the top,
+/// the race's inside `second_place`).
+fn has_key(value: &serde_json::Value, key: &str) -> bool {
+    match value {
+        serde_json::Value::Object(fields) => {
+            fields.iter().any(|(k, v)| k == key || has_key(v, key))
+        }
+        serde_json::Value::Array(items) => items.iter().any(|v| has_key(v, key)),
+        _ => false,
+    }
 }
