@@ -22,6 +22,7 @@
 # provision of the binaries of ROOT/bin/b (those of ROOT/bin/a with a new GNU build id: the same
 # code in files that differ, so that provision copies them and every service restarts on them;
 # a rebuild from a later commit mid-run would take in whatever that commit changed), resume.
+# A wave number is `kingmaker status`'s, the last wave finished: a fault "at wave N" falls in N+1.
 # Checkpoints every REHEARSAL_CHECKPOINT_WAVES waves (2) or REHEARSAL_CHECKPOINT_SECS (1800). The
 # driver looks at the run and samples the hosts every REHEARSAL_SAMPLE_SECS (30).
 # Binaries: REHEARSAL_BINARIES (a directory with kingmaker and kingmaker-worker), else built from a
