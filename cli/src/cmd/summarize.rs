@@ -153,7 +153,7 @@ fn release_summary(args: &SummarizeArgs) -> Result<()> {
     let dir = &args.dir;
     let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
     let summary = &manifest.provenance.summary;
-    if args.reachable && !has_key(&summary, "reachable") {
+    if args.reachable && !has_key(summary, "reachable") {
         bail!(
             "{} is a release: its summary was fixed when it was packed, without the counts over \
              the reachable states. Run `kingmaker summarize RUN_DIR --reachable` on the run it was \
