@@ -236,7 +236,14 @@ plan() {
 }
 
 # --- the run --------------------------------------------------------------------------------------
-netsum() { cat /sys/class/net/kmlv"$tag"*/statistics/rx_bytes 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+# In bash's integers: awk prints sums past 2^31 as 3.27e+09.
+netsum() {
+  local s=0 f
+  for f in /sys/class/net/kmlv"$tag"*/statistics/rx_bytes; do
+    [ -r "$f" ] && s=$((s + $(cat "$f")))
+  done
+  echo "$s"
+}
 provision() {
   local a b
   a=$(netsum)
