@@ -288,6 +288,23 @@ fn early_failures(lab: &Lab, inv: &Path) {
         "min_free_disk = \"1000TiB\"",
     );
     deploy_err(&full, &["launch"], "min_free_disk");
+    // A job the hosts cannot hold (7×7 / 6's cells are 17 TiB a worker): refused by the plan's
+    // check with what each host lacks, before provision changes any host.
+    let huge = variant(
+        "huge",
+        "name = \"cc3p1\"\ngame = \"cc3p\"\noptions = [\"--level\", \"1\"]",
+        "name = \"huge\"\ngame = \"cc2p\"\noptions = [\"--board\", \"7x7\", \"--pieces\", \"6\"]",
+    );
+    deploy_err(
+        &huge,
+        &["provision"],
+        "these hosts cannot hold the run huge",
+    );
+    deploy_err(&huge, &["provision"], "host h1: disk: needs up to");
+    for h in ["h0", "h1", "h2"] {
+        let env = lab.dir().join(format!("{h}/opt/etc/worker-huge.env"));
+        assert!(!env.exists(), "provision changed {h}: {}", env.display());
+    }
     // systemd asked for on a host where it does not run.
     if !Path::new("/run/systemd/system").exists() {
         let sd = variant("sd", "supervisor = \"auto\"", "supervisor = \"systemd\"");

@@ -3,8 +3,8 @@
 //! (those tests need root and a writable `/sys/fs/cgroup/memory`, as `tests/out_of_core.rs`).
 
 use kingmaker_e2e::{
-    addrs, assert_like, assert_same_tables, bin, distributed, finish, log_text, read_json,
-    reference_build, spawn, wait_for_wave, Stopped, Worker, HANG, TOKEN,
+    addrs, assert_like, assert_same_tables, bin, distributed, finish, kingmaker_in_cgroup,
+    log_text, read_json, reference_build, spawn, wait_for_wave, Stopped, Worker, HANG, TOKEN,
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -248,22 +248,6 @@ fn a_builds_peak_memory_stays_within_its_budget() {
     );
 }
 
-/// `kingmaker ARGS...` run by `scripts/in-cgroup.sh` in a memory cgroup of `limit` bytes (which
-/// counts the page cache too): whether it succeeded, and its log.
-fn in_cgroup(name: &str, limit: u64, args: &[&str]) -> (bool, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/in-cgroup.sh");
-    let group = format!("e2e-{}-{name}", std::process::id());
-    let out = Command::new(script)
-        .args([&group, &limit.to_string(), "--"])
-        .arg(bin("kingmaker"))
-        .args(args)
-        .output()
-        .expect("running scripts/in-cgroup.sh");
-    let _ = std::fs::remove_dir(format!("/sys/fs/cgroup/memory/kingmaker-{group}"));
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.success(), log)
-}
-
 /// The defaults follow the memory cgroup: a coordinator in a 64 MiB cgroup builds cc2p 6×6 / 3
 /// (solved as its quarter, 19,778,000 states) on two workers without `--memory-budget` or
 /// `--shard-size`: its budget is three quarters of the cgroup's limit (the log names the file),
@@ -289,7 +273,7 @@ fn the_default_budget_and_shards_follow_the_memory_cgroup() {
         "60",
     ]);
     args.extend(["--out", on_workers.to_str().unwrap()]);
-    let (ok, log) = in_cgroup("coordinator", 64 << 20, &args);
+    let (ok, log) = kingmaker_in_cgroup("coordinator", 64 << 20, &args);
     assert!(ok, "the coordinator in a 64 MiB cgroup failed:\n{log}");
     assert!(
         log.contains("three quarters of the limit of this process's memory cgroup")
@@ -306,7 +290,7 @@ fn the_default_budget_and_shards_follow_the_memory_cgroup() {
     args.extend(game);
     args.extend(["--memory-budget", "36M", "--threads", "2"]);
     args.extend(["--out", in_process.to_str().unwrap()]);
-    let (ok, log) = in_cgroup("shards", 48 << 20, &args);
+    let (ok, log) = kingmaker_in_cgroup("shards", 48 << 20, &args);
     assert!(
         ok,
         "the build with a 36 MiB budget in a 48 MiB cgroup failed:\n{log}"

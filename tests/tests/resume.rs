@@ -6,7 +6,7 @@
 
 use kingmaker_e2e::{
     assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, read_json,
-    reference_build, seeded, send_signal, wait_for_wave,
+    reference_build, seeded, send_signal, wait_for_wave, Tmpfs,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -318,31 +318,10 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     reference();
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
     // The shard arrays (3.4 MB; files, as the memory budget is too small to hold them) fit in
     // 6 MB, the wave logs and checkpoints beside them do not (the whole run peaks near 8 MB; its
     // finished table is 0.7 MB).
-    let mounted = Command::new("mount")
-        .args([
-            "-t",
-            "tmpfs",
-            "-o",
-            "size=6m",
-            "tmpfs",
-            mnt.to_str().unwrap(),
-        ])
-        .status();
-    assert!(
-        mounted.is_ok_and(|s| s.success()),
-        "this test mounts a small tmpfs to fill a disk: it needs root (as in CI and the dev machines)"
-    );
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _guard = Unmount(&mnt);
+    let disk = Tmpfs::mount(&mnt, 6 << 20);
     let dir = mnt.join("run");
     let out = kingmaker(&[
         "build",
@@ -364,11 +343,7 @@ fn a_full_disk_gives_a_clear_error_and_a_resumable_run() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
     // Make room, then resume to the right tables.
-    let grown = Command::new("mount")
-        .args(["-o", "remount,size=256m", mnt.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(grown.success());
+    disk.resize(256 << 20);
     resume_to_end(&dir);
     assert_like_reference(&dir, "resumed after a full disk");
 }

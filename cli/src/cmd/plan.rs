@@ -55,58 +55,22 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let inventory = args.inventory.as_deref().map(Inventory::load).transpose()?;
     let spec: GameSpec = match (&args.game, &inventory) {
         (Some(g), _) => g.spec(),
-        (None, Some(inv)) => {
-            let words = std::iter::once("plan".to_string())
-                .chain(std::iter::once(inv.run.game.clone()))
-                .chain(inv.run.options.iter().cloned());
-            GameWords::try_parse_from(words)
-                .with_context(|| {
-                    format!(
-                        "the inventory's game {:?} with options {:?}",
-                        inv.run.game, inv.run.options
-                    )
-                })?
-                .game
-                .spec()
-        }
+        (None, Some(inv)) => inventory_spec(inv)?,
         (None, None) => {
             bail!("name a game (`kingmaker plan cc2p --board 6x6 --pieces 6`) or --inventory")
         }
+    };
+    let hosts = match &inventory {
+        Some(inv) => inventory_hosts(inv)?,
+        None => vec![this_machine(&args)],
     };
     let build_args: Vec<String> = inventory
         .as_ref()
         .map(|i| i.run.build_args.clone())
         .unwrap_or_default();
-    let no_symmetry = args.no_symmetry || build_args.iter().any(|a| a == "--no-symmetry");
-    let keep = build_args.iter().any(|a| a == "--keep-layers-on-workers");
-    let layers = if args.layers.is_empty() {
-        spec.most_layers()
-    } else {
-        args.layers.len()
-    };
-    let game = spec.build()?;
-    let kernel_spec = match (no_symmetry, spec.reduced()) {
-        (false, Some(r)) => r,
-        _ => spec.clone(),
-    };
-    let solved = kernel_spec.build()?.size();
-
-    let hosts = match &inventory {
-        Some(inv) => inventory_hosts(inv)?,
-        None => vec![this_machine(&args)],
-    };
-    let threads = hosts.iter().map(|h| h.cores as usize).max().unwrap_or(1);
+    let layers = (!args.layers.is_empty()).then_some(args.layers.len());
+    let (job, kernel_spec) = job_shape(&spec, layers, &build_args, args.no_symmetry, &hosts)?;
     let workers = hosts.iter().filter(|h| h.role == "worker").count() as u64;
-    let budget = hosts
-        .iter()
-        .filter(|h| h.role != "coordinator")
-        .map(|h| {
-            h.budget
-                .unwrap_or_else(|| kingmaker_kernel::memory::default_budget_of(h.memory))
-        })
-        .min()
-        .unwrap_or(0);
-    let shard_size = default_table_shard_size(budget, threads, solved);
 
     let path = args.calibration.clone().unwrap_or_else(default_path);
     let mut calibration = Calibration::load(&path);
@@ -127,14 +91,6 @@ pub fn run(args: PlanArgs) -> Result<()> {
         overhead_source,
         disk_rate,
         disk_source,
-    };
-    let job = JobShape {
-        game: game.name(),
-        states: game.size(),
-        solved_states: solved,
-        layers,
-        shard_size,
-        keep_layers_on_workers: keep,
     };
     let bill = plan(&job, &hosts, &rates);
     if args.json {
@@ -158,6 +114,60 @@ pub fn run(args: PlanArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The game of an inventory's run, as `kingmaker build` parses its `game` and `options`.
+pub fn inventory_spec(inv: &Inventory) -> Result<GameSpec> {
+    let words = std::iter::once("plan".to_string())
+        .chain(std::iter::once(inv.run.game.clone()))
+        .chain(inv.run.options.iter().cloned());
+    Ok(GameWords::try_parse_from(words)
+        .with_context(|| {
+            format!(
+                "the inventory's game {:?} with options {:?}",
+                inv.run.game, inv.run.options
+            )
+        })?
+        .game
+        .spec())
+}
+
+/// What a build of `spec` with `build_args` on `hosts` solves (`layers`: as many as named, else
+/// the most the game may solve), and the game its kernel solves.
+pub fn job_shape(
+    spec: &GameSpec,
+    layers: Option<usize>,
+    build_args: &[String],
+    no_symmetry: bool,
+    hosts: &[HostSpec],
+) -> Result<(JobShape, GameSpec)> {
+    let no_symmetry = no_symmetry || build_args.iter().any(|a| a == "--no-symmetry");
+    let keep = build_args.iter().any(|a| a == "--keep-layers-on-workers");
+    let game = spec.build()?;
+    let kernel_spec = match (no_symmetry, spec.reduced()) {
+        (false, Some(r)) => r,
+        _ => spec.clone(),
+    };
+    let solved = kernel_spec.build()?.size();
+    let threads = hosts.iter().map(|h| h.cores as usize).max().unwrap_or(1);
+    let budget = hosts
+        .iter()
+        .filter(|h| h.role != "coordinator")
+        .map(|h| {
+            h.budget
+                .unwrap_or_else(|| kingmaker_kernel::memory::default_budget_of(h.memory))
+        })
+        .min()
+        .unwrap_or(0);
+    let job = JobShape {
+        game: game.name(),
+        states: game.size(),
+        solved_states: solved,
+        layers: layers.unwrap_or_else(|| spec.most_layers()),
+        shard_size: default_table_shard_size(budget, threads, solved),
+        keep_layers_on_workers: keep,
+    };
+    Ok((job, kernel_spec))
 }
 
 /// This machine as the one host of an embedded build.

@@ -8,6 +8,7 @@ use anyhow::{bail, Result};
 
 pub fn run(d: &Deployment) -> Result<()> {
     check_build_args(d)?;
+    check_shares(d)?;
     let token = token_or_create(&d.inv.token_file())?;
     // Read the local binaries once, before touching any host.
     let mut binaries = Vec::new();
@@ -42,6 +43,54 @@ pub fn check_build_args(d: &Deployment) -> Result<()> {
         bail!(
             "the inventory's run (game, options, build_args) is not a valid `kingmaker build`: {}",
             e.render().to_string().trim()
+        );
+    }
+    Ok(())
+}
+
+/// Every host holds its share of the job, as `kingmaker plan` counts it with what the hosts
+/// have (their cores, memory and free disk, read over SSH): checked before any host is changed.
+pub fn check_shares(d: &Deployment) -> Result<()> {
+    use crate::cmd::plan::{inventory_spec, job_shape};
+    use kingmaker_coordinator::plan::{plan, HostSpec, Rates};
+    let healths = d.probe_all()?;
+    let hosts: Vec<HostSpec> = healths
+        .iter()
+        .map(|(h, health)| -> Result<HostSpec> {
+            Ok(HostSpec {
+                name: h.name.clone(),
+                role: match h.role {
+                    Role::Coordinator => "coordinator",
+                    Role::Worker => "worker",
+                }
+                .into(),
+                cores: h
+                    .threads
+                    .map(|t| t as u64)
+                    .or_else(|| health.cores.trim().parse().ok())
+                    .unwrap_or(1),
+                memory: health.mem_total,
+                disk: Some(health.disk_free),
+                budget: h.memory_budget.as_deref().map(parse_bytes).transpose()?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let spec = inventory_spec(&d.inv)?;
+    let (job, _) = job_shape(&spec, None, &d.inv.run.build_args, false, &hosts)?;
+    let bill = plan(&job, &hosts, &Rates::unknown());
+    let lacking: Vec<String> = bill
+        .hosts
+        .iter()
+        .filter(|h| !h.lacks.is_empty())
+        .map(|h| format!("host {}: {}", h.name, h.lacks.join("; ")))
+        .collect();
+    if !lacking.is_empty() {
+        bail!(
+            "these hosts cannot hold the run {} (nothing was changed on any host): {}. Rent \
+             more, or add hosts (`kingmaker plan --inventory {}` prices it)",
+            d.inv.run.name,
+            lacking.join(" | "),
+            d.inv_hint()
         );
     }
     Ok(())

@@ -106,6 +106,23 @@ pub struct Rates {
     pub disk_source: Source,
 }
 
+impl Rates {
+    /// No rates: for the hosts' checks alone (cells, memory, disk), which do not depend on them.
+    pub fn unknown() -> Rates {
+        Rates {
+            moves_ns: 0.0,
+            live: 0.0,
+            predecessors: 0.0,
+            crossing: 0.0,
+            moves_source: Source::Modelled,
+            overhead: 1.0,
+            overhead_source: Source::Modelled,
+            disk_rate: 1.0,
+            disk_source: Source::Modelled,
+        }
+    }
+}
+
 /// What is planned.
 #[derive(Clone, Debug, Serialize)]
 pub struct JobShape {
@@ -282,7 +299,10 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
                 human(h.memory)
             ));
         }
-        if budget < kingmaker_kernel::memory::MIN_DEFAULT_BUDGET {
+        // (A host whose memory is not known is not judged by it.)
+        if (h.memory > 0 || h.budget.is_some())
+            && budget < kingmaker_kernel::memory::MIN_DEFAULT_BUDGET
+        {
             lacks.push(format!(
                 "memory: a budget of {} is too little for any build",
                 human(budget)
