@@ -946,8 +946,13 @@ fn a_checkpoint_of_another_game_is_refused() {
         seen: 0,
     };
     drive_layer(&layer, &named(four.clone()), None, &mut obs).unwrap();
-    let err = drive_layer(&layer, &named(three), obs.last, &mut |_: &super::WaveSummary| {})
-        .unwrap_err();
+    let err = drive_layer(
+        &layer,
+        &named(three),
+        obs.last,
+        &mut |_: &super::WaveSummary| {},
+    )
+    .unwrap_err();
     assert!(err.is_refused(), "{err}");
     let text = err.to_string();
     assert!(
@@ -957,5 +962,11 @@ fn a_checkpoint_of_another_game_is_refused() {
         "{text}"
     );
     // The game it names restores it.
-    drive_layer(&layer, &named(four), obs.last, &mut |_: &super::WaveSummary| {}).unwrap();
+    drive_layer(
+        &layer,
+        &named(four),
+        obs.last,
+        &mut |_: &super::WaveSummary| {},
+    )
+    .unwrap();
 }

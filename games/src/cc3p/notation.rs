@@ -227,7 +227,13 @@ impl Cc3p {
         let Some(live) = self.live_moves(index) else {
             return;
         };
-        let LiveMoves { sets, mover, occ, lane, next } = live;
+        let LiveMoves {
+            sets,
+            mover,
+            occ,
+            lane,
+            next,
+        } = live;
         let child_of = |c: usize, t: usize| self.child_of(&sets, mover, c, t);
         let mut any = false;
         let mut pieces = sets[mover];
@@ -299,7 +305,13 @@ impl Cc3p {
         let Some(live) = self.live_moves(index) else {
             return Vec::new();
         };
-        let LiveMoves { sets, mover, occ, lane, next } = live;
+        let LiveMoves {
+            sets,
+            mover,
+            occ,
+            lane,
+            next,
+        } = live;
         let order = &self.name_order[turns];
         let place = |c: usize, byte: usize| (u128::from(order[c]) + 1) << (8 * byte);
         let child_of = |c: usize, t: usize| self.child_of(&sets, mover, c, t);
@@ -317,7 +329,16 @@ impl Cc3p {
             }
             let without = occ & !(1u64 << c);
             let mut best = [None; 64];
-            if !self.chain_keys(c, without, lane & !without, 1u64 << c, order, 0, 0, &mut best) {
+            if !self.chain_keys(
+                c,
+                without,
+                lane & !without,
+                1u64 << c,
+                order,
+                0,
+                0,
+                &mut best,
+            ) {
                 // A chain of more than 15 jumps (never seen at levels 1 and 2): by the texts.
                 return self.children_ordered_by_texts(index, turns);
             }
