@@ -63,7 +63,7 @@ pub struct Cluster {
 impl Cluster {
     /// Connect to every worker, check the token and the protocol version, and start heartbeats,
     /// for the run `run_id` (the workers keep its files under `DATA_DIR/<run id>/`). Each worker
-    /// must be listed once, and none may be busy with another run ([`check_worker_set`]): all of
+    /// must be listed once, and none may be busy with another run (`check_worker_set`): all of
     /// it before a caller writes anything.
     pub fn connect(opts: &RemoteOptions, run_id: String) -> Result<Cluster> {
         if opts.addrs.is_empty() {
