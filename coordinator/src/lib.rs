@@ -1,6 +1,7 @@
 //! The coordinator of builds: a run directory and its lock, the solve loop over a run's layers
 //! (embedded or on workers), the workers of a distributed run, the expansion of a reduced
-//! game's table, summaries, and the tables that readers open.
+//! game's table, summaries, the tables that readers open, and what a job will take (preflight's
+//! bounds, plan's bill).
 
 pub mod cluster;
 pub mod digits;
