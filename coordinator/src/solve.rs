@@ -582,9 +582,14 @@ pub fn solve_distributed(
         Err(err) => {
             let culprit = cluster.failure().or_else(|| cluster.unreachable());
             cluster.shutdown(false);
-            let why = match culprit {
-                Some((addr, reason)) => format!("worker {addr} {reason}"),
-                None => "a worker failed".to_string(),
+            // A worker that went away is restarted; one that failed at its work (a full disk)
+            // needs its cause removed, which the error below names.
+            let (why, fix) = match culprit {
+                Some((addr, reason)) => (format!("worker {addr} {reason}"), "restart what is down"),
+                None => (
+                    "a worker failed".to_string(),
+                    "remove the cause named below (on the worker it names)",
+                ),
             };
             let resume = match &state.current {
                 Some(c) => format!(
@@ -595,7 +600,7 @@ pub fn solve_distributed(
             };
             Err(err.context(format!(
                 "the distributed build stopped: {why}; {} keeps its finished layers and {resume}, the workers \
-                 keep their shard files: restart what is down, then `kingmaker resume {} --workers {} --token ...`",
+                 keep their shard files: {fix}, then `kingmaker resume {} --workers {} --token ...`",
                 run.path.display(),
                 run.path.display(),
                 info.distributed.as_ref().map(|d| d.workers.join(",")).unwrap_or_default()

@@ -121,6 +121,8 @@ fn a_full_disk_is_blamed_on_the_worker_whose_disk_it_is() {
             && err.contains("No space left on device"),
         "the error must name worker 1 ({blamed}) and the full path:\n{err}"
     );
+    // Nothing is down: the advice is to remove the cause, not to restart.
+    assert!(!err.contains("restart what is down"), "{err}");
     for wrong in [
         format!("worker {}: ", workers[0].addr),
         format!("worker {} (host", workers[0].addr),
