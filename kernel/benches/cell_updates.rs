@@ -1,9 +1,8 @@
-//! Benchmark: what one predecessor update costs the memory system (docs/kernel.md, cells.rs).
-//! 1. Random updates of cell bytes as the kernel applies them (each cell prefetched 32 updates
-//!    ahead, then load and compare-and-swap), against prefetching a batch of 256 first (the kernel
-//!    before 2026-12-06), plain loads and stores, and updates grouped by zone first.
-//! 2. `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
-//!    cells, 2 × 10^8 updates: about 10 GB of memory). Times are the thread's CPU time.
+//! Benchmark: what one predecessor update costs the memory system (docs/kernel.md, cells.rs):
+//! random updates as the kernel applies them (prefetched 32 ahead, then compare-and-swap), against
+//! a batch of 256 prefetched first, plain loads and stores, and updates grouped by zone first.
+//! `cargo bench -p kingmaker-kernel --bench cell_updates -- [CELLS] [UPDATES]` (defaults 2^32
+//! cells, 2 × 10^8 updates: about 10 GB). Times are the thread's CPU time.
 
 use cpu_time::ThreadTime;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};

@@ -1,9 +1,7 @@
 //! The cells of a shard: six bits per state while a layer is solved, as packed words
-//! ([`super::cell_code`]; docs/kernel.md, cells.rs).
-//! 1. The frontier is a generation of the cells, so a checkpoint of the cells holds it; depths are
-//!    not kept per state but appended per wave to the shard's [`WaveLog`].
-//! 2. Cells in files are only walked in order (see [`super::update_buckets`]): mapped files updated
-//!    at random thrash. Cells that fit are anonymous memory with huge pages ([`CellStorage`]).
+//! ([`super::cell_code`]; docs/kernel.md, cells.rs). The frontier is a generation of the cells;
+//! depths are appended per wave to the shard's [`WaveLog`]. Cells in files are only walked in order
+//! ([`super::update_buckets`]); cells that fit are anonymous memory with huge pages ([`CellStorage`]).
 
 use super::cell_code::{
     cell_bytes, words_for, Cell, CELLS_PER_WORD, CELL_LOSS_CUR, CELL_LOSS_NEW, CELL_MAX_COUNTER,

@@ -1,12 +1,8 @@
-//! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them (docs/kernel.md).
-//! 1. After a wave a worker's whole state is its cells (frontier included), the counts that
-//!    overflow them, and its wave logs; a chunk of [`CHUNK_BYTES`] bytes of cells unchanged since
-//!    the last checkpoint is shared, not rewritten.
-//! 2. The two newest are kept, so a corrupt newest one falls back to the one before. The files are
-//!    `kingmaker_tablefmt::checkpoint` (docs/format.md); this module decides when and what to save.
-//! 3. Every manifest names the game and layer it belongs to; a worker restores only its own
-//!    (another, or one from before version 3 that names none, is refused). The conversion of byte
-//!    cells (version 1) stays for manifests that name them.
+//! Checkpoints of a worker's shard arrays at a wave boundary, and restoring them (docs/kernel.md):
+//! its cells, their overflowing counts and its wave logs; chunks unchanged since the last one are
+//! shared. The two newest are kept (a corrupt one falls back). Every manifest names its game and
+//! layer, and a worker restores only its own. The files are `kingmaker_tablefmt::checkpoint`
+//! (docs/format.md); this module decides when and what to save.
 
 use super::cell_code::{cell_bytes, Cell, CELL_MAX_COUNTER, CELL_OVERFLOW, CELL_WIN_OLD};
 use super::engine::WorkerEngine;

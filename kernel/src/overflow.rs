@@ -1,9 +1,7 @@
-//! Successor counts too large for a cell: kept by state, for the cells marked [`CELL_OVERFLOW`].
-//! 1. Few states have more than [`super::cell_code::CELL_MAX_COUNTER`] successors, so a map is
-//!    cheaper than wider cells for every state; it is saved with the cells at a checkpoint.
-//! 2. A cell enters and leaves [`CELL_OVERFLOW`] only under its part's lock: the count and the
-//!    cell cannot disagree. A favourable child may still decide the cell without the lock; its
-//!    entry is then stale and nothing reads it again.
+//! Successor counts too large for a cell, kept by state for the cells marked [`CELL_OVERFLOW`]: few
+//! states need them, so a map is cheaper than wider cells; it is saved with the cells. A cell enters
+//! and leaves [`CELL_OVERFLOW`] only under its part's lock, so count and cell cannot disagree (a
+//! favourable child may still decide the cell without the lock; its entry is then never read).
 
 use super::cell_code::{Cell, CELL_OVERFLOW, CELL_UNCOUNTED};
 use std::collections::HashMap;

@@ -1,10 +1,7 @@
-//! `kingmaker preferences DIR [--rule RULE]... [--sample N | --all-states] [--json]`: who wins a cc3p build when
-//! every player follows a preference rule (docs/rules.md §1.4): the outcome census over all states
-//! and the kingmaker states, how often the last mover gets the win, the start's outcome and line.
-//! 1. A game too large to hold every state's outcome (level 2) gets the start's outcome exactly
-//!    and the census over a uniform sample of states, each followed to its end; with
-//!    `--all-states`, where memory holds its layers a byte per state, the exact census by walks
-//!    (`every_placement.rs`).
+//! `kingmaker preferences DIR [--rule RULE]... [--sample N | --all-states] [--json]`: who wins a
+//! cc3p build when every player follows a preference rule (docs/rules.md §1.4): the outcome census,
+//! the last mover's share, the start's outcome and line. Level 2 gets the start exactly and a
+//! uniform sample, or with `--all-states` the exact census by walks (`every_placement.rs`).
 
 use super::every_placement::census_by_walks;
 use super::preferences::{

@@ -1,11 +1,8 @@
 //! The exact census of a preference rule over a game too large for the retrograde pass (level 2):
-//! the rule followed from every placement, a byte per placement remembering what walks found.
-//! 1. The rules treat the seats alike (docs/rules.md §1.4), so a state's outcome is its
-//!    rotation's, turned: a placement's A-to-move state stands for its three rotations, and the
-//!    memo is a byte per placement (4.9 GB at level 2), where the retrograde pass would keep a
-//!    chosen child per state (30 GB).
-//! 2. A walk stops where it meets a state whose outcome is known and marks every state it passed,
-//!    so each placement's choice is made about once.
+//! the rule followed from every placement (a state's outcome is its rotation's, turned: docs/rules.md
+//! §1.4), a byte per placement remembering what walks found (4.9 GB at level 2, where the retrograde
+//! pass would keep 30 GB). A walk stops at a state whose outcome is known, so each choice is made
+//! about once.
 
 use super::preferences::{choose, Outcome, Rule, ENDLESS, ILLEGAL};
 use super::rule_census::Census;

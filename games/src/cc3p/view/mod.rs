@@ -1,9 +1,8 @@
 //! 3-player Chinese Checkers as it is shown: the twelve questions of every state read from the
 //! three representative layers ([`crate::cc3p::answers`]), printed by `query` (`query.rs`),
-//! labelled on the explorer page (`labels.rs`), the control classes in `summary.json`
-//! (`classes.rs`) and `kingmaker report` (`report.rs`), and `kingmaker preferences`
-//! ([`command`], over `preferences.rs`: its census in `rule_census.rs`, by walks from every
-//! placement in `every_placement.rs`).
+//! labelled on the explorer page (`labels.rs`), counted in `summary.json` (`classes.rs`) and
+//! `kingmaker report` (`report.rs`), and `kingmaker preferences` ([`command`]; its census in
+//! `rule_census.rs`, by walks in `every_placement.rs`).
 
 mod classes;
 pub mod command;
