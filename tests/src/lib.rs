@@ -829,6 +829,52 @@ pub fn kingmaker_in_cgroup(name: &str, limit: u64, args: &[&str]) -> (bool, Stri
     )
 }
 
+/// A static HTTP server of the plain file names in `root` at `http://ADDR/rel/` (one request per
+/// connection); each request's line and `Authorization` header are logged in `seen`.
+pub fn serve_files(root: PathBuf, seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/rel/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut auth = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if line.to_ascii_lowercase().starts_with("authorization:") {
+                    auth = line.trim().to_string();
+                }
+            }
+            seen.lock()
+                .unwrap()
+                .push(format!("{} {auth}", request.trim()));
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            let body = path
+                .strip_prefix("/rel/")
+                .filter(|n| !n.is_empty() && !n.contains('/'))
+                .and_then(|n| std::fs::read(root.join(n)).ok());
+            let _ = match body {
+                Some(b) => write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    b.len()
+                )
+                .and_then(|()| stream.write_all(&b)),
+                None => write!(
+                    stream,
+                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                ),
+            };
+        }
+    });
+    url
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,61 +3,15 @@
 //! release, a partial copy, bad URLs and credentials in them, links out of a release, a layer
 //! asked for twice.
 
-use kingmaker_e2e::{kingmaker, kingmaker_ok, packed_release, path_str};
+use kingmaker_e2e::{kingmaker, kingmaker_ok, packed_release, path_str, serve_files};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// A static HTTP server of the plain file names in `root` at `http://ADDR/rel/` (one request per
-/// connection); each request's line and `Authorization` header are logged in `seen`.
-fn serve(root: PathBuf, seen: Arc<Mutex<Vec<String>>>) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/rel/", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request = String::new();
-            let _ = reader.read_line(&mut request);
-            let mut auth = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-                    break;
-                }
-                if line.to_ascii_lowercase().starts_with("authorization:") {
-                    auth = line.trim().to_string();
-                }
-            }
-            seen.lock()
-                .unwrap()
-                .push(format!("{} {auth}", request.trim()));
-            let path = request.split_whitespace().nth(1).unwrap_or("/");
-            let body = path
-                .strip_prefix("/rel/")
-                .filter(|n| !n.is_empty() && !n.contains('/'))
-                .and_then(|n| std::fs::read(root.join(n)).ok());
-            let _ = match body {
-                Some(b) => write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    b.len()
-                )
-                .and_then(|()| stream.write_all(&b)),
-                None => write!(
-                    stream,
-                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                ),
-            };
-        }
-    });
-    url
-}
 
 /// A packed cc3p level-1 release in `tmp/rel`, served: its URL.
 fn served_release(tmp: &Path) -> (PathBuf, String) {
     let rel = packed_release(tmp);
-    let url = serve(rel.clone(), Arc::default());
+    let url = serve_files(rel.clone(), Arc::default());
     (rel, url)
 }
 
@@ -228,7 +182,7 @@ fn fetch_refuses_a_destination_that_is_not_the_same_release_before_writing_there
         path_str(&t("c4")),
     ]);
     kingmaker_ok(&["pack", path_str(&t("c4")), "--out", path_str(&t("www"))]);
-    let url = serve(t("www"), Arc::default());
+    let url = serve_files(t("www"), Arc::default());
     let layers = t("run").join("layers");
     let before = snapshot(&layers);
     let err = refused(&["fetch", &url, path_str(&layers)]);
@@ -313,7 +267,7 @@ fn fetch_refuses_bad_ports_queries_and_fragments_and_never_prints_credentials() 
     // Credentials go to the server, never into a message.
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let rel = packed_release(tmp.path());
-    let url = serve(rel, seen.clone());
+    let url = serve_files(rel, seen.clone());
     let with = url.replace("http://", "http://alice:s3cret@");
     let missing = format!("{with}nothing/");
     for args in [

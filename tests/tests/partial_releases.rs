@@ -1,46 +1,11 @@
 //! Every reader of a partial copy of a release (`fetch --values-only`, `fetch --layers solo`) answers truly or refuses clearly.
 
 use fantoccini::{Client, Locator};
-use kingmaker_e2e::{kingmaker, kingmaker_ok, packed_release, path_str, start_serve, wait_for};
+use kingmaker_e2e::{
+    kingmaker, kingmaker_ok, packed_release, path_str, serve_files, start_serve, wait_for,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-
-/// A static HTTP server of the files in `root` at `http://ADDR/` (one request per connection).
-fn serve_files(root: PathBuf) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut request = String::new();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let _ = reader.read_line(&mut request);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-                    break;
-                }
-            }
-            let name = request.split_whitespace().nth(1).unwrap_or("/")[1..].to_string();
-            let body = (!name.contains('/'))
-                .then(|| std::fs::read(root.join(&name)).ok())
-                .flatten();
-            let _ = match body {
-                Some(b) => write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    b.len()
-                )
-                .and_then(|()| stream.write_all(&b)),
-                None => write!(
-                    stream,
-                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                ),
-            };
-        }
-    });
-    url
-}
 
 /// A packed level-1 cc3p release, served, and two partial copies of it fetched over HTTP.
 struct Copies {
@@ -56,7 +21,7 @@ struct Copies {
 fn copies() -> Copies {
     let tmp = tempfile::tempdir().unwrap();
     let rel = packed_release(tmp.path());
-    let url = serve_files(rel.clone());
+    let url = serve_files(rel.clone(), Default::default());
     let values_only = tmp.path().join("values-only");
     let solo_only = tmp.path().join("solo-only");
     kingmaker_ok(&["fetch", &url, path_str(&values_only), "--values-only"]);
