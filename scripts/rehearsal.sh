@@ -203,7 +203,11 @@ hosts_up() {
   fi
   cgroups
   local h
-  for h in $(hosts); do enter "$h" && host_cgroupfs "$h"; done
+  for h in $(hosts); do
+    # A host whose sshd is gone (killed with the lab's processes) boots it again.
+    if [ -z "$(ip netns pids "$(ns_of "$h")")" ]; then host_boot "$h"; event rebooted "$h"; fi
+    enter "$h" && host_cgroupfs "$h"
+  done
   shape_all "$(cat "$st/rate" 2>/dev/null || echo "$rate")"
 }
 

@@ -125,9 +125,10 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
         run = quote(&run_dir),
         env = quote(&coord.env_file(name)),
     );
-    // The detached shell names itself in the pid file, then leaves the status beside it.
+    // The detached shell names itself in the pid file, then leaves the status beside it,
+    // renamed into place so that a reader never sees it half written.
     let pack = format!(
-        "echo $$ > {pid}; ({collect} && {bin} pack {} --out {} {}); echo $? > {exit}",
+        "echo $$ > {pid}; ({collect} && {bin} pack {} --out {} {}); echo $? > {exit}.tmp; mv {exit}.tmp {exit}",
         quote(&run_dir),
         quote(&rel),
         args.join(" ")
@@ -143,7 +144,7 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
          {alive}\n\
          if alive && [ ! -e {exit} ]; then echo state=running; exit 0; fi\n\
          if [ -e {rel}/manifest.json ] && {bin} verify {rel} >/dev/null 2>&1; then echo state=reused; exit 0; fi\n\
-         rm -rf {rel} {exit} {pid}\n\
+         rm -rf {rel} {exit} {exit}.tmp {pid}\n\
          setsid nohup sh -c {} > {log} 2>&1 < /dev/null &\n\
          for i in 1 2 3 4 5 6 7 8 9 10; do [ -s {pid} ] && break; sleep 0.5; done\n\
          echo state=started\n",
@@ -165,7 +166,7 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
     }
     let poll = format!(
         "{alive}\n\
-         if [ -e {exit} ]; then echo exit=$(cat {exit}); elif ! alive; then echo exit=gone; fi\n\
+         if alive; then :; elif [ -e {exit} ]; then echo exit=$(cat {exit}); else echo exit=gone; fi\n\
          echo lines=$(wc -l < {log})\n\
          tail -n +$((${{SHOWN:-0}} + 1)) {log} | sed 's/^/log: /'\n"
     );
