@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod explore;
+pub mod files;
 
 use anyhow::{Context, Result};
 use axum::extract::{Query, State};
@@ -87,13 +88,19 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .await
             .with_context(|| format!("listening on {}", args.listen))?;
         let addr = listener.local_addr()?;
+        let files = files::ReleaseFiles::new(&args.dir, explorer.tables().manifest());
         println!(
             "serving {} from {} at http://{addr}/",
             explorer.game_name(),
             args.dir.display()
         );
+        if files.serves_any() {
+            // On stderr: the first line of stdout, ending in the URL, is what scripts read.
+            eprintln!("its files, for `kingmaker fetch http://{addr}/release/ DIR`: http://{addr}/release/");
+        }
         std::io::stdout().flush().ok();
-        serve_connections(listener, router(explorer), limits).await
+        let routes = router(explorer).merge(files::routes(Arc::new(files)));
+        serve_connections(listener, routes, limits).await
     })
 }
 
