@@ -509,9 +509,63 @@ impl Progress {
 
 pub use kingmaker_process::lock::unix_now;
 
+/// Set by `kingmaker deploy` in the environment of the services it starts: the command that
+/// resumes the run from the operator's machine (`kingmaker deploy resume --inventory FILE`),
+/// which hints name instead of `kingmaker resume`, whose directory, workers and token live on
+/// the servers.
+pub const DEPLOY_RESUME_ENV: &str = "KINGMAKER_DEPLOY_RESUME";
+
+/// How to continue the run in `dir` after it stopped: `kingmaker resume DIR ARGS`, or in a
+/// deploy (the service's environment says so) the deploy command that does it.
+pub fn resume_hint(dir: &Path, args: &str) -> String {
+    resume_hint_in(
+        dir,
+        args,
+        std::env::var(DEPLOY_RESUME_ENV).ok(),
+        std::env::var("KINGMAKER_RUN").ok(),
+    )
+}
+
+fn resume_hint_in(
+    dir: &Path,
+    args: &str,
+    deploy: Option<String>,
+    deploy_run: Option<String>,
+) -> String {
+    let some = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    match (some(deploy), some(deploy_run)) {
+        (Some(command), _) => command,
+        // Environment files from before the deploy named its resume command: the service's run.
+        (None, Some(run)) => {
+            format!("kingmaker deploy resume --inventory <the inventory of run {run}>")
+        }
+        (None, None) => format!("kingmaker resume {}{args}", dir.display()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resume_hints_name_the_deploy_command_in_a_deploy() {
+        let dir = Path::new("/srv/run");
+        let hint = |d: Option<&str>, r: Option<&str>| {
+            resume_hint_in(dir, " --workers a:1", d.map(Into::into), r.map(Into::into))
+        };
+        assert_eq!(hint(None, None), "kingmaker resume /srv/run --workers a:1");
+        assert_eq!(
+            hint(
+                Some("kingmaker deploy resume --inventory inv.toml"),
+                Some("b")
+            ),
+            "kingmaker deploy resume --inventory inv.toml"
+        );
+        assert_eq!(
+            hint(Some(" "), Some("cc2p-b")),
+            "kingmaker deploy resume --inventory <the inventory of run cc2p-b>"
+        );
+    }
 
     /// While the summary is computed, progress says so, with every state decided and no
     /// checkpoint to resume from (the tables are written).

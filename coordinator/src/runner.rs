@@ -164,16 +164,16 @@ pub fn solve_run_with(
     let tables = match ending {
         Ending::Finished(_) if stop.load(Ordering::SeqCst) => {
             println!(
-                "stopped; every layer is written: `kingmaker resume {}` writes the summary",
-                run.path.display()
+                "stopped; every layer is written: `{}` writes the summary",
+                crate::rundir::resume_hint(&run.path, "")
             );
             return Ok(());
         }
         Ending::Finished(tables) => tables,
         Ending::Stopped => {
             println!(
-                "stopped; the run is checkpointed: `kingmaker resume {}` continues it",
-                run.path.display()
+                "stopped; the run is checkpointed: `{}` continues it",
+                crate::rundir::resume_hint(&run.path, "")
             );
             return Ok(());
         }

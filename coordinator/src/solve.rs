@@ -333,10 +333,10 @@ pub fn solve_layers(
             outcome.expect("the last attempt starts from scratch and either ends or fails");
         if outcome.stopped {
             tracing::info!(
-                "stopped after wave {} of layer {}; resume with `kingmaker resume {}`",
+                "stopped after wave {} of layer {}; resume with `{}`",
                 outcome.waves,
                 layer.name,
-                run.path.display()
+                crate::rundir::resume_hint(&run.path, "")
             );
             return Ok(Ending::Stopped);
         }
@@ -598,12 +598,15 @@ pub fn solve_distributed(
                 ),
                 None => "it has no checkpoint of the current layer".to_string(),
             };
+            let workers = info.distributed.as_ref().map(|d| d.workers.join(","));
             Err(err.context(format!(
                 "the distributed build stopped: {why}; {} keeps its finished layers and {resume}, the workers \
-                 keep their shard files: {fix}, then `kingmaker resume {} --workers {} --token ...`",
+                 keep their shard files: {fix}, then `{}`",
                 run.path.display(),
-                run.path.display(),
-                info.distributed.as_ref().map(|d| d.workers.join(",")).unwrap_or_default()
+                crate::rundir::resume_hint(
+                    &run.path,
+                    &format!(" --workers {} --token ...", workers.unwrap_or_default())
+                )
             )))
         }
     }
