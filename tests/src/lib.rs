@@ -61,6 +61,22 @@ pub fn kingmaker_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
+/// `kingmaker status ARGS...`'s stdout, whatever the run's standing: it exits 0 complete, 3
+/// running, 4 stopped (docs/cli.md); any other exit status fails the test.
+pub fn kingmaker_status(args: &[&str]) -> String {
+    let all: Vec<&str> = std::iter::once("status")
+        .chain(args.iter().copied())
+        .collect();
+    let out = kingmaker(&all);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3 | 4)),
+        "kingmaker {all:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
 /// Parse a JSON file.
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     let text =

@@ -5,8 +5,8 @@
 //!    write (TOPPEN's a tenth of one).
 
 use kingmaker_e2e::{
-    assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, read_json,
-    reference_build, seeded, send_signal, wait_for_wave, Tmpfs,
+    assert_interrupted_share, assert_same_tables, bin, kingmaker, kingmaker_ok, kingmaker_status,
+    read_json, reference_build, seeded, send_signal, wait_for_wave, Tmpfs,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -153,8 +153,8 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
     };
     signal("-STOP");
     let status: Value =
-        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
-    let text = kingmaker_ok(&["status", dir.to_str().unwrap()]);
+        serde_json::from_str(&kingmaker_status(&[dir.to_str().unwrap(), "--json"])).unwrap();
+    let text = kingmaker_status(&[dir.to_str().unwrap()]);
     signal("-CONT");
     assert_eq!(status["phase"], "running", "{status}");
     assert_eq!(status["progress"]["layer"], "solo", "{status}");
@@ -197,7 +197,7 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
         "the stop says how to resume: {stdout}"
     );
     let status: Value =
-        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+        serde_json::from_str(&kingmaker_status(&[dir.to_str().unwrap(), "--json"])).unwrap();
     assert!(
         status["phase"].as_str().unwrap().starts_with("stopped"),
         "{status}"
@@ -210,7 +210,7 @@ fn sigterm_stops_cleanly_with_a_checkpoint_and_resume_finishes() {
     resume_to_end(&dir);
     assert_like_reference(&dir, "stopped with SIGTERM");
     let status: Value =
-        serde_json::from_str(&kingmaker_ok(&["status", dir.to_str().unwrap(), "--json"])).unwrap();
+        serde_json::from_str(&kingmaker_status(&[dir.to_str().unwrap(), "--json"])).unwrap();
     assert_eq!(status["phase"], "complete");
 }
 

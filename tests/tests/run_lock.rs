@@ -1,7 +1,7 @@
 //! One process at a time works on a run directory: a second build or resume is refused while one
 //! runs, and `status` says running during a resume and stopped after a crash.
 
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, path_str as s, read_json, Killed};
+use kingmaker_e2e::{bin, kingmaker, kingmaker_status, path_str as s, read_json, Killed};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ fn wait_for_announcement(dir: &Path, pid: u32) -> serde_json::Value {
 }
 
 fn status_json(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&kingmaker_ok(&["status", s(dir), "--json"])).unwrap()
+    serde_json::from_str(&kingmaker_status(&[s(dir), "--json"])).unwrap()
 }
 
 fn spawn_kingmaker(args: &[&str]) -> Child {
@@ -154,7 +154,7 @@ fn status_says_running_during_a_resume_and_stopped_after_a_crash() {
     let activity = status["activity"].as_str().unwrap();
     assert!(["restoring", "running"].contains(&activity), "{status}");
     assert!(status["checkpoint"]["last"]["wave"].is_u64(), "{status}");
-    let text = kingmaker_ok(&["status", s(&dir)]);
+    let text = kingmaker_status(&[s(&dir)]);
     assert!(
         text.contains(&format!("running (pid {}", resume.0.id()))
             && text.contains("last checkpoint: layer solo after wave"),

@@ -1,10 +1,14 @@
-//! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped.
+//! `kingmaker status RUN_DIR`: where a run stands, while it runs or after it stopped; its exit
+//! status says which (complete, running, stopped: [`Standing`]), for scripts and monitors.
+
+mod eta;
+pub use eta::duration_words;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
 use kingmaker_coordinator::lock::run_holder;
-use kingmaker_coordinator::rundir::{read_json, unix_now, RunDir};
+use kingmaker_coordinator::rundir::{read_json, resume_hint, unix_now, RunDir};
 use kingmaker_coordinator::runner::print_summary;
 use kingmaker_tablefmt::release::manifest::{
     counts_in_words, release_bytes, ManifestLayer, MANIFEST, MANIFEST_SHA256,
@@ -23,13 +27,62 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
+/// Where a run stands, as `status` and `deploy status` exit with it (docs/cli.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Every layer solved and the summary written (a release: complete or partial).
+    Complete,
+    /// A build or resume works on it.
+    Running,
+    /// Nothing works on it and it is not complete (stopped, crashed, or not started).
+    Stopped,
+    /// `deploy status`: a host could not be reached, so the run's standing is not known.
+    Unreachable,
+}
+
+impl Standing {
+    pub fn code(self) -> i32 {
+        match self {
+            Standing::Complete => 0,
+            Standing::Running => 3,
+            Standing::Stopped => 4,
+            Standing::Unreachable => 5,
+        }
+    }
+
+    /// The standing of a `status --json` phase (`complete`, `running`, `stopped (...)`, ...).
+    pub fn of_phase(phase: &str) -> Standing {
+        match phase {
+            "complete" | "partial" => Standing::Complete,
+            "running" => Standing::Running,
+            _ => Standing::Stopped,
+        }
+    }
+}
+
+/// End the process with the exit status of `standing`, once stdout is written out.
+pub fn exit_with(standing: Standing) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    std::process::exit(standing.code())
+}
+
 pub fn run(args: StatusArgs) -> Result<()> {
     if args.dir.join(MANIFEST).exists() || args.dir.join(MANIFEST_SHA256).exists() {
         return release_status(&args);
     }
+    let standing = run_status(&args)?;
+    exit_with(standing)
+}
+
+fn run_status(args: &StatusArgs) -> Result<Standing> {
     let (run, info) = RunDir::open(&args.dir)?;
-    let state = run.state()?;
+    // Liveness first, completion after: a run that ends between the two reads as complete,
+    // never as stopped.
+    let holder = run_holder(&args.dir)?;
     let complete = run.summary_path().exists();
+    let holder = holder.filter(|_| !complete);
+    let state = run.state()?;
     let mut progress = run.progress()?;
     if let Some(p) = progress.as_mut().filter(|_| complete) {
         // A run that finished before progress.json said so at the end: its last wave's progress
@@ -47,11 +100,6 @@ pub fn run(args: StatusArgs) -> Result<()> {
     }
     // Running means a build or resume holds the run directory's lock: not the pid in
     // progress.json, which a crashed run leaves behind (and which the system may reuse).
-    let holder = if complete {
-        None
-    } else {
-        run_holder(&args.dir)?
-    };
     let running = holder.is_some();
     // The holder's own announcement (restoring, starting, running), if it has made one yet;
     // before that the progress is an earlier process's.
@@ -64,14 +112,15 @@ pub fn run(args: StatusArgs) -> Result<()> {
         (Some(_), None) => Some("starting"),
     };
     let phase = if complete {
-        "complete"
+        "complete".to_string()
     } else if running {
-        "running"
+        "running".to_string()
     } else if progress.is_some() || state.current.is_some() || !state.finished.is_empty() {
-        "stopped (resume with `kingmaker resume`)"
+        format!("stopped (resume with `{}`)", resume_hint(&args.dir, ""))
     } else {
-        "not started"
+        "not started".to_string()
     };
+    let standing = Standing::of_phase(&phase);
     let finished: Vec<&str> = state
         .finished
         .iter()
@@ -83,30 +132,36 @@ pub fn run(args: StatusArgs) -> Result<()> {
     let summary: Option<serde_json::Value> = complete
         .then(|| read_json(&run.summary_path(), "a summary.json").ok())
         .flatten();
-    let eta = current
-        .filter(|p| p.rate > 0.0 && p.phase == "running")
-        .map(|p| {
-            // States left in this layer over the layer's average rate (a rough guide: waves vary).
-            (p.states.saturating_sub(p.decided_total)) as f64 / p.rate
-        });
+    // What is left, from the wave history: only while something works on the run.
+    let eta = (running && !complete).then(|| {
+        let waves = kingmaker_tablefmt::run::read_waves(&args.dir).unwrap_or_default();
+        eta::estimate(&layers, &finished, current, &waves)
+    });
+    let checkpoint_age = state
+        .current
+        .as_ref()
+        .map(|c| unix_now().saturating_sub(c.at_unix));
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "run": args.dir,
                 "game": info.spec,
+                "run_id": info.distributed.as_ref().map(|d| &d.run_id),
                 "phase": phase,
                 "pid": holder.as_ref().map(|h| h.pid),
                 "activity": activity,
                 "layers": layers,
                 "finished": finished,
                 "checkpoint": state.current,
+                "checkpoint_age_seconds": checkpoint_age,
                 "progress": progress,
-                "eta_seconds": eta,
+                "eta_seconds": eta.as_ref().and_then(|e| e.seconds),
+                "eta": eta.as_ref().map(|e| e.words.as_str()),
                 "summary": summary.as_ref().map(summary_counts),
             }))?
         );
-        return Ok(());
+        return Ok(standing);
     }
     let doing = match (&holder, activity) {
         (Some(h), Some("restoring")) => format!(
@@ -145,7 +200,7 @@ pub fn run(args: StatusArgs) -> Result<()> {
             Some(summary) => print_summary(summary),
             None => println!("  (summary.json cannot be read)"),
         }
-        return Ok(());
+        return Ok(standing);
     }
     println!(
         "run {}: {phase}{doing} ({} states)",
@@ -179,19 +234,19 @@ pub fn run(args: StatusArgs) -> Result<()> {
         );
         println!("workers: {}", p.workers.join(", "));
     }
-    match &state.current {
-        Some(c) => println!(
-            "last checkpoint: layer {} after wave {} ({}s ago)",
+    match (&state.current, checkpoint_age) {
+        (Some(c), Some(age)) => println!(
+            "last checkpoint: layer {} after wave {} ({} ago)",
             c.layer,
             c.last.wave,
-            unix_now().saturating_sub(c.at_unix)
+            duration_words(age as f64)
         ),
-        None => println!("last checkpoint: none in progress"),
+        _ => println!("last checkpoint: none in progress"),
     }
     if let Some(eta) = eta {
-        println!("eta for this layer: at most about {:.0}s (waves vary)", eta);
+        println!("eta: {}", eta.words);
     }
-    Ok(())
+    Ok(standing)
 }
 
 /// What `status --json` shows of a complete run's summary: the states, illegal states and each
