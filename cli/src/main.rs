@@ -12,7 +12,13 @@ use kingmaker_games::view::GameCommand;
 /// Kingmaker builds exact endgame databases (who can force a win, who can only choose the winner,
 /// who can hold a draw) by retrograde analysis, on one machine or across gRPC workers.
 #[derive(Parser)]
-#[command(name = "kingmaker", version, about, propagate_version = true)]
+// The version names the commit it was built from (build.rs).
+#[command(
+    name = "kingmaker",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KINGMAKER_COMMIT"), ")"),
+    about,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
