@@ -43,9 +43,9 @@ struct Args {
     /// through out of core (a shard per thread at a time: mind `--shard-size`).
     #[arg(long, value_parser = parse_size)]
     memory_budget: Option<u64>,
-    /// Test only: sleep this many milliseconds before every wave (lets a test kill a worker
-    /// mid-run on a small table).
-    #[arg(long, default_value_t = 0, hide = true)]
+    /// Sleep this many milliseconds before every wave: slows a small job down so that faults
+    /// can be rehearsed on it (a kill, a cut link, a resume) before it ends. Not for real work.
+    #[arg(long, default_value_t = 0)]
     wave_delay_ms: u64,
     /// Test only: claim this protocol version (tests the coordinator's version check).
     #[arg(long, hide = true)]
