@@ -88,13 +88,15 @@ fn map(path: Option<&Path>, len: usize) -> Result<MmapMut, KernelError> {
             Ok(map)
         }
         Some(p) => {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(p)
-                .map_err(|e| KernelError::io(p, e))?;
+            let file = kingmaker_tablefmt::fsio::open_regular_with(
+                p,
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false),
+            )
+            .map_err(|e| KernelError::io(p, e))?;
             file.set_len(len as u64)
                 .map_err(|e| KernelError::io(p, e))?;
             reserve(&file, len).map_err(|e| KernelError::io(p, e))?;

@@ -7,6 +7,7 @@
 use super::memory::start_writeback;
 use super::shard::ShardPlan;
 use super::KernelError;
+use kingmaker_tablefmt::fsio::open_regular_with;
 use kingmaker_tablefmt::update_bucket::{each_frame, encode_frame, file_name, MAX_FRAME_UPDATES};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -112,11 +113,11 @@ impl UpdateBuckets {
         };
         let mut frame = Vec::new();
         encode_frame(&mut bucket.pending, &mut frame).map_err(|e| KernelError::io(&path, e))?;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| KernelError::io(&path, e))?;
+        let mut file = open_regular_with(
+            &path,
+            std::fs::OpenOptions::new().create(true).append(true),
+        )
+        .map_err(|e| KernelError::io(&path, e))?;
         file.write_all(&frame)
             .map_err(|e| KernelError::io(&path, e))?;
         start_writeback(&file);
@@ -146,7 +147,8 @@ impl UpdateBuckets {
         let mut count = 0;
         if bucket.spilled {
             let path = self.path(shard).expect("a spilled bucket has a file");
-            let file = std::fs::File::open(&path).map_err(|e| KernelError::io(&path, e))?;
+            let file = open_regular_with(&path, std::fs::OpenOptions::new().read(true))
+                .map_err(|e| KernelError::io(&path, e))?;
             let reader = std::io::BufReader::with_capacity(1 << 16, file);
             each_frame(reader, &path.display().to_string(), |codes| {
                 count += codes.len() as u64;

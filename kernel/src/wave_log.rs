@@ -4,6 +4,7 @@
 //! the zstd-compressed bitmap of the states it decided and a crc32.
 
 use super::KernelError;
+use kingmaker_tablefmt::fsio::open_regular_with;
 use kingmaker_tablefmt::wave_log::{each_frame, encode_frame, fingerprint, starts_with};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -33,13 +34,15 @@ impl WaveLog {
         let store = match path {
             None => LogStore::Memory(Vec::new()),
             Some(p) => LogStore::File(
-                OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(p)
-                    .map_err(|e| KernelError::io(p, e))?,
+                open_regular_with(
+                    p,
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create(true)
+                        .truncate(false),
+                )
+                .map_err(|e| KernelError::io(p, e))?,
             ),
         };
         Ok(WaveLog {

@@ -91,6 +91,32 @@ pub fn open_regular(path: &Path) -> Result<File, FormatError> {
     Ok(file)
 }
 
+/// Open `path` with `options` (to write, to append, to map), refusing anything but a regular
+/// file where one exists, as [`open_regular`] does for reading: a FIFO or a device planted where a
+/// wave log, a bucket or a cell file lies is an error, not a hang. The error is the I/O error's,
+/// for the caller to name the path in its own terms.
+pub fn open_regular_with(path: &Path, options: &OpenOptions) -> std::io::Result<File> {
+    let refuse = |t: FileType| {
+        let what = format!("not a regular file ({})", kind_of(t));
+        std::io::Error::new(ErrorKind::InvalidInput, what)
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err(refuse(meta.file_type())),
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut options = options.clone();
+    let file = options
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refuse(meta.file_type()));
+    }
+    Ok(file)
+}
+
 /// The bytes of `path`, a regular file ([`open_regular`]) of at most `cap` bytes; a larger one
 /// is refused before it is read, naming `what` it was read as: "PATH: 3.0 GiB, more than the
 /// 64 MiB a run.json may be". A file that grows while it is read stops at `cap` + 1 bytes and is

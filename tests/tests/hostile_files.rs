@@ -6,7 +6,7 @@
 //! Every command here runs with 1 GiB of address space and a time limit, so that a reader that
 //! reads on fails the test instead of the machine.
 
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, path_str as s, reference_build};
+use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, path_str as s, reference_build, wait_for_wave};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -171,6 +171,52 @@ fn a_fifo_in_place_of_a_layer_file_is_refused_not_waited_on() {
     copy(&run, &w);
     mkfifo(&w.join("layers/solo.kmt"));
     refused(&["query", s(&w), ""], fifo);
+}
+
+/// The files under `dir` (recursively) whose name ends with `suffix`.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_ending(&path, suffix));
+        } else if path.to_string_lossy().ends_with(suffix) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_fifo_in_place_of_a_wave_log_is_refused_by_resume_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut child = Command::new(bin("kingmaker"))
+        .args(["build", "connect4", "--board", "5x4", "--connect", "4"])
+        .args([
+            "--checkpoint-every-waves",
+            "2",
+            "--shard-size",
+            "65536",
+            "--out",
+        ])
+        .arg(&run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_wave(&run, &mut child, None, 3, Duration::from_secs(120));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        seen && run.join("checkpoint.json").exists(),
+        "no checkpoint after wave 2"
+    );
+    let logs = files_ending(&run, ".waves");
+    assert!(!logs.is_empty(), "no wave log under {}", run.display());
+    std::fs::remove_file(&logs[0]).unwrap();
+    mkfifo(&logs[0]);
+    refused(&["resume", s(&run)], "not a regular file (a FIFO)");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 use super::layer::{check_name, OpenLayer};
 use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::KernelError;
+use kingmaker_tablefmt::fsio::open_regular_with;
 use kingmaker_proto::v1 as pb;
 use kingmaker_rpc::convert::Convert;
 use kingmaker_rpc::status::{caused_by_peer, status_message};
@@ -500,12 +501,14 @@ impl ReplicaWriter {
         if self.open.as_ref().map(|(n, _)| n) != Some(&p.name) {
             self.close_open()?;
             let path = self.dir.join(&p.name);
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|e| io_status(&path, e))?;
+            let f = open_regular_with(
+                &path,
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false),
+            )
+            .map_err(|e| io_status(&path, e))?;
             self.open = Some((p.name.clone(), f));
             self.written.insert(p.name.clone());
         }
@@ -558,9 +561,7 @@ impl ReplicaWriter {
                 )));
             }
             if bytes.len() as u64 > s.wave_log_len {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&log)
+                let f = open_regular_with(&log, std::fs::OpenOptions::new().write(true))
                     .map_err(|e| io_status(&log, e))?;
                 f.set_len(s.wave_log_len).map_err(|e| io_status(&log, e))?;
                 f.sync_data().map_err(|e| io_status(&log, e))?;
