@@ -3,6 +3,7 @@
 //!    layer's, so a collect that fails leaves the run readable as before (docs/cli.md, "collect").
 
 use crate::cmd::summarize::write_summary;
+use crate::cmd::ticker::{Ticker, Unit};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::cluster::fetch_part;
@@ -71,7 +72,8 @@ pub fn run(args: CollectArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{collected} layer(s) collected into {}{}",
+        "{collected} layer{} collected into {}{}",
+        if collected == 1 { "" } else { "s" },
         dir.display(),
         if args.in_parts { ", in parts" } else { "" }
     );
@@ -94,6 +96,9 @@ fn collect_layer(
 ) -> Result<()> {
     let dir = run.layers_dir();
     let name = &kept.layer;
+    let bytes: u64 = kept.parts.iter().map(|p| p.size).sum();
+    let mut copying = Ticker::new("collect", Unit::Bytes, bytes);
+    copying.step(format!("layer {name}: copying its parts from the workers"));
     for part in &kept.parts {
         // The worker's number is in the part's name; its address is where it is now (run.json's,
         // or --workers'), which a resume on moved workers may have changed since.
@@ -116,6 +121,9 @@ fn collect_layer(
                 );
             }
             std::fs::rename(&tmp, &path)?;
+            copying.add(part.size);
+        } else {
+            copying.skip(part.size);
         }
         tracing::info!(
             "layer {name}: part {k} ({} rows) copied from {}",
@@ -123,6 +131,7 @@ fn collect_layer(
             workers[k]
         );
     }
+    copying.finish();
     let game = run.identity(name).game;
     let parted = open_parts(&dir, kept, &game, None)?.with_context(|| {
         format!(
@@ -151,7 +160,12 @@ fn collect_layer(
         return Ok(());
     }
     let mut writer = TableWriter::create(&dir, &run.identity(name), kept.summary.states)?;
-    parted.for_each_group(|values, depth| writer.append(values, depth))?;
+    let mut writing = Ticker::new("collect", Unit::States, kept.summary.states);
+    writing.step(format!("layer {name}: writing its table"));
+    parted.for_each_group(|values, depth| {
+        (writer.append(values, depth)).map(|()| writing.add(values.len() as u64))
+    })?;
+    writing.finish();
     let table = writer.finish()?;
     if let Err(e) = agrees(&table) {
         let _ = std::fs::remove_file(table_path(&dir, name));

@@ -15,4 +15,6 @@ pub mod report;
 pub mod resume;
 pub mod status;
 pub mod summarize;
+/// Progress lines with an ETA for the long commands (pack, collect, fetch).
+pub mod ticker;
 pub mod verify;

@@ -5,6 +5,7 @@
 //! leaves its staging directory behind; the next pack into the same `--out` removes it.
 
 use crate::cmd::summarize::compute_summary;
+use crate::cmd::ticker::{Ticker, Unit};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use kingmaker_coordinator::digits::thousands;
@@ -298,6 +299,13 @@ fn pack_into(
     }
     let mut layers = Vec::new();
     let mut files = Vec::new();
+    // Each layer is read three times: twice for its values and depths (the first pass finds
+    // the depth code), once for its values alone (a few sampled blocks choose its grouping).
+    let mut ticker = Ticker::new(
+        "pack",
+        Unit::States,
+        3 * info.states * info.layers.len() as u64,
+    );
     for layer in &info.layers {
         let started = Instant::now();
         let table = run.table(&layer.name)?;
@@ -312,13 +320,19 @@ fn pack_into(
         }
         let file = layer_file_name(&layer.name);
         let identity = run.identity(&layer.name);
+        ticker.step(format!("layer {}: values and depths", layer.name));
         let written = write_layer(
             &dir.join(&file),
             &identity,
             info.states,
             opts,
-            |first, values, depth| table.read_states(first, values, depth),
+            |first, values, depth| {
+                table.read_states(first, values, depth)?;
+                ticker.add(values.len() as u64);
+                Ok(())
+            },
         )?;
+        ticker.step(format!("layer {}: values alone", layer.name));
         let values_file = values_file_name(&layer.name);
         let mut stats = ValueStats::default();
         let period = choose_values_period(info.states, opts, |first, values| {
@@ -333,6 +347,7 @@ fn pack_into(
             |first, values| {
                 table.read_states(first, values, &mut [])?;
                 stats.add(first, values);
+                ticker.add(values.len() as u64);
                 Ok(())
             },
         )?;
@@ -403,6 +418,7 @@ fn pack_into(
             max_depth: written.max_depth,
         });
     }
+    ticker.finish();
     let manifest = Manifest {
         format: FORMAT_NAME.to_string(),
         format_version: FORMAT_VERSION,

@@ -6,6 +6,7 @@
 
 mod address;
 
+use crate::cmd::ticker::{Ticker, Unit};
 use address::{base_url, redact_text, redacted, Base, Link};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -311,9 +312,12 @@ fn fetch_into(
         manifest.files.len()
     );
     let mut downloaded = 0u64;
+    let mut ticker = Ticker::new("fetch", Unit::Bytes, total);
     for f in &files {
-        downloaded += fetch_file(http, base, f, &args.dir, args.retries, here)?;
+        ticker.step(f.path.clone());
+        downloaded += fetch_file(http, base, f, &args.dir, args.retries, here, &mut ticker)?;
     }
+    ticker.finish();
     // The parts list before the manifest, which marks the copy complete.
     match &parts {
         Some(p) => write_parts(&args.dir, p)?,
@@ -516,6 +520,7 @@ fn fetch_file(
     dir: &Path,
     retries: u32,
     here: &HashSet<String>,
+    ticker: &mut Ticker,
 ) -> Result<u64> {
     let target = dir.join(&f.path);
     let part = dir.join(format!("{}.part", f.path));
@@ -525,6 +530,7 @@ fn fetch_file(
     };
     if here.contains(&f.path) || whole_here() {
         eprintln!("  {}: already here", f.path);
+        ticker.skip(f.size);
         return Ok(0);
     }
     let link = base.file(&f.path);
@@ -535,6 +541,7 @@ fn fetch_file(
     // the file is whole, and possibly damaged here. A mismatch then downloads the file afresh
     // before anyone blames the server.
     let mut earlier_part = std::fs::metadata(&part).is_ok_and(|m| m.len() > 0);
+    ticker.skip(std::fs::metadata(&part).map_or(0, |m| m.len().min(f.size)));
     loop {
         let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
         if have > f.size {
@@ -552,7 +559,7 @@ fn fetch_file(
         let outcome = if have == f.size {
             Ok(())
         } else {
-            download(http, &link, &part, have, f.size, &mut transferred)
+            download(http, &link, &part, have, f.size, &mut transferred, ticker)
         };
         match outcome {
             Ok(()) => {}
@@ -650,6 +657,7 @@ fn download(
     have: u64,
     size: u64,
     transferred: &mut u64,
+    ticker: &mut Ticker,
 ) -> Result<(), Failure> {
     let url = &link.shown;
     let mut resp = http.get(link, have)?;
@@ -742,6 +750,7 @@ fn download(
             Ok(n) => {
                 file.write_all(&buf[..n]).map_err(io("writing"))?;
                 *transferred += n as u64;
+                ticker.add(n as u64);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             // More than the manifest lists (the body limit): the next attempt drops the file.
