@@ -130,12 +130,13 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         );
     } else {
         println!(
-            "{}: OK: {} files, {} bytes in all; {} layers of {} states decoded ({} states) with their \
+            "{}: OK: {} files, {} bytes in all; {} layer{} of {} states decoded ({} states) with their \
              counts and digests, in {:.2}s ({:.1} MB/s, {:.1} M states/s)",
             args.dir.display(),
             report.files,
             thousands(report.bytes),
             report.layers,
+            if report.layers == 1 { "" } else { "s" },
             thousands(manifest.states),
             thousands(report.states),
             secs,

@@ -129,8 +129,12 @@ impl GameView for TwoPlayerView {
             (v, d) => format!("{v}{d}"),
         };
         println!("position {}  (index {index})", game.format_position(index));
-        println!("{}", game.picture(index).trim_end());
-        if !game.picture_names_the_mover() {
+        let picture = game.picture(index);
+        println!("{}", picture.trim_end());
+        // A picture whose last line says whose turn it is already (cc2p's) is not followed by
+        // the same line again.
+        let said = picture.trim_end().lines().last() == Some(node(index).as_str());
+        if !game.picture_names_the_mover() && !said {
             println!("{}", node(index));
         }
         println!(
