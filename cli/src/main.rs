@@ -5,6 +5,7 @@ mod deploy;
 #[cfg(test)]
 mod fuzz_tests;
 mod serve;
+mod slurm;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use kingmaker_games::view::GameCommand;
@@ -62,6 +63,8 @@ enum Command {
     Deck(cmd::deck::DeckArgs),
     /// Run a build on rented servers over SSH: provision, launch, status, resume, fetch, teardown.
     Deploy(deploy::DeployArgs),
+    /// Run a build as SLURM batch jobs: submit, status, cancel (checkpointed, chained, requeued).
+    Slurm(slurm::SlurmArgs),
 }
 
 fn main() {
@@ -119,5 +122,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .try_get_matches_from(argv)
                 .map(|_| ())
         }),
+        Command::Slurm(args) => slurm::run(args),
     }
 }

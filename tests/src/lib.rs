@@ -2,6 +2,7 @@
 //! binaries (built by `cargo build --release --bins` before the tests run; see scripts/test.sh).
 
 pub mod lab;
+pub mod slurm_lab;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

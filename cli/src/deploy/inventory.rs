@@ -451,7 +451,7 @@ impl Inventory {
 }
 
 /// Words that go into environment files and remote shell commands: no spaces, quotes or `$`.
-fn check_word(w: &str) -> Result<()> {
+pub(crate) fn check_word(w: &str) -> Result<()> {
     let ok = !w.is_empty()
         && w.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.,:/=@+%[]".contains(c));

@@ -12,7 +12,7 @@ mod provision;
 mod ssh;
 mod status;
 mod teardown;
-mod units;
+pub(crate) mod units;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};

@@ -86,7 +86,7 @@ pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
 
 /// Those of `build_args` that `kingmaker resume` takes too (`--worker-timeout 2`, `--threads 8`,
 /// ...), so that a resumed run keeps the settings it was built with.
-fn resume_takes(build_args: &[String]) -> Vec<String> {
+pub(crate) fn resume_takes(build_args: &[String]) -> Vec<String> {
     use clap::Args;
     let resume = crate::cmd::resume::ResumeArgs::augment_args(clap::Command::new("resume"));
     let mut out = Vec::new();
