@@ -366,13 +366,13 @@ fn systemd_units_verify() {
         install.join("bin/kingmaker-service"),
     )
     .unwrap();
-    std::fs::write(install.join("etc/coordinator.env"), "").unwrap();
+    std::fs::write(install.join("etc/coordinator-run1.env"), "").unwrap();
     std::fs::write(install.join("etc/worker-run1.env"), "").unwrap();
     let mut units = Vec::new();
     for (file, instance) in [
         (
-            "kingmaker-coordinator.service",
-            "kingmaker-coordinator.service",
+            "kingmaker-coordinator@.service",
+            "kingmaker-coordinator@run1.service",
         ),
         ("kingmaker-worker@.service", "kingmaker-worker@run1.service"),
     ] {

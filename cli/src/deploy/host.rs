@@ -21,6 +21,13 @@ pub fn prelude(inv: &Inventory, host: &Host) -> String {
         ("KM_DATA", host.data_dir.clone()),
         ("KM_UNIT", host.unit(run)),
         ("KM_ENV", host.env_file(run)),
+        (
+            "KM_LEGACY_ENV",
+            match host.role {
+                Role::Coordinator => host.legacy_env_file(),
+                Role::Worker => String::new(),
+            },
+        ),
         ("KM_PID", host.pid_file(run)),
         ("KM_LOG", host.log_file(run)),
         ("KM_BINARY", format!("{}/{binary}", host.bin_dir())),
@@ -129,6 +136,20 @@ km_listening() {
   hex=$(printf ':%04X' "$KM_PORT")
   awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
+# The pids of the processes listening on TCP port $KM_PORT, one a line (ss, else the sockets'
+# inodes in /proc): whose the port is, this run's worker or another's.
+km_listener_pids() {
+  if command -v ss >/dev/null 2>&1; then
+    ss -Hltnp "sport = :$KM_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u
+    return 0
+  fi
+  hex=$(printf ':%04X' "$KM_PORT")
+  for ino in $(awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null); do
+    find /proc/[0-9]*/fd -lname "socket:\\[$ino\\]" 2>/dev/null | cut -d/ -f3
+  done | sort -u
+}
+# KEY's value in an environment file deploy wrote (never used for the token).
+km_env_value() { sed -n "s/^$1=\"\(.*\)\"\$/\1/p" "$2" 2>/dev/null; }
 "#;
 
 /// What a probe found on a host (every field as the host reported it).
@@ -153,6 +174,16 @@ pub struct Health {
     /// Workers: the private address is configured, and the worker port is listening.
     pub has_private_address: bool,
     pub listening: bool,
+    /// Workers: this run's worker is among the processes listening on the worker port; another
+    /// process listening there (the run named in its environment, its command line).
+    pub listener_ours: bool,
+    pub other_listener_pid: Option<u32>,
+    pub other_listener_run: String,
+    pub other_listener_cmd: String,
+    /// The coordinator: the run in the host's `coordinator.env` of an older kingmaker (empty: none),
+    /// and whether that kingmaker's unit is active.
+    pub legacy_env_run: String,
+    pub legacy_unit_active: bool,
 }
 
 const PROBE: &str = r#"
@@ -181,7 +212,22 @@ if [ -n "$KM_ADDR" ]; then
   if command -v ip >/dev/null 2>&1; then a=$(ip -o addr show 2>/dev/null); else a=" $(hostname -I 2>/dev/null) "; fi
   case "$a" in *" $KM_ADDR/"*|*" $KM_ADDR "*) echo private_address=yes ;; esac
 fi
-if [ "$KM_ROLE" = worker ] && km_listening; then echo listening=yes; fi
+if [ "$KM_ROLE" = worker ] && km_listening; then
+  echo listening=yes
+  me=$(km_pid)
+  for lp in $(km_listener_pids); do
+    if [ "$lp" = "$me" ]; then echo listener_ours=yes; continue; fi
+    echo "other_listener_pid=$lp"
+    echo "other_listener_run=$(tr '\0' '\n' < "/proc/$lp/environ" 2>/dev/null | sed -n 's/^KINGMAKER_RUN=//p' | head -n 1)"
+    echo "other_listener_cmd=$(tr '\0' ' ' < "/proc/$lp/cmdline" 2>/dev/null | cut -c1-160)"
+  done
+fi
+if [ -n "$KM_LEGACY_ENV" ] && [ -r "$KM_LEGACY_ENV" ]; then
+  echo "legacy_env_run=$(km_env_value KINGMAKER_RUN "$KM_LEGACY_ENV")"
+  if [ "$KM_SUP" = systemd ] && systemctl is-active --quiet kingmaker-coordinator.service 2>/dev/null; then
+    echo legacy_unit_active=yes
+  fi
+fi
 exit 0
 "#;
 
@@ -215,6 +261,14 @@ pub fn probe(ssh: &Ssh, inv: &Inventory, host: &Host) -> Result<Health> {
         running_token_fp: s("running_token_fp"),
         has_private_address: r.field("private_address") == Some("yes"),
         listening: r.field("listening") == Some("yes"),
+        listener_ours: r.field("listener_ours") == Some("yes"),
+        other_listener_pid: r
+            .field("other_listener_pid")
+            .and_then(|p| p.trim().parse().ok()),
+        other_listener_run: s("other_listener_run"),
+        other_listener_cmd: s("other_listener_cmd"),
+        legacy_env_run: s("legacy_env_run"),
+        legacy_unit_active: r.field("legacy_unit_active") == Some("yes"),
     })
 }
 

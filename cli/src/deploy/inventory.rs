@@ -207,19 +207,19 @@ impl Host {
     pub fn bin_dir(&self) -> String {
         format!("{}/bin", self.install_dir)
     }
-    /// This host's environment file of the run (mode 0600: it holds the token).
+    /// This host's environment file of the run (mode 0600: it holds the token). One per run and
+    /// role, so that several runs live side by side on a host.
     pub fn env_file(&self, run: &str) -> String {
-        match self.role {
-            Role::Coordinator => format!("{}/etc/coordinator.env", self.install_dir),
-            Role::Worker => format!("{}/etc/worker-{run}.env", self.install_dir),
-        }
+        format!("{}/etc/{}-{run}.env", self.install_dir, self.role.as_str())
     }
-    /// The systemd unit of this host's service.
+    /// The one coordinator environment file of a host provisioned by an older kingmaker (its
+    /// `KINGMAKER_RUN` names the run it belongs to).
+    pub fn legacy_env_file(&self) -> String {
+        format!("{}/etc/coordinator.env", self.install_dir)
+    }
+    /// The systemd unit of this host's service of the run (an instance of a template).
     pub fn unit(&self, run: &str) -> String {
-        match self.role {
-            Role::Coordinator => "kingmaker-coordinator.service".into(),
-            Role::Worker => format!("kingmaker-worker@{run}.service"),
-        }
+        format!("kingmaker-{}@{run}.service", self.role.as_str())
     }
     /// Pid file and log of the `nohup` supervisor.
     pub fn pid_file(&self, run: &str) -> String {

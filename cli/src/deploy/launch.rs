@@ -43,9 +43,11 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
     let phase = super::status::run_phase(d).unwrap_or_default();
     if phase == "complete" {
         println!(
-            "run {} is complete: `kingmaker deploy fetch` downloads it",
-            d.inv.run.name
+            "run {} is complete: `kingmaker deploy fetch --inventory {}` downloads it",
+            d.inv.run.name,
+            d.inv_hint()
         );
+        print_teardown_hint(d, &healths);
         return Ok(());
     }
     let down: Vec<&str> = healths
@@ -72,9 +74,30 @@ pub fn resume(d: &Deployment, settle_secs: u64, stop_timeout: u64) -> Result<()>
         let out = host::service(&d.ssh, &d.inv, coord, &format!("km_stop {stop_timeout}"))?;
         println!("[{}] coordinator {out}", coord.name);
     }
-    if !down.is_empty() {
-        println!("restarting: {}", down.join(", "));
-    }
+    let mut restarting: Vec<String> = down.iter().map(|h| format!("the worker on {h}")).collect();
+    restarting.push(format!(
+        "the coordinator on {}{}",
+        coord.name,
+        if coordinator_running {
+            " (stopped above)"
+        } else {
+            ""
+        }
+    ));
+    let running: Vec<&str> = healths
+        .iter()
+        .filter(|(h, hl)| h.name != coord.name && hl.running())
+        .map(|(h, _)| h.name.as_str())
+        .collect();
+    println!(
+        "restarting: {}{}",
+        restarting.join(", "),
+        if running.is_empty() {
+            String::new()
+        } else {
+            format!("; left running: the worker(s) on {}", running.join(", "))
+        }
+    );
     start_workers(d, &healths)?;
     if start_coordinator(d, settle_secs)? {
         print_watch_hints(d);
@@ -109,33 +132,43 @@ fn start_workers(d: &Deployment, healths: &[(&Host, Health)]) -> Result<()> {
         let running = healths
             .iter()
             .any(|(x, hl)| x.name == h.name && hl.running());
-        let msg = if running {
-            "already running".to_string()
+        let what = if running {
+            "already running"
         } else {
-            host::service(&d.ssh, &d.inv, h, "km_start")?
+            host::service(&d.ssh, &d.inv, h, "km_start")?;
+            "started"
         };
-        wait_listening(d, h)?;
+        let pid = wait_listening(d, h)?;
         Ok(format!(
-            "worker {msg}; listening on {}",
+            "worker {what} (pid {pid}); listening on {}",
             h.listen(d.inv.run.worker_port)
         ))
     });
     report(results, |h, msg| println!("[{}] {msg}", h.name))
 }
 
-fn wait_listening(d: &Deployment, h: &Host) -> Result<()> {
+/// Wait until this run's worker listens on its port; its pid. The port is checked to be its own:
+/// another run's worker (or any other process) listening there is named, not taken for it.
+fn wait_listening(d: &Deployment, h: &Host) -> Result<u32> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let health = host::probe(&d.ssh, &d.inv, h)?;
-        if health.listening {
-            return Ok(());
+        if health.listening && health.running() && health.listener_ours {
+            return Ok(health.pid.unwrap_or(0));
         }
-        if !health.running() {
-            bail!(
-                "host {}: the worker exited at start; its log:\n{}",
-                h.name,
-                indent(&host::log_tail(&d.ssh, &d.inv, h, 15))
-            );
+        let taken = health.other_listener_pid.is_some();
+        if !health.running() || (taken && Instant::now() > deadline) {
+            let log = host::log_tail(&d.ssh, &d.inv, h, 15);
+            if taken || log.contains("Address already in use") {
+                bail!("{}", port_clash(d, h, &health, &log));
+            }
+            if !health.running() {
+                bail!(
+                    "host {}: the worker exited at start; its log:\n{}",
+                    h.name,
+                    indent(&log)
+                );
+            }
         }
         if Instant::now() > deadline {
             bail!(
@@ -147,6 +180,42 @@ fn wait_listening(d: &Deployment, h: &Host) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// The message for a worker port held by someone else: who holds it, and what to do.
+fn port_clash(d: &Deployment, h: &Host, health: &Health, log: &str) -> String {
+    let port = d.inv.run.worker_port;
+    let holder = match (
+        health.other_listener_pid,
+        health.other_listener_run.as_str(),
+    ) {
+        (Some(pid), other) if !other.is_empty() => format!(
+            "the worker of run {other} (pid {pid}: {})",
+            health.other_listener_cmd.trim()
+        ),
+        (Some(pid), _) => format!("pid {pid} ({})", health.other_listener_cmd.trim()),
+        (None, _) => "another process".to_string(),
+    };
+    let ours = if health.running() {
+        "this run's worker does not get it".to_string()
+    } else {
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("Address already in use"))
+            .map(|l| format!(": \"{}\"", l.trim()))
+            .unwrap_or_default();
+        format!("this run's worker exited{line}")
+    };
+    format!(
+        "host {}: port {port} ({}) is taken by {holder}; {ours} (run {}). Runs on one host need ports of \
+         their own: set `worker_port` in [run] of {} to a port no run there uses (`kingmaker deploy \
+         list` shows theirs), provision, then launch again; or stop what holds it",
+        h.name,
+        h.listen(port),
+        d.inv.run.name,
+        d.inv_hint(),
+    )
 }
 
 /// Start the coordinator and watch it for `settle_secs`: a build that dies at once (bad
@@ -168,6 +237,9 @@ fn start_coordinator(d: &Deployment, settle_secs: u64) -> Result<bool> {
                     coord.name,
                     d.inv_hint()
                 );
+                if let Ok(healths) = d.probe_all() {
+                    print_teardown_hint(d, &healths);
+                }
                 return Ok(false);
             }
             bail!(
@@ -204,6 +276,25 @@ fn print_watch_hints(d: &Deployment) {
     println!(
         "After a crash, a reboot or a lost worker: `kingmaker deploy resume --inventory {inv}`; when it is \
          complete: `kingmaker deploy fetch --inventory {inv}`."
+    );
+}
+
+/// A complete run's workers that still run are idle, and their servers billed: say how to stop
+/// them (after fetch, which collects layers kept on them).
+fn print_teardown_hint(d: &Deployment, healths: &[(&Host, Health)]) {
+    let idle: Vec<&str> = healths
+        .iter()
+        .filter(|(h, hl)| h.role == super::inventory::Role::Worker && hl.running())
+        .map(|(h, _)| h.name.as_str())
+        .collect();
+    if idle.is_empty() {
+        return;
+    }
+    println!(
+        "its workers on {} still run, idle: once the release is fetched, `kingmaker deploy teardown \
+         --inventory {}` stops them (`--delete-data` frees their disks), then delete the servers",
+        idle.join(", "),
+        d.inv_hint()
     );
 }
 

@@ -8,6 +8,8 @@ mod fetch;
 mod host;
 pub(crate) mod inventory;
 mod launch;
+mod list;
+mod logs;
 mod provision;
 mod ssh;
 mod status;
@@ -68,6 +70,18 @@ pub enum Action {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The last lines of the run's service log on one host (the journal under systemd, else the
+    /// log file).
+    Logs {
+        /// The host, by its name in the inventory.
+        host: String,
+        /// How many lines.
+        #[arg(long, short = 'n', default_value_t = 50)]
+        lines: usize,
+    },
+    /// The runs provisioned on the inventory's hosts (of any inventory), from their environment
+    /// files: role, service state, a worker's port, a coordinator's progress.
+    List,
     /// Stop every service of the run (the coordinator checkpoints first). Data is kept unless
     /// --delete-data is given.
     Teardown {
@@ -108,6 +122,8 @@ pub fn run(args: DeployArgs, check_build: BuildArgsCheck) -> Result<()> {
             stop_timeout,
         } => launch::resume(&d, settle_secs, stop_timeout),
         Action::Fetch { out } => fetch::run(&d, out),
+        Action::Logs { host, lines } => logs::run(&d, &host, lines),
+        Action::List => list::run(&d),
         Action::Teardown {
             delete_data,
             stop_timeout,
@@ -223,7 +239,18 @@ impl Deployment {
                     );
                 }
             }
-            if !health.env_file {
+            if !health.env_file && health.legacy_env_run == self.inv.run.name {
+                problems.push(format!(
+                    "host {}: run {} was provisioned there by an older kingmaker, whose one coordinator \
+                     environment file ({}) every run on the host shared: run `kingmaker deploy provision` \
+                     to give the run its own ({}); the run keeps its data and continues with `kingmaker \
+                     deploy resume`",
+                    h.name,
+                    self.inv.run.name,
+                    h.legacy_env_file(),
+                    h.env_file(&self.inv.run.name)
+                ));
+            } else if !health.env_file {
                 problems.push(format!(
                     "host {}: no environment file {}: run `kingmaker deploy provision`",
                     h.name,

@@ -3,12 +3,17 @@
 use super::host::{self, describe_supervisor, prelude};
 use super::inventory::{parse_bytes, Host, Role};
 use super::ssh::quote;
-use super::{binary_name, human_bytes, report, sha256_file, token_or_create, units, Deployment};
+use super::{
+    binary_name, fingerprint, human_bytes, list, report, sha256_file, token_or_create, units,
+    Deployment,
+};
 use anyhow::{bail, Result};
+use std::collections::BTreeSet;
 
 pub fn run(d: &Deployment) -> Result<()> {
     check_build_args(d)?;
     check_shares(d)?;
+    check_other_runs(d)?;
     let token = token_or_create(&d.inv.token_file())?;
     // Read the local binaries once, before touching any host.
     let mut binaries = Vec::new();
@@ -96,6 +101,57 @@ pub fn check_shares(d: &Deployment) -> Result<()> {
     Ok(())
 }
 
+/// Other runs on these hosts keep what is theirs: each run has its own environment file, unit,
+/// pid file and log, and a worker port no other run uses on the same host (checked before any
+/// host is changed; a clash is refused with a free port to take).
+fn check_other_runs(d: &Deployment) -> Result<()> {
+    let ours = &d.inv.run.name;
+    let port = d.inv.run.worker_port;
+    let results = d.each(&d.all_hosts(), |h| list::runs_on(&d.ssh, &d.inv, h));
+    let mut clashes = Vec::new();
+    let mut used = BTreeSet::new();
+    let mut others = BTreeSet::new();
+    for (h, r) in results {
+        for e in r? {
+            if &e.run == ours {
+                continue;
+            }
+            others.insert(e.run.clone());
+            let Some(p) = e.port().filter(|_| e.role == "worker") else {
+                continue;
+            };
+            used.insert(p);
+            let worker_here = d.inv.workers().iter().any(|w| w.name == h.name);
+            if p == port && worker_here {
+                clashes.push(format!(
+                    "host {}: run {}'s worker listens on port {p} there ({}/etc/{}; its worker is {})",
+                    h.name, e.run, h.install_dir, e.file, e.state
+                ));
+            }
+        }
+    }
+    if !clashes.is_empty() {
+        let free = (port.saturating_add(1)..=u16::MAX)
+            .find(|p| !used.contains(p))
+            .unwrap_or(port);
+        bail!(
+            "run {ours}'s worker_port {port} is another run's on these hosts (nothing was changed on \
+             any host): {}. Give run {ours} a port of its own: set `worker_port = {free}` in [run] of \
+             {} (let it through the firewall too, docs/operators.md §8), then provision again",
+            clashes.join("; "),
+            d.inv_hint()
+        );
+    }
+    if !others.is_empty() {
+        println!(
+            "these hosts also hold run(s) {}: each run has its own environment file (token), unit, \
+             pid file, log and worker port; provisioning {ours} changes none of theirs",
+            others.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
+}
+
 fn provision_host(
     d: &Deployment,
     h: &Host,
@@ -144,11 +200,22 @@ fn provision_host(
             h.private_address.map(|a| a.to_string()).unwrap_or_default()
         ));
     }
+    let run = &inv.run.name;
+    // A host provisioned by an older kingmaker keeps its coordinator's settings in the one
+    // coordinator.env: this run's are moved to its own file (another run's are left alone).
+    let legacy_ours = h.role == Role::Coordinator && &health.legacy_env_run == run;
+    if legacy_ours && health.legacy_unit_active {
+        problems.push(format!(
+            "the coordinator of run {run} runs under {}, the unit of an older kingmaker: stop it first \
+             (`systemctl stop {}` there; it checkpoints), then provision again and `kingmaker deploy resume`",
+            units::LEGACY_COORDINATOR_UNIT,
+            units::LEGACY_COORDINATOR_UNIT
+        ));
+    }
     if !problems.is_empty() {
         bail!("host {}: {}", h.name, problems.join("; "));
     }
     let systemd = health.supervisor == "systemd";
-    let run = &inv.run.name;
     let data = match h.role {
         Role::Coordinator => h.run_data(run),
         Role::Worker => h.worker_dir(run),
@@ -187,6 +254,44 @@ fn provision_host(
         "600",
     )?;
     done.push(format!("token in {} (0600)", h.env_file(run)));
+    if health.env_file && !health.token_fp.is_empty() && health.token_fp != fingerprint(token) {
+        done.push(format!(
+            "WARNING: it held another token for run {run} (fingerprint {}), now this inventory's: \
+             another inventory with the same run name? A service running with the old token needs \
+             `teardown` and `resume`",
+            health.token_fp
+        ));
+    }
+    if legacy_ours {
+        let legacy_unit = format!("/etc/systemd/system/{}", units::LEGACY_COORDINATOR_UNIT);
+        d.ssh.run_ok(
+            h,
+            "removing the older kingmaker's coordinator.env",
+            &format!(
+                "{}rm -f \"$KM_LEGACY_ENV\"\n\
+                 if [ \"$KM_SUP\" = systemd ]; then\n\
+                   systemctl disable {unit} >/dev/null 2>&1 || true\n\
+                   rm -rf {file} {file}.d\n\
+                 fi\n",
+                prelude(inv, h),
+                unit = units::LEGACY_COORDINATOR_UNIT,
+                file = quote(&legacy_unit),
+            ),
+            None,
+        )?;
+        done.push(format!(
+            "moved run {run}'s settings from {} (an older kingmaker's, one for every run) to its own {}",
+            h.legacy_env_file(),
+            h.env_file(run)
+        ));
+    } else if h.role == Role::Coordinator && !health.legacy_env_run.is_empty() {
+        done.push(format!(
+            "left {} of run {} (an older kingmaker's) as it is: provision that run with this kingmaker \
+             to give it its own files",
+            h.legacy_env_file(),
+            health.legacy_env_run
+        ));
+    }
     if systemd {
         let (unit_name, unit) = units::unit(h);
         d.ssh.upload_bytes(

@@ -2,9 +2,8 @@
 //! its workers still answer); with `--delete-data`, remove the run's data and secrets as well.
 
 use super::host::{self, prelude};
-use super::inventory::Role;
 use super::ssh::quote;
-use super::{report, status, Deployment};
+use super::{report, status, units, Deployment};
 use anyhow::Result;
 
 pub fn run(d: &Deployment, delete_data: bool, stop_timeout: u64) -> Result<()> {
@@ -46,27 +45,35 @@ pub fn run(d: &Deployment, delete_data: bool, stop_timeout: u64) -> Result<()> {
     }
     let name = &d.inv.run.name;
     let results = d.each(&d.all_hosts(), |h| {
+        // Only this run's files: other runs on the host have their own environment file, unit
+        // instance, pid file, log and data, and the unit templates are shared. An older
+        // kingmaker's coordinator.env (and its unit) go only when they name this run.
         let script = format!(
             "{}set -e\n\
              rm -rf {data}\n\
              rm -f \"$KM_ENV\" \"$KM_PID\" \"$KM_LOG\"\n\
+             legacy=no\n\
+             if [ -n \"$KM_LEGACY_ENV\" ] && [ \"$(km_env_value KINGMAKER_RUN \"$KM_LEGACY_ENV\")\" = \"$KM_RUN\" ]; then\n\
+               rm -f \"$KM_LEGACY_ENV\"\n\
+               legacy=yes\n\
+             fi\n\
              if [ \"$KM_SUP\" = systemd ]; then\n\
                rm -rf /etc/systemd/system/{unit}.d\n\
-               {coordinator_unit}\
+               if [ $legacy = yes ]; then\n\
+                 systemctl disable {legacy_unit} >/dev/null 2>&1 || true\n\
+                 rm -rf /etc/systemd/system/{legacy_unit} /etc/systemd/system/{legacy_unit}.d\n\
+               fi\n\
                systemctl daemon-reload\n\
              fi\n",
             prelude(&d.inv, h),
             data = quote(&h.run_data(name)),
             unit = quote(&h.unit(name)),
-            coordinator_unit = if h.role == Role::Coordinator {
-                "rm -f /etc/systemd/system/kingmaker-coordinator.service\n"
-            } else {
-                ""
-            },
+            legacy_unit = units::LEGACY_COORDINATOR_UNIT,
         );
         d.ssh.run_ok(h, "deleting the run's data", &script, None)?;
         Ok(format!(
-            "deleted {} and the run's environment file (token), pid file and log",
+            "deleted {} and the run's environment file (token), pid file and log; other runs' \
+             files are untouched",
             h.run_data(name)
         ))
     });

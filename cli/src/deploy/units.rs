@@ -6,15 +6,18 @@ use super::inventory::{parse_bytes, Host, Inventory, Role};
 pub const SERVICE_SCRIPT: &str = include_str!("../../../deploy/kingmaker-service");
 pub const WORKER_UNIT: &str = include_str!("../../../deploy/systemd/kingmaker-worker@.service");
 pub const COORDINATOR_UNIT: &str =
-    include_str!("../../../deploy/systemd/kingmaker-coordinator.service");
+    include_str!("../../../deploy/systemd/kingmaker-coordinator@.service");
+/// The unit an older kingmaker installed for a host's one coordinator (`coordinator.env`).
+pub const LEGACY_COORDINATOR_UNIT: &str = "kingmaker-coordinator.service";
 
 /// The prefix the unit templates are written with; replaced by the host's install_dir.
 const TEMPLATE_PREFIX: &str = "/opt/kingmaker";
 
-/// The unit file for a host's role: (file name under /etc/systemd/system, contents).
+/// The unit template for a host's role: (file name under /etc/systemd/system, contents); each run
+/// is an instance of it (`Host::unit`).
 pub fn unit(host: &Host) -> (&'static str, String) {
     let (name, text) = match host.role {
-        Role::Coordinator => ("kingmaker-coordinator.service", COORDINATOR_UNIT),
+        Role::Coordinator => ("kingmaker-coordinator@.service", COORDINATOR_UNIT),
         Role::Worker => ("kingmaker-worker@.service", WORKER_UNIT),
     };
     (name, text.replace(TEMPLATE_PREFIX, &host.install_dir))
@@ -153,11 +156,23 @@ mod tests {
         let path = dir.path().join("inv.toml");
         std::fs::write(&path, text).unwrap();
         let inv = Inventory::load(&path).unwrap();
-        let (name, unit) = unit(inv.workers()[0]);
+        let unit_of = unit;
+        let (name, unit) = unit_of(inv.workers()[0]);
         assert_eq!(name, "kingmaker-worker@.service");
         assert!(unit.contains("EnvironmentFile=/srv/km/etc/worker-%i.env"));
         assert!(unit.contains("ExecStart=/srv/km/bin/kingmaker-service worker"));
         assert!(!unit.contains("/opt/kingmaker"));
+        let (name, unit) = unit_of(inv.coordinator());
+        assert_eq!(name, "kingmaker-coordinator@.service");
+        assert!(unit.contains("EnvironmentFile=/srv/km/etc/coordinator-%i.env"));
+        assert_eq!(
+            inv.coordinator().unit("cc3p-2"),
+            "kingmaker-coordinator@cc3p-2.service"
+        );
+        assert_eq!(
+            inv.coordinator().env_file("cc3p-2"),
+            "/srv/km/etc/coordinator-cc3p-2.env"
+        );
         let env = env_file(&inv, inv.coordinator(), "secret");
         assert!(env.contains("KINGMAKER_WORKERS=\"10.0.0.11:7070,10.0.0.12:7070\""));
         assert!(env.contains("KINGMAKER_BUILD_ARGS=\"cc3p --level 1 --checkpoint-every-secs 600"));
