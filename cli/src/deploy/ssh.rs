@@ -141,7 +141,7 @@ impl Ssh {
         let out = child.wait_with_output().context("waiting for ssh")?;
         let r = to_remote(out);
         if r.code == 255 {
-            bail!("{}", unreachable(host, &r.stderr));
+            bail!("{}", unreachable(host, &r.stderr, &self.known_hosts));
         }
         Ok(r)
     }
@@ -245,16 +245,55 @@ fn to_remote(out: Output) -> Remote {
     }
 }
 
-/// Why ssh could not reach a host, and what to check.
-fn unreachable(host: &Host, stderr: &str) -> String {
+/// Why ssh could not reach a host, and what to check. A host key that is not the pinned one is
+/// not an unreachable host: it is named as such, with the step that pins the new key.
+fn unreachable(host: &Host, stderr: &str, known_hosts: &Path) -> String {
     let err = stderr.trim();
-    let advice = if err.contains("Host key verification failed")
-        || err.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
-    {
-        "its host key is not the one pinned in the run's known_hosts (a reinstalled server, or someone in \
-         between): check the key's fingerprint on the provider's console, then remove the old line \
-         from the known_hosts file"
-    } else if err.contains("Permission denied") {
+    let known = quote(&known_hosts.display().to_string());
+    // known_hosts names a host on another port than 22 as [ADDR]:PORT, as ssh-keyscan -p writes.
+    let entry = if host.port == 22 {
+        host.address.clone()
+    } else {
+        format!("[{}]:{}", host.address, host.port)
+    };
+    let keyscan = format!(
+        "ssh-keyscan -p {} {} >> {known}",
+        host.port,
+        quote(&host.address)
+    );
+    let changed = err.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+        || err.contains("Offending")
+        || err.contains("has changed");
+    let unknown = err.contains("host key is known for") || err.contains("No matching host key");
+    if changed || (err.contains("Host key verification failed") && !unknown) {
+        return format!(
+            "host {} ({}:{}): its SSH host key changed: the server answers with a key other than the \
+             one pinned in {known} (a replaced or reinstalled server, or someone in between). Compare \
+             the new key's fingerprint (`ssh-keyscan -p {} {} | ssh-keygen -lf -`) with the one the \
+             provider's console shows (cloud-init prints it); if they match, pin the new key: \
+             `ssh-keygen -R {} -f {known} && {keyscan}`",
+            host.name,
+            host.target(),
+            host.port,
+            host.port,
+            quote(&host.address),
+            quote(&entry),
+        );
+    }
+    if unknown {
+        return format!(
+            "host {} ({}:{}): its SSH host key is not in {known}, and strict_host_keys = true refuses \
+             an unknown key. Compare its fingerprint (`ssh-keyscan -p {} {} | ssh-keygen -lf -`) with \
+             the one the provider's console shows (cloud-init prints it); if they match, pin it: \
+             `{keyscan}`",
+            host.name,
+            host.target(),
+            host.port,
+            host.port,
+            quote(&host.address),
+        );
+    }
+    let advice = if err.contains("Permission denied") {
         "the key was refused: check user and identity_file, and that the public key is in the host's \
          authorized_keys"
     } else if err.contains("timed out") || err.contains("No route") || err.contains("refused") {
