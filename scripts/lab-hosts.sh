@@ -10,10 +10,18 @@
 #   scripts/lab-hosts.sh ip DIR HOST         the host's address (h0, h1, ...)
 #   scripts/lab-hosts.sh cut DIR HOST        drop the host off the network (its link down)
 #   scripts/lab-hosts.sh mend DIR HOST       put it back
+#   scripts/lab-hosts.sh restart DIR HOST    start the host's sshd again (killed, or gone with a
+#                                            fault), with the same host key
+#   scripts/lab-hosts.sh replace DIR HOST    a replacement server at the same address: what ran
+#                                            there is killed, DIR/HOST/opt and data are deleted,
+#                                            a new host key, sshd started again (DIR/known_hosts
+#                                            keeps the old key, as a run's would)
 #   scripts/lab-hosts.sh inventory DIR RUN GAME [OPTION...]
 #                                            print an inventory for run RUN of GAME OPTION... on
 #                                            the hosts (h0 the coordinator, the others workers);
-#                                            edit the [run] settings it prints to taste
+#                                            edit the [run] settings it prints to taste (LAB_PORT:
+#                                            the workers' port, default 7070; another run on the
+#                                            same hosts needs another)
 #   scripts/lab-hosts.sh nice DIR [N]        run what the hosts run now at niceness N (default 19),
 #                                            autogroup included (services start in sessions of
 #                                            their own, where plain nice does not reach); again
@@ -23,12 +31,51 @@
 # inventory (docs/operators.md, "Rehearsing on one machine"). Needs root, iproute2, openssh-server.
 # LAB_NICE=N runs every host's processes at niceness N.
 set -euo pipefail
-cmd=${1:?usage: lab-hosts.sh up|down|ip|cut|mend DIR ...}
+cmd=${1:?usage: lab-hosts.sh up|down|ip|cut|mend|restart|replace|inventory|nice DIR ...}
 dir=${2:?the lab directory}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 tag=$(printf '%s' "$dir" | cksum | cut -c1-5)
 bridge=kmlab$tag
+
+# start_sshd NS IP HOSTDIR: the host's sshd, in its namespace, in the background.
+start_sshd() {
+  local ns=$1 hip=$2 h=$3
+  cat >"$h/sshd_config" <<EOF
+ListenAddress $hip
+Port 22
+HostKey $h/ssh_host_ed25519_key
+PidFile $h/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+ClientAliveInterval 0
+Subsystem sftp /usr/lib/openssh/sftp-server
+LogLevel ERROR
+EOF
+  # sshd reaps what its sessions leave running (deploy's nohup services), as init does on a
+  # real host: this machine's PID 1 may not reap orphans, and a zombie looks alive.
+  # LAB_NICE: the niceness of everything the host runs (a long rehearsal beside other work).
+  nice -n "${LAB_NICE:-0}" ip netns exec "$ns" python3 -c '
+import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    sys.exit("prctl failed")
+os.execv(sys.argv[1], sys.argv[1:])' /usr/sbin/sshd -D -e -f "$h/sshd_config" \
+    </dev/null >>"$h/sshd.log" 2>&1 &
+}
+
+# wait_sshd IP: until the host's sshd answers (10 s at most).
+wait_sshd() {
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/$1/22") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "sshd at $1 does not answer" >&2
+  return 1
+}
 
 case $cmd in
 up)
@@ -67,38 +114,11 @@ up)
     mkdir -p "$h"
     [ -f "$h/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$h/ssh_host_ed25519_key"
     echo "$hip $(cut -d' ' -f1,2 "$h/ssh_host_ed25519_key.pub")" >>"$dir/known_hosts"
-    cat >"$h/sshd_config" <<EOF
-ListenAddress $hip
-Port 22
-HostKey $h/ssh_host_ed25519_key
-PidFile $h/sshd.pid
-AuthorizedKeysFile $dir/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-ClientAliveInterval 0
-Subsystem sftp /usr/lib/openssh/sftp-server
-LogLevel ERROR
-EOF
-    # sshd reaps what its sessions leave running (deploy's nohup services), as init does on a
-    # real host: this machine's PID 1 may not reap orphans, and a zombie looks alive.
-    # LAB_NICE: the niceness of everything the host runs (a long rehearsal beside other work).
-    nice -n "${LAB_NICE:-0}" ip netns exec "$ns" python3 -c '
-import ctypes, os, sys
-if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
-    sys.exit("prctl failed")
-os.execv(sys.argv[1], sys.argv[1:])' /usr/sbin/sshd -D -e -f "$h/sshd_config" \
-      </dev/null >"$h/sshd.log" 2>&1 &
+    start_sshd "$ns" "$hip" "$h"
     echo "h$i $ns $hip" >>"$dir/hosts"
   done
   for i in $(seq 0 $((n - 1))); do
-    hip=$subnet.$((10 + i))
-    for _ in $(seq 100); do
-      (exec 3<>"/dev/tcp/$hip/22") 2>/dev/null && break
-      sleep 0.1
-    done
+    wait_sshd "$subnet.$((10 + i))" || true
   done
   cat "$dir/hosts"
   ;;
@@ -121,6 +141,34 @@ cut | mend)
   [ -n "$ns" ] || { echo "no host ${3} in $dir/hosts" >&2; exit 1; }
   ip -n "$ns" link set eth0 "$([ "$cmd" = cut ] && echo down || echo up)"
   ;;
+restart | replace)
+  host=${3:?host}
+  read -r ns hip < <(awk -v h="$host" '$1 == h { print $2, $3 }' "$dir/hosts") || true
+  [ -n "${ns:-}" ] || { echo "no host $host in $dir/hosts" >&2; exit 1; }
+  h=$dir/$host
+  # Its sshd only (by the pid it wrote, checked to be that sshd), not what runs beside it.
+  p=$(cat "$h/sshd.pid" 2>/dev/null || true)
+  if [ -n "$p" ] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "$h/sshd_config"; then
+    kill "$p" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  fi
+  if [ "$cmd" = replace ]; then
+    # A new server: what ran on the old one is gone with its disk (the install_dir and data_dir
+    # the lab's inventory gives it), and it answers with a new host key.
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    rm -rf "$h/opt" "$h/data"
+    rm -f "$h/ssh_host_ed25519_key" "$h/ssh_host_ed25519_key.pub"
+    ssh-keygen -q -t ed25519 -N '' -f "$h/ssh_host_ed25519_key"
+  fi
+  start_sshd "$ns" "$hip" "$h"
+  wait_sshd "$hip"
+  if [ "$cmd" = replace ]; then
+    echo "$host ($hip) has a new host key: $(ssh-keygen -lf "$h/ssh_host_ed25519_key.pub")"
+    echo "the run's known_hosts still pins the old one: docs/operators.md section 6, \"A host that is gone for good\""
+  else
+    echo "$host ($hip): sshd started again"
+  fi
+  ;;
 inventory)
   run=${3:?the run name}
   game=${4:?the game}
@@ -134,13 +182,14 @@ name = "$run"
 game = "$game"
 options = [$opts]
 token_file = "secrets/$run.token"
-worker_port = 7070
+worker_port = ${LAB_PORT:-7070}
 checkpoint_every_secs = 600
 checkpoint_every_waves = 0
 build_args = ["--worker-timeout", "10"]
 worker_args = []
 release_dir = "$dir/release"
-binaries = "$dir/bin"
+# binaries: unset, the ones beside the kingmaker that runs deploy; set it to another build's
+# target/release directory to deploy that one.
 min_free_disk = "10GiB"
 
 [ssh]
@@ -184,7 +233,7 @@ nice)
   done <"$dir/hosts"
   ;;
 *)
-  echo "unknown command $cmd (up, down, ip, cut, mend, inventory, nice)" >&2
+  echo "unknown command $cmd (up, down, ip, cut, mend, restart, replace, inventory, nice)" >&2
   exit 1
   ;;
 esac
