@@ -12,11 +12,15 @@ use kingmaker_tablefmt::kept::write_kept;
 use kingmaker_tablefmt::table::{table_path, TableSummary};
 
 /// Rows of the full table a worker fills at a time, per thread (3 bytes each in memory), at most;
-/// fewer where that gives each worker at least [`ZONES_PER_WORKER`] zones.
+/// fewer where that gives each worker at least [`ZONES_PER_WORKER`] zones, and fewer than a
+/// [`ZONE_SHARE`] of the smallest worker's memory budget.
 const ZONE_STATES: u64 = 1 << 22;
 const ZONES_PER_WORKER: u64 = 4;
-/// Reduced states a worker routes at a time.
+const ZONE_SHARE: u64 = 4;
+/// Reduced states a worker routes at a time, at most; fewer where the full states they answer
+/// (3 bytes each) would take more than a [`RUN_SHARE`] of the smallest budget.
 const RUN_STATES: u64 = 1 << 18;
+const RUN_SHARE: u64 = 8;
 
 /// A shard size of whole blocks of the reduced game `kernel` (a multiple of 64 too), at least
 /// `shard_size`: each worker then routes whole blocks of its own.
@@ -46,17 +50,23 @@ pub fn keep_on_workers(
     layer: &Layer,
 ) -> Result<TableSummary> {
     let workers = cluster.addrs().len();
+    let budget = cluster.smallest_budget();
     let zones = kernel.reduction().map(|r| {
+        let most = budget.map_or(ZONE_STATES, |b| (b / ZONE_SHARE / 3).clamp(1, ZONE_STATES));
         let per_zone = r.full_size() / (ZONES_PER_WORKER * workers as u64);
-        let zones = r.zones(per_zone.clamp(1, ZONE_STATES));
+        let zones = r.zones(per_zone.clamp(1, most));
         // Consecutive zones per worker, as many each as can be.
         let owners = (0..zones.len())
             .map(|z| (z * workers / zones.len()) as u32)
             .collect();
+        let answered = r.full_size().div_ceil(kernel.size().max(1)).max(1);
+        let run_states = budget.map_or(RUN_STATES, |b| {
+            (b / RUN_SHARE / 3 / answered).clamp(1, RUN_STATES)
+        });
         ZonePlan {
             zones,
             owners,
-            run_states: RUN_STATES,
+            run_states,
         }
     });
     let full = kernel.reduction().map_or(kernel.size(), |r| r.full_size());

@@ -13,6 +13,7 @@ use super::update_buckets::{spill_threshold, UpdateBuckets};
 use super::{KernelError, Layer, DRAW, ILLEGAL, LOSS, WIN};
 use crate::game::{Game, Node};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -803,13 +804,24 @@ impl<G: Game> WorkerEngine<G> {
     /// Final values of one owned shard (ILLEGAL / WIN / LOSS / DRAW per state, index order); None
     /// if this worker does not own it.
     pub fn shard_values(&self, shard: usize) -> Result<Option<Vec<u8>>, KernelError> {
+        self.shard_values_in(shard, 0..u64::MAX)
+    }
+
+    /// The values of the states `rows` (shard-local, cut at the shard's end) of one owned shard:
+    /// a slice at a time, for a reader whose memory is smaller than the shard.
+    pub fn shard_values_in(
+        &self,
+        shard: usize,
+        rows: Range<u64>,
+    ) -> Result<Option<Vec<u8>>, KernelError> {
         let Some(arrays) = self.shards.get(shard).and_then(Option::as_ref) else {
             return Ok(None);
         };
         arrays.ensure_held()?;
         let words = arrays.words();
+        let (start, end) = (rows.start.min(arrays.len), rows.end.min(arrays.len));
         Ok(Some(
-            (0..arrays.len as usize)
+            (start as usize..end as usize)
                 .into_par_iter()
                 .map(|i| VALUE_OF_CELL[Cell::of(words, i).load() as usize])
                 .collect(),
@@ -828,16 +840,36 @@ impl<G: Game> WorkerEngine<G> {
     /// Depth of every state of one owned shard (0 for illegal and drawn states), rebuilt from the
     /// shard's wave log.
     pub fn shard_depth(&self, shard: usize) -> Result<Option<Vec<u16>>, KernelError> {
+        self.shard_depth_in(shard, 0..u64::MAX)
+    }
+
+    /// The depths of the states `rows` (shard-local, cut at the shard's end; a start that is a
+    /// multiple of 64) of one owned shard. Each call reads the whole wave log.
+    pub fn shard_depth_in(
+        &self,
+        shard: usize,
+        rows: Range<u64>,
+    ) -> Result<Option<Vec<u16>>, KernelError> {
         let Some(arrays) = self.shards.get(shard).and_then(Option::as_ref) else {
             return Ok(None);
         };
-        let mut depth = vec![0u16; arrays.len as usize];
+        let (start, end) = (rows.start.min(arrays.len), rows.end.min(arrays.len));
+        assert!(start.is_multiple_of(64), "depth rows start at a word");
+        let mut depth = vec![0u16; (end - start) as usize];
         let words = arrays.len.div_ceil(64) as usize;
+        let (first_word, last_word) = ((start / 64) as usize, end.div_ceil(64) as usize);
         arrays.waves.each_frame(words, |wave, bitmap| {
-            for (w, &word) in bitmap.iter().enumerate() {
+            // A wave that decided nothing in the shard has an empty bitmap.
+            let words = bitmap
+                .get(first_word..last_word.min(bitmap.len()))
+                .unwrap_or(&[]);
+            for (w, &word) in words.iter().enumerate() {
                 let mut bits = word;
                 while bits != 0 {
-                    depth[w * 64 + bits.trailing_zeros() as usize] = wave as u16;
+                    let at = w * 64 + bits.trailing_zeros() as usize;
+                    if at < depth.len() {
+                        depth[at] = wave as u16;
+                    }
                     bits &= bits - 1;
                 }
             }

@@ -101,6 +101,26 @@ pub fn default_memory_budget() -> u64 {
     default_budget_of(memory_limit().bytes)
 }
 
+/// Budgets under this return large freed buffers to the system at once ([`fit_allocator_to`]).
+pub const SMALL_BUDGET: u64 = 1 << 30;
+
+/// Under a [`SMALL_BUDGET`], make glibc's malloc give blocks over 128 KiB back to the system
+/// when they are freed: its default threshold grows to the largest block freed (up to 32 MiB), and
+/// blocks under it stay in the heap, so a worker filling zones one after another held some 10 MB
+/// it had freed and was killed in a 24 MiB cgroup (docs/benchmarks/out-of-core.md). Above it,
+/// memory is plentiful and the heap's reuse saves page faults.
+pub fn fit_allocator_to(budget: u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if budget < SMALL_BUDGET {
+        // SAFETY: mallopt only changes a tunable of the allocator.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = budget;
+}
+
 /// The memory budget: `given` (`--memory-budget`), else [`default_memory_budget`]; with a line
 /// for the log that says which, and from what limit. A limit too small for any build is refused
 /// here, before anything is allocated or written (a build would be killed partway).

@@ -494,9 +494,26 @@ impl Worker {
     /// A worker in a temporary directory of its own (data and log inside, removed on drop):
     /// `--listen 127.0.0.1:0 --threads 1`, `token` in its environment, and `extra` arguments.
     pub fn start(token: &str, extra: &[&str]) -> Worker {
+        Worker::start_in(token, None, extra)
+    }
+
+    /// [`Worker::start`] inside the memory cgroup (v1) `group` (made with `limit` bytes, page
+    /// cache and swap counted, and left for the caller to remove), joined before the worker
+    /// starts, so that its default budget comes from the limit.
+    pub fn start_in_cgroup(token: &str, group: &str, limit: u64, extra: &[&str]) -> Worker {
+        let dir = PathBuf::from("/sys/fs/cgroup/memory").join(group);
+        std::fs::create_dir_all(&dir).expect("a writable cgroup v1 memory hierarchy");
+        let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), "-1");
+        std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
+        let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), limit.to_string());
+        Worker::start_in(token, Some(&dir), extra)
+    }
+
+    fn start_in(token: &str, cgroup: Option<&Path>, extra: &[&str]) -> Worker {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("worker.log");
-        let mut worker = Worker::spawn(token, &dir.path().join("data"), "127.0.0.1:0", log, extra);
+        let data = dir.path().join("data");
+        let mut worker = Worker::spawn_in(token, &data, "127.0.0.1:0", log, extra, cgroup);
         worker._dir = Some(dir);
         worker
     }
@@ -508,7 +525,29 @@ impl Worker {
     }
 
     fn spawn(token: &str, data: &Path, listen: &str, log: PathBuf, extra: &[&str]) -> Worker {
-        let mut child = Command::new(bin("kingmaker-worker"))
+        Worker::spawn_in(token, data, listen, log, extra, None)
+    }
+
+    fn spawn_in(
+        token: &str,
+        data: &Path,
+        listen: &str,
+        log: PathBuf,
+        extra: &[&str],
+        cgroup: Option<&Path>,
+    ) -> Worker {
+        // In a cgroup: a shell joins it, then becomes the worker (the same process).
+        let mut command = match cgroup {
+            None => Command::new(bin("kingmaker-worker")),
+            Some(group) => {
+                let mut c = Command::new("bash");
+                c.args(["-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\""])
+                    .arg(group)
+                    .arg(bin("kingmaker-worker"));
+                c
+            }
+        };
+        let mut child = command
             .args(["--listen", listen, "--data-dir"])
             .arg(data)
             .args(["--threads", "1"])

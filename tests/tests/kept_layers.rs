@@ -400,6 +400,52 @@ fn cc2p_quarter_is_expanded_on_three_workers() {
     readers_read_the_parts(&run, &full, &mut workers);
 }
 
+/// Workers in 24 MiB memory cgroups (an 8 MiB budget each) expand a reduced layer within them:
+/// the coordinator cuts zones and runs to the smallest budget, each worker routes its shards a
+/// slice at a time and hashes its part in small groups, and large freed buffers go back to the
+/// system. Before, routing and the part's digest held whole shards and 4 M-state groups, and the
+/// cgroup killed both workers once the waves were done.
+#[test]
+fn workers_in_24_mib_cgroups_expand_a_kept_layer_within_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let groups: Vec<String> = (0..2)
+        .map(|i| format!("e2e-kept-{}-{i}", std::process::id()))
+        .collect();
+    let workers: Vec<Worker> = groups
+        .iter()
+        .map(|g| Worker::start_in_cgroup(TOKEN, g, 24 << 20, &[]))
+        .collect();
+    let run = tmp.path().join("kept");
+    let list = addrs(&workers);
+    let out = build(
+        &["cc2p", "--board", "6x6", "--pieces", "3"],
+        &run,
+        &[
+            "--workers",
+            &list,
+            "--token",
+            TOKEN,
+            "--keep-layers-on-workers",
+        ],
+    );
+    let logs: Vec<String> = workers.iter().map(Worker::log_text).collect();
+    drop(workers);
+    for g in &groups {
+        let _ = std::fs::remove_dir(format!("/sys/fs/cgroup/memory/{g}"));
+    }
+    assert!(
+        logs.iter().all(|l| l.contains("memory budget 0.01 GiB")),
+        "the workers' budgets did not come from their cgroups:\n{}",
+        logs.join("\n")
+    );
+    assert_ok(&out, "cc2p 6×6 / 3 kept on two workers in 24 MiB each");
+    let summary = read_json(&run.join("summary.json"));
+    let digest = summary["layers"]["solo"]["digest"].as_str().unwrap_or("");
+    // The embedded build's digest (tests/tests/estimates.rs builds it the same way).
+    assert!(digest.starts_with("54e483b0"), "{summary}");
+    assert_eq!(summary["kept_on_workers"], true, "{summary}");
+}
+
 /// A table cut in parts wherever the zones fell is read as the one table of `full` — by `query`,
 /// `line` and `pack` (whose release has the full build's digest) — first on the workers (with
 /// the token), then from copies here (`collect --in-parts`, which also writes the summary again).

@@ -24,8 +24,15 @@ use tonic::{Request, Response, Status, Streaming};
 
 /// Routed states per message at most (3 bytes each before compression: under tonic's 4 MiB).
 const PIECE_STATES: usize = 1 << 18;
-/// Compressed bytes sent to one peer in one stream.
+/// Compressed bytes sent to one peer in one stream, at most.
 const BATCH_BYTES: usize = 2 << 20;
+/// The shares of the worker's memory budget that the expansion's buffers may take, each at most:
+/// the shard slice being routed (values and depths), the batches waiting for every peer, and the
+/// zones being filled. The coordinator cuts zones and runs to the smallest budget too
+/// (`coordinator/src/kept.rs`), so that a small worker expands a layer out of core as it solved it.
+const SLICE_SHARE: u64 = 8;
+const BATCH_SHARE: u64 = 8;
+const ZONE_SHARE: u64 = 4;
 
 /// Values then depths of `values.len()` states, compressed.
 fn pack_piece(values: &[u8], depth: &[u16]) -> Vec<u8> {
@@ -88,9 +95,10 @@ impl WorkerService {
             return Ok(Response::new(pb::RouteExpansionReply::default()));
         }
         let runtime = self.inner.runtime.clone();
+        let budget = self.inner.opts.memory_budget;
         let reply = layer
             .blocking(move |l| {
-                route(l, &runtime).map_err(|s| kingmaker_kernel::KernelError::Worker {
+                route(l, &runtime, budget).map_err(|s| kingmaker_kernel::KernelError::Worker {
                     worker: "this worker".into(),
                     message: s.message().to_string(),
                 })
@@ -140,9 +148,11 @@ impl WorkerService {
         let _turn = self.inner.step.lock().await;
         let identity = part_identity(&req.identity_json)?;
         let data_dir = self.inner.opts.data_dir.clone();
-        let reply = tokio::task::spawn_blocking(move || keep_part(&layer, &identity, &data_dir))
-            .await
-            .map_err(|e| internal("writing the part panicked", e))??;
+        let budget = self.inner.opts.memory_budget;
+        let reply =
+            tokio::task::spawn_blocking(move || keep_part(&layer, &identity, &data_dir, budget))
+                .await
+                .map_err(|e| internal("writing the part panicked", e))??;
         Ok(Response::new(reply))
     }
 
@@ -173,7 +183,9 @@ impl WorkerService {
         .checked()
         .map_err(Status::invalid_argument)?;
         let path = self.inner.opts.data_dir.join(&req.file);
-        let state = tokio::task::spawn_blocking(move || chain(&path, &identity, state))
+        // Read in groups a zone's share of the budget holds (3 bytes a state).
+        let group = (self.inner.opts.memory_budget / ZONE_SHARE / 3).clamp(1 << 16, 1 << 22);
+        let state = tokio::task::spawn_blocking(move || chain(&path, &identity, state, group))
             .await
             .map_err(|e| internal("hashing the part panicked", e))??;
         Ok(Response::new(pb::ChainDigestReply {
@@ -260,6 +272,7 @@ fn part_identity(json: &str) -> Result<LayerIdentity, Status> {
 fn route(
     layer: &OpenLayer,
     runtime: &tokio::runtime::Handle,
+    budget: u64,
 ) -> Result<pb::RouteExpansionReply, Status> {
     let reduction = layer
         .game
@@ -290,6 +303,11 @@ fn route(
         )));
     }
     let run = (run_states / block).max(1) * block;
+    // A shard is read a slice of whole runs at a time (a multiple of 64 states: depths are
+    // read by whole bitmap words).
+    let unit = run / gcd(run, 64) * 64;
+    let slice = (budget / SLICE_SHARE / 3 / unit).max(1) * unit;
+    let peers = layer.peers.len().max(1) as u64;
     let mut sender = Sender {
         layer,
         runtime,
@@ -297,24 +315,29 @@ fn route(
         owners: &owners,
         seq: 0,
         batches: vec![(Vec::new(), 0); layer.peers.len()],
+        batch_bytes: (budget / BATCH_SHARE / peers).clamp(64 << 10, BATCH_BYTES as u64) as usize,
         reply: &mut reply,
     };
     let mut out = vec![(Vec::new(), Vec::new()); zones.len()];
     let not_mine = |s| Status::internal(format!("shard {s} is not this worker's"));
     // Shards are whole blocks: each is routed on its own, in runs, with nothing carried over.
     for &shard in &owned {
-        let values = engine
-            .shard_values(shard)
-            .map_err(|e| internal("reading values", e))?
-            .ok_or_else(|| not_mine(shard))?;
-        let depth = engine
-            .shard_depth(shard)
-            .map_err(|e| internal("reading depths", e))?
-            .ok_or_else(|| not_mine(shard))?;
-        for (v, d) in values.chunks(run as usize).zip(depth.chunks(run as usize)) {
-            reduction.scatter(&zones, first, v, d, &mut out);
-            sender.send(&mut out)?;
-            first += v.len() as u64;
+        let len = plan.range(shard).end - plan.range(shard).start;
+        for at in (0..len).step_by(slice as usize) {
+            let rows = at..(at + slice).min(len);
+            let values = engine
+                .shard_values_in(shard, rows.clone())
+                .map_err(|e| internal("reading values", e))?
+                .ok_or_else(|| not_mine(shard))?;
+            let depth = engine
+                .shard_depth_in(shard, rows)
+                .map_err(|e| internal("reading depths", e))?
+                .ok_or_else(|| not_mine(shard))?;
+            for (v, d) in values.chunks(run as usize).zip(depth.chunks(run as usize)) {
+                reduction.scatter(&zones, first, v, d, &mut out);
+                sender.send(&mut out)?;
+                first += v.len() as u64;
+            }
         }
     }
     sender.flush_all()?;
@@ -330,6 +353,8 @@ struct Sender<'a> {
     seq: u64,
     /// Per worker: the chunks not yet sent and their bytes.
     batches: Vec<(Vec<pb::RoutedChunk>, usize)>,
+    /// A worker's batch is sent when it holds this many bytes.
+    batch_bytes: usize,
     reply: &'a mut pb::RouteExpansionReply,
 }
 
@@ -363,7 +388,7 @@ impl Sender<'_> {
                 let batch = &mut self.batches[owner];
                 batch.1 += chunk.data.len();
                 batch.0.push(chunk);
-                if batch.1 >= BATCH_BYTES {
+                if batch.1 >= self.batch_bytes {
                     self.flush(owner)?;
                 }
             }
@@ -397,6 +422,7 @@ fn keep_part(
     layer: &OpenLayer,
     identity: &LayerIdentity,
     data_dir: &std::path::Path,
+    budget: u64,
 ) -> Result<pb::KeepPartReply, Status> {
     let dir = data_dir.join(&layer.run_id).join("layers");
     std::fs::create_dir_all(&dir)
@@ -450,7 +476,14 @@ fn keep_part(
             for p in &mut pieces {
                 p.sort_by_key(|p| (p.from, p.seq));
             }
-            let threads = rayon::current_num_threads().max(1);
+            // As many zones at once as threads, and as the budget holds (3 bytes a row).
+            let widest = mine
+                .iter()
+                .map(|&z| plan.zones[z].end - plan.zones[z].start);
+            let zone_bytes = widest.max().unwrap_or(1) * 3;
+            let threads = (budget / ZONE_SHARE / zone_bytes)
+                .clamp(1, rayon::current_num_threads().max(1) as u64)
+                as usize;
             let files: HashMap<u32, PathBuf> = kept
                 .files
                 .keys()
@@ -522,12 +555,21 @@ fn chain(
     path: &std::path::Path,
     identity: &LayerIdentity,
     mut state: ChainedDigest,
+    group: u64,
 ) -> Result<ChainedDigest, Status> {
     let file = LayerFile::open_as(path, identity).map_err(|e| Status::data_loss(e.to_string()))?;
-    file.for_each_group(|values, _| -> Result<(), FormatError> {
+    file.for_each_group_of(group, |values, _| -> Result<(), FormatError> {
         state.update(values);
         Ok(())
     })
     .map_err(|e| Status::data_loss(e.to_string()))?;
     Ok(state)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }

@@ -62,6 +62,7 @@ pub fn run(args: ProcessOptions) -> Result<()> {
     let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
     let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
     tracing::info!("{said}");
+    kingmaker_kernel::memory::fit_allocator_to(budget);
     let opts = WorkerOptions {
         data_dir: args.data_dir.clone(),
         token,

@@ -51,6 +51,7 @@ impl Worker for WorkerService {
             data_dir: me.data_dir.clone(),
             run_started_by,
             run_active,
+            memory_budget: self.inner.opts.memory_budget,
         }))
     }
 

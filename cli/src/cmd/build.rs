@@ -136,6 +136,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
     };
     // Before anything is allocated or written: does it fit?
     let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
+    kingmaker_kernel::memory::fit_allocator_to(budget);
     tracing::info!("{said}");
     let solved_as = if args.no_symmetry {
         None

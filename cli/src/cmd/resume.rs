@@ -158,6 +158,7 @@ pub fn run(args: ResumeArgs) -> Result<()> {
         ),
     }
     let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
+    kingmaker_kernel::memory::fit_allocator_to(budget);
     tracing::info!("{said}");
     let opts = SolveOptions {
         shard_size: info.shard_size,

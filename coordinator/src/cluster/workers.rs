@@ -150,6 +150,16 @@ impl Cluster {
         self.workers.iter().map(|w| w.0.clone()).collect()
     }
 
+    /// The smallest memory budget among the workers, when every one said its own.
+    pub fn smallest_budget(&self) -> Option<u64> {
+        let budgets = self.workers.iter().map(|w| w.2.memory_budget);
+        budgets
+            .clone()
+            .all(|b| b > 0)
+            .then(|| budgets.min())
+            .flatten()
+    }
+
     /// What every worker said about itself: its memory in bytes (0 if unknown) and its compute
     /// threads, in worker-number order.
     pub fn worker_resources(&self) -> Vec<(u64, u32)> {

@@ -306,13 +306,23 @@ impl LayerFile {
     /// memory.
     pub fn for_each_group<E: From<FormatError>>(
         &self,
+        f: impl FnMut(&[u8], &[u16]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_group_of(1 << 22, f)
+    }
+
+    /// [`LayerFile::for_each_group`] in groups of at most `group` states (3 bytes each in
+    /// memory): for a reader with a small memory budget.
+    pub fn for_each_group_of<E: From<FormatError>>(
+        &self,
+        group: u64,
         mut f: impl FnMut(&[u8], &[u16]) -> Result<(), E>,
     ) -> Result<(), E> {
-        const GROUP: u64 = 1 << 22;
+        let group = group.max(1);
         let (mut values, mut depth) = (Vec::new(), Vec::new());
         let mut first = 0;
         while first < self.states() {
-            let n = GROUP.min(self.states() - first) as usize;
+            let n = group.min(self.states() - first) as usize;
             values.resize(n, 0);
             depth.resize(n, 0);
             self.read_states(first, &mut values, &mut depth)?;
