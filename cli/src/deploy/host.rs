@@ -177,6 +177,7 @@ pub struct Health {
     /// Workers: this run's worker is among the processes listening on the worker port; another
     /// process listening there (the run named in its environment, its command line).
     pub listener_ours: bool,
+    pub listener_unknown: bool,
     pub other_listener_pid: Option<u32>,
     pub other_listener_run: String,
     pub other_listener_cmd: String,
@@ -215,7 +216,10 @@ fi
 if [ "$KM_ROLE" = worker ] && km_listening; then
   echo listening=yes
   me=$(km_pid)
-  for lp in $(km_listener_pids); do
+  pids=$(km_listener_pids)
+  # Neither ss nor /proc named the holder: launch cannot tell whose the port is.
+  [ -n "$pids" ] || echo listener_unknown=yes
+  for lp in $pids; do
     if [ "$lp" = "$me" ]; then echo listener_ours=yes; continue; fi
     echo "other_listener_pid=$lp"
     echo "other_listener_run=$(tr '\0' '\n' < "/proc/$lp/environ" 2>/dev/null | sed -n 's/^KINGMAKER_RUN=//p' | head -n 1)"
@@ -262,6 +266,7 @@ pub fn probe(ssh: &Ssh, inv: &Inventory, host: &Host) -> Result<Health> {
         has_private_address: r.field("private_address") == Some("yes"),
         listening: r.field("listening") == Some("yes"),
         listener_ours: r.field("listener_ours") == Some("yes"),
+        listener_unknown: r.field("listener_unknown") == Some("yes"),
         other_listener_pid: r
             .field("other_listener_pid")
             .and_then(|p| p.trim().parse().ok()),

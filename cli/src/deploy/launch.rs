@@ -153,12 +153,15 @@ fn wait_listening(d: &Deployment, h: &Host) -> Result<u32> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let health = host::probe(&d.ssh, &d.inv, h)?;
-        if health.listening && health.running() && health.listener_ours {
+        // Where the host cannot name the listener (no ss, no /proc/PID/fd to read), a worker
+        // that runs while the port listens is taken for it, as before this check.
+        if health.listening && health.running() && (health.listener_ours || health.listener_unknown)
+        {
             return Ok(health.pid.unwrap_or(0));
         }
         let taken = health.other_listener_pid.is_some();
         if !health.running() || (taken && Instant::now() > deadline) {
-            let log = host::log_tail(&d.ssh, &d.inv, h, 15);
+            let log = since_last_start(&host::log_tail(&d.ssh, &d.inv, h, 15));
             if taken || log.contains("Address already in use") {
                 bail!("{}", port_clash(d, h, &health, &log));
             }
@@ -182,6 +185,14 @@ fn wait_listening(d: &Deployment, h: &Host) -> Result<u32> {
     }
 }
 
+/// A nohup log's lines since the last start (the log file keeps earlier starts' lines).
+fn since_last_start(log: &str) -> String {
+    match log.rfind("=== ") {
+        Some(i) if log[i..].contains(" starting the ") => log[i..].to_string(),
+        _ => log.to_string(),
+    }
+}
+
 /// The message for a worker port held by someone else: who holds it, and what to do.
 fn port_clash(d: &Deployment, h: &Host, health: &Health, log: &str) -> String {
     let port = d.inv.run.worker_port;
@@ -197,7 +208,7 @@ fn port_clash(d: &Deployment, h: &Host, health: &Health, log: &str) -> String {
         (None, _) => "another process".to_string(),
     };
     let ours = if health.running() {
-        "this run's worker does not get it".to_string()
+        format!("the worker of run {} does not get it", d.inv.run.name)
     } else {
         let line = log
             .lines()
@@ -205,15 +216,14 @@ fn port_clash(d: &Deployment, h: &Host, health: &Health, log: &str) -> String {
             .find(|l| l.contains("Address already in use"))
             .map(|l| format!(": \"{}\"", l.trim()))
             .unwrap_or_default();
-        format!("this run's worker exited{line}")
+        format!("the worker of run {} exited{line}", d.inv.run.name)
     };
     format!(
-        "host {}: port {port} ({}) is taken by {holder}; {ours} (run {}). Runs on one host need ports of \
+        "host {}: port {port} ({}) is taken by {holder}; {ours}. Runs on one host need ports of \
          their own: set `worker_port` in [run] of {} to a port no run there uses (`kingmaker deploy \
          list` shows theirs), provision, then launch again; or stop what holds it",
         h.name,
         h.listen(port),
-        d.inv.run.name,
         d.inv_hint(),
     )
 }
@@ -303,4 +313,19 @@ fn indent(s: &str) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_port_clash_is_read_from_the_last_start_only() {
+        let log = "=== 2026-12-07T10:00:00Z starting the worker of run a\n\
+                   error: cannot listen on 10.0.0.11:7070: Address already in use\n\
+                   === 2026-12-07T11:00:00Z starting the worker of run a\n\
+                   error: out of memory\n";
+        let last = super::since_last_start(log);
+        assert!(last.starts_with("=== 2026-12-07T11:00:00Z"), "{last}");
+        assert!(!last.contains("Address already in use"));
+        assert_eq!(super::since_last_start("journal lines"), "journal lines");
+    }
 }

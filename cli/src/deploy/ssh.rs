@@ -316,7 +316,51 @@ fn unreachable(host: &Host, stderr: &str, known_hosts: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use super::{quote, unreachable};
+    use crate::deploy::inventory::Inventory;
+    use std::path::Path;
+
+    #[test]
+    fn a_changed_host_key_is_not_an_unreachable_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inv.toml");
+        std::fs::write(
+            &path,
+            include_str!("../../../deploy/inventory.example.toml"),
+        )
+        .unwrap();
+        let inv = Inventory::load(&path).unwrap();
+        let h = inv.workers()[0];
+        let known = Path::new("/ops/cc3p-2.known_hosts");
+        let changed = unreachable(
+            h,
+            "@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.",
+            known,
+        );
+        assert!(changed.contains("its SSH host key changed"), "{changed}");
+        assert!(!changed.contains("unreachable"), "{changed}");
+        let step = format!(
+            "`ssh-keygen -R {a} -f /ops/cc3p-2.known_hosts && ssh-keyscan -p 22 {a} >> /ops/cc3p-2.known_hosts`",
+            a = h.address
+        );
+        assert!(changed.contains(&step), "{changed}");
+        let unknown = unreachable(
+            h,
+            "No ED25519 host key is known for x and you have requested strict checking.\nHost key verification failed.",
+            known,
+        );
+        assert!(
+            unknown.contains("is not in /ops/cc3p-2.known_hosts"),
+            "{unknown}"
+        );
+        assert!(!unknown.contains("ssh-keygen -R"), "{unknown}");
+        let down = unreachable(
+            h,
+            "ssh: connect to host x port 22: Connection timed out",
+            known,
+        );
+        assert!(down.contains("is unreachable over SSH"), "{down}");
+    }
 
     #[test]
     fn quoting() {
