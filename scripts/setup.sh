@@ -2,7 +2,8 @@
 # Install the Debian packages Kingmaker needs. Idempotent: installs only what is missing.
 #   scripts/setup.sh          what building needs (a C compiler; libclang for nauty's bindgen)
 #   scripts/setup.sh --tests  and what the tests need (Chromium for the page test, sshd and
-#                             iproute2 for the deploy test, systemd-analyze for the unit files)
+#                             iproute2 for the deploy test, systemd-analyze for the unit files,
+#                             slurm-wlm and munge for the SLURM test)
 set -euo pipefail
 need=()
 command -v gcc >/dev/null || need+=(gcc)
@@ -15,6 +16,10 @@ if [ "${1:-}" = "--tests" ]; then
   command -v ssh >/dev/null || need+=(openssh-client)
   command -v ip >/dev/null || need+=(iproute2)
   command -v systemd-analyze >/dev/null || need+=(systemd)
+  # The SLURM test (tests/tests/slurm.rs): munged, slurmctld and a slurmd in each lab host, driven
+  # with sbatch, srun, scontrol, scancel and squeue.
+  { [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && command -v sbatch >/dev/null; } || need+=(slurm-wlm)
+  [ -x /usr/sbin/munged ] || need+=(munge)
   # The explorer page is tested in a real headless Chromium, driven through chromedriver.
   command -v chromium >/dev/null || need+=(chromium)
   command -v chromedriver >/dev/null || need+=(chromium-driver)

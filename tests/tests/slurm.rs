@@ -181,14 +181,21 @@ fn slurm_jobs_build_the_embedded_tables_through_a_cancel_a_time_limit_and_a_requ
     let waves_done = progress(&run_dir(&cluster, "cancel")).unwrap();
 
     let second = submit(&cluster, &inv, "cancel");
+    // Past the wave it restored (a coordinator still restoring exits at once, keeping the
+    // checkpoint it restores from; one running waves checkpoints first, as asked here).
     wait_until("the continued job to run waves", 120, || {
-        progress(&run_dir(&cluster, "cancel")).is_some_and(|p| p.0 != waves_done.0 && p.2 >= 1)
+        progress(&run_dir(&cluster, "cancel"))
+            .is_some_and(|p| p.0 != waves_done.0 && (p.1 != waves_done.1 || p.2 > waves_done.2 + 1))
     });
     let out = cluster.kingmaker_slurm_ok(&inv, &["cancel", "--wait-secs", "60"]);
     assert!(out.contains("stopped at its last checkpoint"), "{out}");
     let log = job_log(&cluster, "cancel", &second);
     assert!(log.contains("resuming"), "{log}");
-    assert!(log.contains("stopped at its checkpoint"), "{log}");
+    assert!(
+        log.contains("the coordinator ended (exit status 0)")
+            && log.contains("stopped at a new checkpoint"),
+        "kingmaker slurm cancel: the coordinator should have checkpointed and ended cleanly:\n{log}"
+    );
     assert!(!run_dir(&cluster, "cancel").join("summary.json").exists());
     submit(&cluster, &inv, "cancel");
     wait_complete(&cluster, "cancel", 240);
@@ -199,11 +206,9 @@ fn slurm_jobs_build_the_embedded_tables_through_a_cancel_a_time_limit_and_a_requ
     // --- a time limit mid-run, then the chained job --------------------------------------------
     // 2 minutes, the signal 30 s before (SLURM sends it up to 30 s earlier still): the build,
     // slowed to well over that, checkpoints and submits its next job, which finishes it.
-    let inv = cluster.inventory(
-        "timelimit",
-        &run_section(3000),
-        "time = \"2\"\nsignal_secs = 30",
-    );
+    // Its layers are kept on the workers, across the jobs, and collected by the last one.
+    let run = run_section(3000).replace("\"256\"]", "\"256\", \"--keep-layers-on-workers\"]");
+    let inv = cluster.inventory("timelimit", &run, "time = \"2\"\nsignal_secs = 30");
     let first = submit(&cluster, &inv, "timelimit");
     wait_until("the time-limited job to end", 200, || {
         let (state, _) = job_state(&cluster, &first);
@@ -220,6 +225,15 @@ fn slurm_jobs_build_the_embedded_tables_through_a_cancel_a_time_limit_and_a_requ
     let ids = job_ids(&cluster, "timelimit");
     let log = job_log(&cluster, "timelimit", &ids[1]);
     assert!(log.contains("resuming"), "{log}");
+    assert_eq!(
+        wait_job_done(&cluster, ids.last().unwrap(), 120),
+        "COMPLETED"
+    );
+    let log = job_log(&cluster, "timelimit", ids.last().unwrap());
+    assert!(
+        log.contains("collected the layers kept on the workers"),
+        "{log}"
+    );
     assert_reference_tables(&cluster, "timelimit", &reference);
 
     // --- a node lost mid-run, then the requeue -------------------------------------------------

@@ -14,9 +14,10 @@ pub fn run(inv: &SlurmInventory, wait_secs: u64) -> Result<()> {
         return Ok(());
     }
     cancel_pending(inv)?;
+    // A job ending already (COMPLETING) needs nothing more.
     let running: Vec<String> = jobs
         .iter()
-        .filter(|j| j.state != "PENDING")
+        .filter(|j| j.state == "RUNNING")
         .map(|j| j.id.clone())
         .collect();
     for id in &running {
@@ -58,9 +59,13 @@ pub fn run(inv: &SlurmInventory, wait_secs: u64) -> Result<()> {
 }
 
 fn cancel_pending(inv: &SlurmInventory) -> Result<()> {
-    for j in jobs_of(inv)?.iter().filter(|j| j.state == "PENDING") {
+    // A requeued job waits as PENDING (REQUEUE_HOLD when held).
+    for j in jobs_of(inv)?
+        .iter()
+        .filter(|j| matches!(j.state.as_str(), "PENDING" | "REQUEUED" | "REQUEUE_HOLD"))
+    {
         slurm_command("scancel", &[&j.id])?;
-        println!("job {}: pending, cancelled", j.id);
+        println!("job {}: {}, cancelled", j.id, j.state.to_lowercase());
     }
     Ok(())
 }

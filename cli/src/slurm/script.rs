@@ -91,8 +91,9 @@ for node in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
 done
 log "nodes $SLURM_JOB_NODELIST, workers $workers (restart ${SLURM_RESTART_COUNT:-0})"
 
-# One worker on each node, in the background: listening on its node's address, TERM ignored.
-srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c '
+# One worker on each node, in the background: listening on its node's address, TERM ignored
+# (with slurm.threads, srun gives it that many CPUs: a step's task gets one by default).
+srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 {{SRUN_CPUS}}--kill-on-bad-exit=0 bash -c '
   trap "" TERM
   addr=$(scontrol show node "$SLURMD_NODENAME" | sed -n "s/.*NodeAddr=\([^ ]*\).*/\1/p")
   exec "$0" --listen "$addr:$1" --data-dir "$2/worker-$SLURM_PROCID" "${@:3}"
@@ -136,6 +137,15 @@ if [ "$rc" -gt 128 ]; then
 fi
 coordinator=""
 log "the coordinator ended (exit status $rc)"
+# Layers kept on the workers (--keep-layers-on-workers) are copied into the run directory while
+# the workers still run: after this job nothing serves them.
+if [ -e "$run/summary.json" ] && ls "$run"/layers/*.kept.json >/dev/null 2>&1; then
+  if "$bin/kingmaker" collect "$run" --in-parts --workers "$workers"; then
+    log "collected the layers kept on the workers into $run (kingmaker collect --in-parts)"
+  else
+    log "collecting the layers kept on the workers failed: they stay in $data/worker-N; see docs/operators.md, \"SLURM clusters\""
+  fi
+fi
 stop_workers
 
 if [ -e "$run/summary.json" ]; then
@@ -143,14 +153,21 @@ if [ -e "$run/summary.json" ]; then
   exit 0
 fi
 checkpoint_after=$(stat -c %Y "$run/checkpoint.json" 2>/dev/null || echo 0)
+# A coordinator stopped before its first wave (still restoring) exits 130 with no new checkpoint:
+# the one it restored from stands.
+if [ "$rc" = 0 ]; then
+  stopped="stopped at a new checkpoint"
+else
+  stopped="stopped (exit status $rc) before a new checkpoint: the last one stands"
+fi
 case "$stop" in
   time)
     if [ "$chain" != true ]; then
-      log "stopped at its checkpoint before the time limit; slurm.chain is off: kingmaker slurm submit continues it"
+      log "$stopped before the time limit; slurm.chain is off: kingmaker slurm submit continues it"
     elif [ "$rc" = 0 ] && [ "$checkpoint_after" != "$checkpoint_before" ]; then
       next=$(sbatch --parsable --dependency="afterany:${SLURM_JOB_ID}" "$script")
       echo "$next" >> "$dir/jobs"
-      log "stopped at its checkpoint before the time limit; job $next continues it"
+      log "$stopped before the time limit; job $next continues it"
     else
       log "no new checkpoint in this job (exit status $rc): no next job, so that a run that cannot progress within the time limit stops; raise slurm.time"
       exit 1
@@ -158,11 +175,11 @@ case "$stop" in
     exit 0
     ;;
   cancel)
-    log "stopped at its checkpoint (exit status $rc): kingmaker slurm submit continues it"
+    log "$stopped: kingmaker slurm submit continues it"
     exit 0
     ;;
   terminated)
-    log "stopped (exit status $rc); a requeue, or kingmaker slurm submit, resumes from the last checkpoint"
+    log "$stopped; a requeue, or kingmaker slurm submit, resumes from it"
     exit 143
     ;;
 esac
@@ -238,7 +255,13 @@ pub fn batch_script(inv: &SlurmInventory) -> Result<String> {
         .replace("{{BUILD_ARGS}}", &words(&build))
         .replace("{{RESUME_ARGS}}", &words(&resume))
         .replace("{{WORKER_ARGS}}", &words(&r.worker_args))
-        .replace("{{THREADS}}", &threads);
+        .replace("{{THREADS}}", &threads)
+        .replace(
+            "{{SRUN_CPUS}}",
+            &s.threads
+                .map(|t| format!("--cpus-per-task={t} "))
+                .unwrap_or_default(),
+        );
     Ok(text)
 }
 
@@ -298,6 +321,10 @@ mod tests {
             assert!(s.lines().any(|l| l == line), "no line {line:?} in\n{s}");
         }
         assert!(s.contains("--threads 8 \"${worker_args[@]}\""), "{s}");
+        assert!(
+            s.contains("--ntasks-per-node=1 --cpus-per-task=8 --kill-on-bad-exit=0"),
+            "{s}"
+        );
         // The #SBATCH lines come before the first command, or sbatch ignores them.
         let first_command = s.lines().position(|l| l == "set -u").unwrap();
         assert!(s
