@@ -662,6 +662,7 @@ fn reach_checkpoints(dir: &std::path::Path) -> super::reach::ReachCheckpoints {
         dir: dir.join("reach"),
         every: std::time::Duration::ZERO,
         stop: Some(Arc::new(super::reach::StopRequest::default())),
+        game: serde_json::json!({"game": "test"}),
     }
 }
 

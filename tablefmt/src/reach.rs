@@ -24,6 +24,11 @@ pub struct ReachManifest {
     pub version: u32,
     /// What the caller counts as it goes: a checkpoint is resumed only by the same counting.
     pub purpose: String,
+    /// The game searched, as `run.json` names it (`{"game": "cc3p", "level": 2}`): a checkpoint
+    /// is resumed only for the same game. Null in a manifest written before 2026-12-07, which is
+    /// resumed on its purpose, size and start alone.
+    #[serde(default)]
+    pub game: serde_json::Value,
     /// The size of the game's index space (bits per bitmap).
     pub states: u64,
     /// The start state.
@@ -203,6 +208,7 @@ mod tests {
         ReachManifest {
             version: REACH_VERSION,
             purpose: "test".into(),
+            game: serde_json::json!({"game": "test"}),
             states,
             start: 0,
             depth: 3,

@@ -316,6 +316,7 @@ fn summarize_adds_the_reachable_counts_of_a_full_build() {
     let other = kingmaker_tablefmt::reach::ReachManifest {
         version: kingmaker_tablefmt::reach::REACH_VERSION,
         purpose: "something else".into(),
+        game: serde_json::Value::Null,
         states,
         start: 0,
         depth: 1,
@@ -330,6 +331,19 @@ fn summarize_adds_the_reachable_counts_of_a_full_build() {
     assert!(!out.status.success());
     assert!(
         err.contains("reach.json is the checkpoint of another search"),
+        "{err}"
+    );
+    // One that names another game (run.json's game changed under it): refused, naming both.
+    let level2 = kingmaker_tablefmt::reach::ReachManifest {
+        game: serde_json::json!({"game": "cc3p", "level": 2}),
+        ..other
+    };
+    kingmaker_tablefmt::reach::write_manifest(&reach, &level2).unwrap();
+    let out = kingmaker(&["summarize", dir.to_str().unwrap(), "--reachable"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(r#"is the checkpoint of a search of {"game":"cc3p","level":2}, not of {"game":"cc3p","level":1}"#),
         "{err}"
     );
     std::fs::remove_dir_all(&reach).unwrap();

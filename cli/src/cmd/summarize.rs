@@ -46,6 +46,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
             dir: run.path.join(REACH_DIR),
             every: Duration::from_secs(args.checkpoint_every_secs),
             stop: Some(stop_on_signals()?),
+            game: serde_json::to_value(&info.spec)?,
         })
     } else {
         None

@@ -22,6 +22,9 @@ pub struct ReachCheckpoints {
     pub every: Duration,
     /// Made by a signal handler, say, to stop the search at the end of the running level.
     pub stop: Option<Arc<StopRequest>>,
+    /// The game searched, as its run names it (`run.json`'s `spec`): every checkpoint names it,
+    /// and one of another game is refused.
+    pub game: serde_json::Value,
 }
 
 /// A request to stop a search at the end of its running level. It is *armed* only while a
@@ -110,6 +113,7 @@ pub(super) fn save(
     let manifest = ReachManifest {
         version: format::REACH_VERSION,
         purpose: search.purpose.to_string(),
+        game: cp.game.clone(),
         states: search.size,
         start: search.start,
         depth: search.depth,
@@ -133,9 +137,21 @@ pub(super) fn restore(
     let Some(m) = format::read_manifest(&cp.dir)? else {
         return Ok(None);
     };
+    if !m.game.is_null() && m.game != cp.game {
+        return Err(FormatError::Corrupt(format!(
+            "{} is the checkpoint of a search of {}, not of {}: remove {} to search from the \
+             start",
+            cp.dir.join(format::MANIFEST).display(),
+            m.game,
+            cp.game,
+            cp.dir.display()
+        ))
+        .into());
+    }
     if m.purpose != purpose || m.states != size || m.start != start {
         return Err(FormatError::Corrupt(format!(
-            "{} is the checkpoint of another search ({:?} from state {} of {}), not of this one              ({purpose:?} from state {start} of {size}); remove {} to search from the start",
+            "{} is the checkpoint of another search ({:?} from state {} of {}), not of this one \
+             ({purpose:?} from state {start} of {size}); remove {} to search from the start",
             cp.dir.join(format::MANIFEST).display(),
             m.purpose,
             m.start,

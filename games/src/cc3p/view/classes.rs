@@ -445,6 +445,7 @@ mod tests {
             dir: dir.path().join("reach"),
             every: std::time::Duration::ZERO,
             stop: Some(stop.clone()),
+            game: serde_json::json!({"game": "cc3p", "level": 1}),
         };
         let mut counted = PerPly::default();
         let stopped = reachable_resumable(
