@@ -6,6 +6,7 @@
 //! 2. One worker under two addresses, workers busy with another coordinator's run, and a worker
 //!    that finds another worker at a peer's address (its own /etc/hosts, in a mount namespace:
 //!    root again) are refused up front: no run directory.
+//! 3. A second worker on a data directory in use is refused when it starts.
 
 use kingmaker_e2e::{bin, distributed, finish, kingmaker, log_text, spawn, wait_for_wave, Worker};
 use kingmaker_e2e::{Killed, CC3P, HANG, TOKEN};
@@ -173,6 +174,40 @@ fn one_worker_under_two_addresses_is_refused_before_anything_is_written() {
 
 /// A second coordinator on workers busy with a first one's run is told so, with who started that
 /// run, before it makes its run directory; the first run goes on undisturbed.
+#[test]
+fn a_second_worker_on_a_data_directory_in_use_is_refused_when_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let first = Worker::start_on(TOKEN, &data, "127.0.0.1:0");
+    let mut child = Command::new(bin("kingmaker-worker"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("KINGMAKER_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A worker that starts serves until killed: give it 10 s to refuse.
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let second = child.wait_with_output().unwrap();
+    let err = stderr(&second);
+    assert!(!second.status.success(), "a second worker started: {err}");
+    assert!(
+        err.contains(&format!("is in use by pid {}", first.pid()))
+            && err.contains("give each worker a data directory of its own"),
+        "{err}"
+    );
+    drop(first);
+    // Once the first is gone, the directory is free again.
+    let again = Worker::start_on(TOKEN, &data, "127.0.0.1:0");
+    assert!(!again.addr.is_empty());
+}
+
 #[test]
 fn a_second_coordinator_on_busy_workers_is_refused_up_front() {
     let tmp = tempfile::tempdir().unwrap();

@@ -58,6 +58,12 @@ pub fn run(args: ProcessOptions) -> Result<()> {
     let token = AddToken::new(&args.token).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
+    // One worker per data directory, for its whole life: two would share shard files, which
+    // StartLayer's per-run lock found only when the first layer began.
+    let _data_lock = kingmaker_process::lock::DirLock::acquire(&args.data_dir, "kingmaker-worker")
+        .map_err(|e| {
+            anyhow::anyhow!("{e}: give each worker a data directory of its own (--data-dir)")
+        })?;
     let listen = resolve(&args.listen)?;
     let metrics_addr = args.metrics.as_deref().map(resolve).transpose()?;
     let (budget, said) = choose_memory_budget(args.memory_budget).map_err(anyhow::Error::msg)?;
