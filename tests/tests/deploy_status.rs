@@ -56,6 +56,13 @@ fn status_exit_codes_hints_and_a_watch_through_a_cut_host() {
     );
     let hint = format!("kingmaker deploy resume --inventory {}", inv.display());
     deploy_ok(&inv, &["provision"]);
+    // The coordinator's own hints (in its log, when it stops on a lost worker) name it too.
+    let env = std::fs::read_to_string(lab.dir().join(format!("h0/opt/etc/coordinator-{RUN}.env")))
+        .unwrap();
+    assert!(
+        env.contains(&format!("KINGMAKER_DEPLOY_RESUME=\"{hint}\"")),
+        "{env}"
+    );
     deploy_ok(&inv, &["launch", "--settle-secs", "1"]);
     let s = wait_status(&inv, "wave 2", 120, |s| {
         wave(s) >= 2 || phase(s) == "complete"

@@ -249,7 +249,14 @@ fn provision_host(
     )?;
     d.ssh.upload_bytes(
         h,
-        units::env_file(inv, h, token).as_bytes(),
+        // The inventory as the operator can name it from anywhere on this machine.
+        units::env_file(
+            inv,
+            &std::fs::canonicalize(&d.path).unwrap_or_else(|_| d.path.clone()),
+            h,
+            token,
+        )
+        .as_bytes(),
         &h.env_file(run),
         "600",
     )?;

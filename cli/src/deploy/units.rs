@@ -2,6 +2,7 @@
 //! `deploy/systemd/`), memory drop-ins and the run's environment files.
 
 use super::inventory::{parse_bytes, Host, Inventory, Role};
+use std::path::Path;
 
 pub const SERVICE_SCRIPT: &str = include_str!("../../../deploy/kingmaker-service");
 pub const WORKER_UNIT: &str = include_str!("../../../deploy/systemd/kingmaker-worker@.service");
@@ -34,7 +35,7 @@ pub fn memory_dropin(host: &Host) -> Option<String> {
 /// The environment file of a host's service. It holds the token: install it with mode 0600.
 /// Values are double-quoted words (the inventory refuses quotes, `$` and spaces inside them), which
 /// systemd's EnvironmentFile= and a POSIX shell's `.` read alike.
-pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
+pub fn env_file(inv: &Inventory, inventory: &Path, host: &Host, token: &str) -> String {
     let run = &inv.run;
     let mut vars: Vec<(&str, String)> = vec![
         ("KINGMAKER_RUN", run.name.clone()),
@@ -72,6 +73,15 @@ pub fn env_file(inv: &Inventory, host: &Host, token: &str) -> String {
             vars.push(("KINGMAKER_BUILD_ARGS", build.join(" ")));
             vars.push(("KINGMAKER_RESUME_ARGS", resume.join(" ")));
             vars.push(("KINGMAKER_WORKERS", inv.worker_addrs().join(",")));
+            // The coordinator's hints name the deploy command that resumes it, with this
+            // inventory, where the path can be written between the file's double quotes as it is.
+            let path = inventory.display().to_string();
+            if !path.contains(['"', '$', '`', '\\', ' ', '\n']) {
+                vars.push((
+                    kingmaker_coordinator::rundir::DEPLOY_RESUME_ENV,
+                    format!("kingmaker deploy resume --inventory {path}"),
+                ));
+            }
         }
     }
     vars.push(("KINGMAKER_TOKEN", token.to_string()));
@@ -173,11 +183,24 @@ mod tests {
             inv.coordinator().env_file("cc3p-2"),
             "/srv/km/etc/coordinator-cc3p-2.env"
         );
-        let env = env_file(&inv, inv.coordinator(), "secret");
+        let env = env_file(
+            &inv,
+            Path::new("/ops/cc3p-2.toml"),
+            inv.coordinator(),
+            "secret",
+        );
+        assert!(env.contains(
+            "KINGMAKER_DEPLOY_RESUME=\"kingmaker deploy resume --inventory /ops/cc3p-2.toml\""
+        ));
         assert!(env.contains("KINGMAKER_WORKERS=\"10.0.0.11:7070,10.0.0.12:7070\""));
         assert!(env.contains("KINGMAKER_BUILD_ARGS=\"cc3p --level 1 --checkpoint-every-secs 600"));
         assert!(env.contains("KINGMAKER_TOKEN=\"secret\""));
-        let w = env_file(&inv, inv.workers()[1], "secret");
+        let w = env_file(
+            &inv,
+            Path::new("/ops/cc3p-2.toml"),
+            inv.workers()[1],
+            "secret",
+        );
         assert!(w.contains("KINGMAKER_LISTEN=\"10.0.0.12:7070\""));
         assert_eq!(
             memory_dropin(inv.workers()[0]).unwrap().lines().last(),
