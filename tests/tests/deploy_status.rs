@@ -182,3 +182,45 @@ fn status_exit_codes_hints_and_a_watch_through_a_cut_host() {
     assert_eq!(h0.unwrap()["service"], "finished", "{s:#}");
     deploy_ok(&inv, &["teardown", "--stop-timeout", "5"]);
 }
+
+/// An ssh client killed by a signal (here a stand-in `ssh` on PATH that kills itself) is named
+/// as such, with the host, not as `exit -1` with nothing after it.
+#[test]
+fn an_ssh_client_killed_by_a_signal_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("ssh");
+    std::fs::write(&fake, "#!/bin/sh\nkill -9 $$\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let inv = tmp.path().join("inv.toml");
+    std::fs::write(
+        &inv,
+        "[run]\nname = \"r\"\ngame = \"cc3p\"\noptions = [\"--level\", \"1\"]\n\
+         token_file = \"r.token\"\n[ssh]\nknown_hosts = \"kh\"\n\
+         [[host]]\nname = \"h0\"\nrole = \"coordinator\"\naddress = \"192.0.2.1\"\n\
+         install_dir = \"/opt/km\"\ndata_dir = \"/var/km\"\n\
+         [[host]]\nname = \"h1\"\nrole = \"worker\"\naddress = \"192.0.2.2\"\nprivate_address = \"10.0.0.2\"\n\
+         install_dir = \"/opt/km\"\ndata_dir = \"/var/km\"\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        tmp.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = Command::new(kingmaker_e2e::bin("kingmaker"))
+        .args(["deploy", "status", "--inventory"])
+        .arg(&inv)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("the ssh client was killed by signal 9") && !text.contains("exit -1"),
+        "{text}"
+    );
+}

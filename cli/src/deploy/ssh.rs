@@ -139,6 +139,19 @@ impl Ssh {
             let _ = pipe.write_all(data);
         }
         let out = child.wait_with_output().context("waiting for ssh")?;
+        // ssh itself killed by a signal (a status with no exit code): the host was not reached,
+        // or the connection was cut; say so rather than `exit -1` with nothing after it.
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+            let err = String::from_utf8_lossy(&out.stderr);
+            bail!(
+                "host {} ({}:{}): the ssh client was killed by signal {signal}{}{}",
+                host.name,
+                host.address,
+                host.port,
+                if err.trim().is_empty() { "" } else { ": " },
+                err.trim()
+            );
+        }
         let r = to_remote(out);
         if r.code == 255 {
             bail!("{}", unreachable(host, &r.stderr, &self.known_hosts));
