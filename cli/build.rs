@@ -19,10 +19,13 @@ fn main() {
     };
     // Build again when HEAD moves: a commit, a checkout (the worktree's own edits rebuild the
     // crate anyway).
-    for path in [Some("HEAD".to_string()), git(&["symbolic-ref", "-q", "HEAD"])]
-        .into_iter()
-        .flatten()
-        .chain(["packed-refs".to_string()])
+    for path in [
+        Some("HEAD".to_string()),
+        git(&["symbolic-ref", "-q", "HEAD"]),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(["packed-refs".to_string()])
     {
         if let Some(p) = git(&["rev-parse", "--git-path", &path]) {
             let p = root.join(p);

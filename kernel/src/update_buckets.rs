@@ -113,11 +113,9 @@ impl UpdateBuckets {
         };
         let mut frame = Vec::new();
         encode_frame(&mut bucket.pending, &mut frame).map_err(|e| KernelError::io(&path, e))?;
-        let mut file = open_regular_with(
-            &path,
-            std::fs::OpenOptions::new().create(true).append(true),
-        )
-        .map_err(|e| KernelError::io(&path, e))?;
+        let mut file =
+            open_regular_with(&path, std::fs::OpenOptions::new().create(true).append(true))
+                .map_err(|e| KernelError::io(&path, e))?;
         file.write_all(&frame)
             .map_err(|e| KernelError::io(&path, e))?;
         start_writeback(&file);

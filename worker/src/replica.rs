@@ -7,7 +7,6 @@
 use super::layer::{check_name, OpenLayer};
 use super::{ChunkStream, WorkerService};
 use kingmaker_kernel::KernelError;
-use kingmaker_tablefmt::fsio::open_regular_with;
 use kingmaker_proto::v1 as pb;
 use kingmaker_rpc::convert::Convert;
 use kingmaker_rpc::status::{caused_by_peer, status_message};
@@ -15,6 +14,7 @@ use kingmaker_tablefmt::checkpoint::{
     check_frame, is_manifest_of, manifest_name, parse_chunk_name, parse_manifest, replica_dir,
     WorkerCheckpoint,
 };
+use kingmaker_tablefmt::fsio::open_regular_with;
 use kingmaker_tablefmt::wave_log;
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
