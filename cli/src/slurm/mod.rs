@@ -17,7 +17,7 @@ use std::path::PathBuf;
 pub struct SlurmArgs {
     #[command(subcommand)]
     pub action: Action,
-    /// The inventory: its [run] section (what to build) and its [slurm] section (the job); see
+    /// The inventory: its `[run]` section (what to build) and its `[slurm]` section (the job); see
     /// docs/operators.md, "SLURM clusters".
     #[arg(long, short = 'i', global = true, env = "KINGMAKER_INVENTORY")]
     pub inventory: Option<PathBuf>,
@@ -25,7 +25,7 @@ pub struct SlurmArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum Action {
-    /// Write the batch script into the [slurm] dir and submit it with sbatch. The job builds, or
+    /// Write the batch script into the `[slurm]` dir and submit it with sbatch. The job builds, or
     /// resumes the run from its last checkpoint, and chains or requeues itself until it is done.
     Submit {
         /// Write the script and print the sbatch command, but submit nothing.
