@@ -352,28 +352,11 @@ impl Inventory {
                 check_word(w).with_context(|| format!("{what}: {w:?}"))?;
             }
         }
-        for (flag, owner) in [
-            ("--out", "the run directory"),
-            ("--workers", "the worker hosts"),
-            ("--token", "token_file"),
-        ] {
-            if r.build_args
-                .iter()
-                .chain(&r.resume_args)
-                .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
-            {
-                bail!(
-                    "run.build_args/resume_args must not give {flag}: deploy sets it from {owner}"
-                );
-            }
-        }
-        if r.worker_args.iter().any(|a| {
-            ["--listen", "--data-dir", "--token"]
-                .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
-        }) {
-            bail!("run.worker_args must not give --listen, --data-dir or --token: deploy sets them from the host entries");
-        }
+        r.refuse_launcher_options(
+            "deploy",
+            ["the run directory", "the worker hosts", "token_file"],
+            "the host entries",
+        )?;
         if r.pack_args
             .iter()
             .any(|a| a == "--out" || a.starts_with("--out="))
@@ -445,6 +428,68 @@ impl Inventory {
                     );
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+impl RunSpec {
+    /// The coordinator's `kingmaker build` arguments (the game first) and its `kingmaker resume`
+    /// arguments, both with the run's checkpoint settings, and resume's with those of
+    /// `build_args` it takes too.
+    pub(crate) fn coordinator_args(&self) -> (Vec<String>, Vec<String>) {
+        let checkpoints = [
+            "--checkpoint-every-secs".to_string(),
+            self.checkpoint_every_secs.to_string(),
+            "--checkpoint-every-waves".to_string(),
+            self.checkpoint_every_waves.to_string(),
+        ];
+        let build = std::iter::once(self.game.clone())
+            .chain(self.options.iter().cloned())
+            .chain(checkpoints.iter().cloned())
+            .chain(self.build_args.iter().cloned())
+            .collect();
+        let resume = checkpoints
+            .iter()
+            .cloned()
+            .chain(super::units::resume_takes(&self.build_args))
+            .chain(self.resume_args.iter().cloned())
+            .collect();
+        (build, resume)
+    }
+
+    /// Refuse the options the launcher gives itself: `--out`, `--workers` and `--token` in
+    /// `build_args`/`resume_args` (each set from its `owners` entry), and `--listen`,
+    /// `--data-dir` and `--token` in `worker_args` (set from `workers_from`). `launcher` names
+    /// who sets them ("deploy", "the job").
+    pub(crate) fn refuse_launcher_options(
+        &self,
+        launcher: &str,
+        owners: [&str; 3],
+        workers_from: &str,
+    ) -> Result<()> {
+        let given = |args: &[&String], flag: &str| {
+            args.iter()
+                .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+        };
+        let coordinator: Vec<&String> = self.build_args.iter().chain(&self.resume_args).collect();
+        for (flag, owner) in ["--out", "--workers", "--token"].into_iter().zip(owners) {
+            if given(&coordinator, flag) {
+                bail!(
+                    "run.build_args/resume_args must not give {flag}: {launcher} sets it from \
+                     {owner}"
+                );
+            }
+        }
+        let worker: Vec<&String> = self.worker_args.iter().collect();
+        if ["--listen", "--data-dir", "--token"]
+            .iter()
+            .any(|f| given(&worker, f))
+        {
+            bail!(
+                "run.worker_args must not give --listen, --data-dir or --token: {launcher} sets \
+                 them from {workers_from}"
+            );
         }
         Ok(())
     }

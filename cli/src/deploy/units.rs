@@ -52,23 +52,7 @@ pub fn env_file(inv: &Inventory, inventory: &Path, host: &Host, token: &str) -> 
             vars.push(("KINGMAKER_WORKER_ARGS", run.worker_args.join(" ")));
         }
         Role::Coordinator => {
-            let checkpoints = [
-                "--checkpoint-every-secs".to_string(),
-                run.checkpoint_every_secs.to_string(),
-                "--checkpoint-every-waves".to_string(),
-                run.checkpoint_every_waves.to_string(),
-            ];
-            let build: Vec<String> = std::iter::once(run.game.clone())
-                .chain(run.options.iter().cloned())
-                .chain(checkpoints.iter().cloned())
-                .chain(run.build_args.iter().cloned())
-                .collect();
-            let resume: Vec<String> = checkpoints
-                .iter()
-                .cloned()
-                .chain(resume_takes(&run.build_args))
-                .chain(run.resume_args.iter().cloned())
-                .collect();
+            let (build, resume) = run.coordinator_args();
             vars.push(("KINGMAKER_RUN_DIR", host.run_dir(&run.name)));
             vars.push(("KINGMAKER_BUILD_ARGS", build.join(" ")));
             vars.push(("KINGMAKER_RESUME_ARGS", resume.join(" ")));

@@ -174,28 +174,11 @@ impl SlurmInventory {
             }
             check_word(dir).with_context(|| what.to_string())?;
         }
-        for (flag, owner) in [
-            ("--out", "slurm.dir"),
-            ("--workers", "the job's nodes"),
-            ("--token", "the job's token file"),
-        ] {
-            if r.build_args
-                .iter()
-                .chain(&r.resume_args)
-                .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
-            {
-                bail!(
-                    "run.build_args/resume_args must not give {flag}: the job sets it from {owner}"
-                );
-            }
-        }
-        if r.worker_args.iter().any(|a| {
-            ["--listen", "--data-dir", "--token"]
-                .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
-        }) {
-            bail!("run.worker_args must not give --listen, --data-dir or --token: the job sets them for each node");
-        }
+        r.refuse_launcher_options(
+            "the job",
+            ["slurm.dir", "the job's nodes", "the job's token file"],
+            "each node's allocation",
+        )?;
         if s.sbatch_options.iter().any(|o| {
             [
                 "--nodes",

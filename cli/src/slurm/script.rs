@@ -202,23 +202,7 @@ pub fn batch_script(inv: &SlurmInventory) -> Result<String> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let checkpoints = [
-        "--checkpoint-every-secs".to_string(),
-        r.checkpoint_every_secs.to_string(),
-        "--checkpoint-every-waves".to_string(),
-        r.checkpoint_every_waves.to_string(),
-    ];
-    let build: Vec<String> = std::iter::once(r.game.clone())
-        .chain(r.options.iter().cloned())
-        .chain(checkpoints.iter().cloned())
-        .chain(r.build_args.iter().cloned())
-        .collect();
-    let resume: Vec<String> = checkpoints
-        .iter()
-        .cloned()
-        .chain(crate::deploy::units::resume_takes(&r.build_args))
-        .chain(r.resume_args.iter().cloned())
-        .collect();
+    let (build, resume) = r.coordinator_args();
     let mut extra = Vec::new();
     if let Some(p) = &s.partition {
         extra.push(format!("#SBATCH --partition={p}"));
