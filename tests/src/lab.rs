@@ -29,7 +29,10 @@ pub fn require_prerequisites() {
             "the deploy test needs `{tool}`: install iproute2 / openssh-client (scripts/setup.sh --tests does)"
         );
     }
-    let probe = format!("kmprobe{}", std::process::id());
+    // One name per call: the tests of a file run at once, in one process.
+    static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("kmprobe{}-{n}", std::process::id());
     assert!(
         run_quiet(&["ip", "netns", "add", &probe]),
         "the deploy test needs `ip netns add`, which failed: run it as root with CAP_SYS_ADMIN \
