@@ -115,8 +115,15 @@ impl Drop for Lab {
 impl Lab {
     /// `n` hosts h0..h{n-1} at SUBNET.10, .11, ... with sshd listening on port 22 of each.
     pub fn new(n: usize) -> Lab {
+        // The tests of a file run at once in one process: each lab gets names of its own (a
+        // letter after the pid), and they are made one at a time, so that the next one finds
+        // the subnet this one took.
+        static MAKING: std::sync::Mutex<u8> = std::sync::Mutex::new(0);
+        let mut made = MAKING.lock().unwrap_or_else(|e| e.into_inner());
+        let letter = char::from(b'a' + *made % 26);
+        *made = made.wrapping_add(1);
         let pid = std::process::id();
-        let tag = pid % 1_000_000;
+        let tag = format!("{}{letter}", pid % 1_000_000);
         let taken = String::from_utf8_lossy(
             &Command::new("ip")
                 .args(["-o", "addr"])
