@@ -1,10 +1,8 @@
 //! Worker checkpoints (version 3): one worker's shard arrays at a wave boundary, on disk.
-//! 1. A chunk file ([`ChunkRef`]) is never modified once written, so a chunk unchanged since the
-//!    previous checkpoint is shared by both (the wave in its name is the one that first wrote it).
-//! 2. Files go to a temporary name, are fsynced and renamed, the manifest ([`WorkerCheckpoint`])
-//!    after every chunk it names. Every byte and name: docs/format.md, "Worker checkpoints".
-//! 3. The manifest names the game and layer it belongs to ([`WorkerCheckpoint::identity`]); its
-//!    chunks and wave logs are bound to it by length and crc32.
+//! A chunk file ([`ChunkRef`]) is never modified once written, so checkpoints share unchanged
+//! chunks; the manifest ([`WorkerCheckpoint`]) is written after every chunk it names, names the
+//! game and layer ([`WorkerCheckpoint::identity`]), and binds chunks and wave logs by length and
+//! crc32. Every byte and name: docs/format.md, "Worker checkpoints".
 
 use crate::layer::LayerIdentity;
 use crate::FormatError;

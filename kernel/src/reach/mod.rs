@@ -1,9 +1,8 @@
 //! The states reachable from a start position, as a bitmap: a breadth-first search over the
-//! game's successors (terminal states are reached but have no successors), level by level, on all
-//! cores. One bit per state, three bitmaps while searching (seen, this level, the next): 5.6 GB
-//! for 14.8 billion states, where a hash set of indices would need
-//! hundreds of gigabytes. A search can checkpoint itself between levels and resume
-//! (`kingmaker_tablefmt::reach` has the files).
+//! game's successors (terminal states have none), level by level, on all cores. One bit per
+//! state, three bitmaps while searching (seen, this level, the next): 5.6 GB for 14.8 billion
+//! states. A search can checkpoint itself between levels and resume (`kingmaker_tablefmt::reach`
+//! has the files).
 
 mod checkpoint;
 
