@@ -4,8 +4,7 @@
 //! (scripts/lab-hosts.sh) writes a usable inventory and replaces a host whose key then changes.
 
 use kingmaker_e2e::lab::*;
-use kingmaker_e2e::read_json;
-use serde_json::Value;
+use kingmaker_e2e::slurm_lab::run_digests;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,18 +26,6 @@ fn set_port(inv: &Path, port: u16) {
         .unwrap()
         .to_string();
     std::fs::write(inv, text.replace(&line, &format!("worker_port = {port}"))).unwrap();
-}
-
-/// Layer name → digest from a finished run directory's summary.json.
-fn run_digests(dir: &Path) -> Value {
-    let s = read_json(&dir.join("summary.json"));
-    s["layers"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v["digest"].clone()))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
 }
 
 fn exists(lab: &Lab, rel: &str) -> bool {
