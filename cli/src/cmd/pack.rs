@@ -18,7 +18,7 @@ use kingmaker_tablefmt::release::manifest::{
 };
 use kingmaker_tablefmt::release::{
     choose_values_period, layer_file_name, values_file_name, write_layer, write_values,
-    PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL, FORMAT_VERSION,
+    PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL,
 };
 use kingmaker_tablefmt::value::MAX_CODE;
 use serde_json::{json, Value};
@@ -398,11 +398,13 @@ fn pack_into(
             path: file.clone(),
             size: written.size,
             sha256: written.sha256,
+            url: None,
         });
         files.push(ManifestFile {
             path: values_file.clone(),
             size: values_only.size,
             sha256: values_only.sha256,
+            url: None,
         });
         layers.push(ManifestLayer {
             name: layer.name.clone(),
@@ -416,12 +418,13 @@ fn pack_into(
             counts: written.counts,
             digest: written.digest,
             max_depth: written.max_depth,
+            parts: Vec::new(),
         });
     }
     ticker.finish();
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         format: FORMAT_NAME.to_string(),
-        format_version: FORMAT_VERSION,
+        format_version: 0,
         game: serde_json::to_value(&info.spec)?,
         name: game.name(),
         states: info.states,
@@ -435,6 +438,7 @@ fn pack_into(
             summary: summary.clone(),
         },
     };
+    manifest.format_version = manifest.needed_version();
     write_manifest(dir, &manifest)?;
     Ok(manifest)
 }

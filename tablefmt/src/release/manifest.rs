@@ -45,7 +45,9 @@ pub struct ManifestLayer {
     pub coalition: u8,
     /// Bit o set: outcome o (a win by player o; Go: a final score) counts as W.
     pub objective: u64,
-    /// The layer's values-and-depths file (listed in `files`).
+    /// The layer's values-and-depths file (listed in `files`); empty (left out) for a layer in
+    /// `parts`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub file: String,
     /// The layer's values-only file (listed in `files`; format version 2 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,6 +65,99 @@ pub struct ManifestLayer {
     pub digest: String,
     /// The largest depth in the layer.
     pub max_depth: u16,
+    /// The layer cut in row ranges, each in files of its own (format version 3 on; empty for a
+    /// layer in one file). Together they hold every row once, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ManifestPart>,
+}
+
+/// One row range of a layer in parts: rows `first .. first + states` of the layer, in a
+/// values-and-depths file and a values-only file of its own, each a layer file whose identity
+/// record names the part (`<layer>.part-KKKK`, as the build's workers kept it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestPart {
+    /// The name its files' identity records give it: `<layer>.part-KKKK`.
+    pub name: String,
+    /// The first row.
+    pub first: u64,
+    /// Rows in the part.
+    pub states: u64,
+    /// Its values-and-depths file (listed in `files`).
+    pub file: String,
+    /// Its values-only file (listed in `files`).
+    pub values_file: String,
+    /// How many of its states have each value.
+    pub counts: ValueCounts,
+    /// Its largest depth.
+    pub max_depth: u16,
+}
+
+/// Where one layer's rows are: the layer's own files, or one part's. What every reader walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece<'a> {
+    /// The name its files' identity records give it: the layer's, or the part's.
+    pub name: &'a str,
+    /// The first row.
+    pub first: u64,
+    /// Rows in it.
+    pub states: u64,
+    /// Its values-and-depths file.
+    pub file: &'a str,
+    /// Its values-only file (none in format version 1).
+    pub values_file: Option<&'a str>,
+    /// Its counts.
+    pub counts: ValueCounts,
+    /// Its largest depth.
+    pub max_depth: u16,
+}
+
+impl ManifestLayer {
+    /// The layer's pieces in row order: the layer itself when it is in one file, else its parts.
+    pub fn pieces(&self) -> Vec<Piece<'_>> {
+        if self.parts.is_empty() {
+            return vec![Piece {
+                name: &self.name,
+                first: 0,
+                states: self.states,
+                file: &self.file,
+                values_file: self.values_file.as_deref(),
+                counts: self.counts,
+                max_depth: self.max_depth,
+            }];
+        }
+        self.parts
+            .iter()
+            .map(|p| Piece {
+                name: &p.name,
+                first: p.first,
+                states: p.states,
+                file: &p.file,
+                values_file: Some(&p.values_file),
+                counts: p.counts,
+                max_depth: p.max_depth,
+            })
+            .collect()
+    }
+
+    /// Every file of the layer: each piece's values-and-depths file, then its values file.
+    pub fn files(&self) -> Vec<&str> {
+        let mut files = Vec::new();
+        for p in self.pieces() {
+            files.push(p.file);
+            files.extend(p.values_file);
+        }
+        files
+    }
+
+    /// The layer's values-and-depths files (one per piece).
+    pub fn depth_files(&self) -> Vec<&str> {
+        self.pieces().iter().map(|p| p.file).collect()
+    }
+
+    /// The layer's values-only files (one per piece; none in format version 1).
+    pub fn values_files(&self) -> Vec<&str> {
+        self.pieces().iter().filter_map(|p| p.values_file).collect()
+    }
 }
 
 /// One file of a release.
@@ -74,6 +169,32 @@ pub struct ManifestFile {
     pub size: u64,
     /// sha256 (hex, lower case) of the file's bytes.
     pub sha256: String,
+    /// Where the file lies when it is not beside the manifest: an `http://` or `https://` URL
+    /// (format version 3 on). A copy beside the manifest, when there is one, is read instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// The longest URL a manifest may give a file.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// A file's URL: `http://` or `https://`, a host, and no space or control character, at most
+/// [`MAX_URL_LEN`] bytes.
+pub fn check_url(path: &str, url: &str) -> Result<(), FormatError> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    let ok = url.len() <= MAX_URL_LEN
+        && rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/'))
+        && url.bytes().all(|b| b.is_ascii_graphic());
+    if ok {
+        Ok(())
+    } else {
+        Err(FormatError::Corrupt(format!(
+            "{MANIFEST}: {path}: url {url:?} is not an http:// or https:// URL of at most \
+             {MAX_URL_LEN} printable characters"
+        )))
+    }
 }
 
 /// Who built the release, when, and from what.
@@ -174,31 +295,22 @@ impl Manifest {
                 ));
             }
         }
+        for f in &self.files {
+            if let Some(url) = &f.url {
+                if self.format_version < 3 {
+                    return bad(format!(
+                        "{}: a url in format version {} (urls are version 3 on)",
+                        f.path, self.format_version
+                    ));
+                }
+                check_url(&f.path, url)?;
+            }
+        }
         let mut names = std::collections::HashSet::new();
+        let mut used = std::collections::HashSet::new();
         for l in &self.layers {
             if !names.insert(l.name.as_str()) {
                 return bad(format!("layer {} is listed twice", l.name));
-            }
-            if !seen.contains(l.file.as_str()) {
-                return bad(format!(
-                    "layer {}'s file {} is not among the files",
-                    l.name, l.file
-                ));
-            }
-            match &l.values_file {
-                Some(v) if !seen.contains(v.as_str()) => {
-                    return bad(format!(
-                        "layer {}'s values file {v} is not among the files",
-                        l.name
-                    ));
-                }
-                None if self.format_version >= 2 => {
-                    return bad(format!(
-                        "layer {} has no values file (format version {} lists one per layer)",
-                        l.name, self.format_version
-                    ));
-                }
-                _ => {}
             }
             if l.states != self.states {
                 return bad(format!(
@@ -206,8 +318,110 @@ impl Manifest {
                     l.name, l.states, self.states
                 ));
             }
+            if !l.parts.is_empty() {
+                self.check_parts(l)?;
+            } else if l.file.is_empty() {
+                return bad(format!("layer {} has neither a file nor parts", l.name));
+            } else if l.values_file.is_none() && self.format_version >= 2 {
+                return bad(format!(
+                    "layer {} has no values file (format version {} lists one per layer)",
+                    l.name, self.format_version
+                ));
+            }
+            for file in l.files() {
+                if !seen.contains(file) {
+                    return bad(format!(
+                        "layer {}'s file {file} is not among the files",
+                        l.name
+                    ));
+                }
+                if !used.insert(file) {
+                    return bad(format!("{file} is named twice by the layers"));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// A layer in parts: version 3, no file of its own, and parts named after it that hold
+    /// every row once, in order, their counts and depths adding up to the layer's.
+    fn check_parts(&self, l: &ManifestLayer) -> Result<(), FormatError> {
+        let bad = |what: String| {
+            Err(FormatError::Corrupt(format!(
+                "{MANIFEST}: layer {}: {what}",
+                l.name
+            )))
+        };
+        if self.format_version < 3 {
+            return bad(format!(
+                "parts in format version {} (parts are version 3 on)",
+                self.format_version
+            ));
+        }
+        if !l.file.is_empty() || l.values_file.is_some() {
+            return bad("both parts and a file of its own".into());
+        }
+        let mut next = 0u64;
+        let mut counts = ValueCounts::default();
+        let mut max_depth = 0;
+        for p in &l.parts {
+            let number = p.name.strip_prefix(&format!("{}.part-", l.name));
+            if !number.is_some_and(|n| n.len() == 4 && n.bytes().all(|b| b.is_ascii_digit())) {
+                return bad(format!(
+                    "part {:?} is not named {}.part-KKKK",
+                    p.name, l.name
+                ));
+            }
+            if p.first != next || p.states == 0 {
+                return bad(format!(
+                    "part {} holds rows {} .. {}, where rows {next} .. on were due",
+                    p.name,
+                    p.first,
+                    p.first.saturating_add(p.states)
+                ));
+            }
+            next = p.first.saturating_add(p.states);
+            counts.win = counts.win.saturating_add(p.counts.win);
+            counts.loss = counts.loss.saturating_add(p.counts.loss);
+            counts.draw = counts.draw.saturating_add(p.counts.draw);
+            counts.illegal = counts.illegal.saturating_add(p.counts.illegal);
+            if counts_total(&p.counts) != p.states {
+                return bad(format!(
+                    "part {}'s counts add up to {}, not its {} states",
+                    p.name,
+                    counts_total(&p.counts),
+                    p.states
+                ));
+            }
+            max_depth = max_depth.max(p.max_depth);
+        }
+        if next != l.states {
+            return bad(format!(
+                "the parts hold rows 0 .. {next}, the layer {}",
+                l.states
+            ));
+        }
+        if counts != l.counts || max_depth != l.max_depth {
+            return bad(format!(
+                "the parts' counts ({}) and largest depth ({max_depth}) are not the layer's ({}, {})",
+                counts_in_words(&counts),
+                counts_in_words(&l.counts),
+                l.max_depth
+            ));
+        }
+        Ok(())
+    }
+
+    /// The lowest format version that holds this manifest: 3 with parts or urls, else 2 (what
+    /// `pack` writes, so that a whole release stays readable by the readers of version 2).
+    pub fn needed_version(&self) -> u32 {
+        let v3 = self.layers.iter().any(|l| !l.parts.is_empty())
+            || self.files.iter().any(|f| f.url.is_some());
+        if v3 {
+            3
+        } else {
+            2
+        }
     }
 
     /// The entry of file `path`.
@@ -230,6 +444,12 @@ pub fn release_bytes(dir: &Path, manifest: &Manifest) -> u64 {
         .map(|name| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len()))
         .sum();
     own + manifest.files.iter().map(|f| f.size).sum::<u64>()
+}
+
+fn counts_total(c: &ValueCounts) -> u64 {
+    [c.win, c.loss, c.draw, c.illegal]
+        .iter()
+        .fold(0u64, |a, &n| a.saturating_add(n))
 }
 
 /// Counts as people read them: `W 1,234 L 5 D 6 illegal 7`.

@@ -17,9 +17,11 @@ use crate::layer::{LayerWriter, ENCODING_GROUPED, ENCODING_PACKED, ENCODING_VALU
 use crate::FormatError;
 use std::path::Path;
 
-/// Version of the release format (the manifest's `format_version`). Version 2 added the
-/// values-only file of every layer; readers accept 1 and 2.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest version of the release format (the manifest's `format_version`) this build reads.
+/// Version 2 added the values-only file of every layer; version 3, layers in parts and files at
+/// URLs. Writers write the lowest version that holds their release
+/// ([`manifest::Manifest::needed_version`]).
+pub const FORMAT_VERSION: u32 = 3;
 /// Default zstd level of `pack`.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 15;
 

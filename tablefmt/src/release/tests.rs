@@ -20,6 +20,7 @@ fn make_release(dir: &Path) -> Manifest {
             path: file.clone(),
             size: w.size,
             sha256: w.sha256,
+            url: None,
         });
         let values_file = values_file_name(name);
         // One values file plain (encoding 2), one grouped by period 3 (encoding 3).
@@ -42,6 +43,7 @@ fn make_release(dir: &Path) -> Manifest {
             path: values_file.clone(),
             size: v.size,
             sha256: v.sha256,
+            url: None,
         });
         layers.push(ManifestLayer {
             name: name.to_string(),
@@ -55,6 +57,7 @@ fn make_release(dir: &Path) -> Manifest {
             counts: w.counts,
             digest: w.digest,
             max_depth: w.max_depth,
+            parts: Vec::new(),
         });
     }
     let manifest = Manifest {
