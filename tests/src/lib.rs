@@ -2,6 +2,7 @@
 //! binaries (built by `cargo build --release --bins` before the tests run; see scripts/test.sh).
 
 pub mod lab;
+pub mod parts_release;
 pub mod slurm_lab;
 mod worker;
 

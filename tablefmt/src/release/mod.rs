@@ -5,6 +5,7 @@
 
 pub mod manifest;
 pub mod parts;
+pub mod piece;
 pub mod reserved;
 pub mod verify;
 
