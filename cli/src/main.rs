@@ -51,6 +51,9 @@ enum Command {
     Line(cmd::line::LineArgs),
     /// Pack a finished run into a release: compressed, checksummed layer files and a manifest.
     Pack(cmd::pack::PackArgs),
+    /// Pack the parts of kept layers a host holds, where they lie, for a release in parts
+    /// (`pack --parts-at`); `kingmaker serve DIR` then serves them.
+    PackPart(cmd::pack_part::PackPartArgs),
     /// Check a release: sizes, checksums, headers; --deep re-derives every state from its children.
     Verify(cmd::verify::VerifyArgs),
     /// Download a release over HTTP(S), resuming partial files and checking every sha256.
@@ -112,6 +115,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Collect(args) => cmd::collect::run(args),
         Command::Line(args) => cmd::line::run(args),
         Command::Pack(args) => cmd::pack::run(args),
+        Command::PackPart(args) => cmd::pack_part::run(args),
         Command::Verify(args) => cmd::verify::run(args),
         Command::Fetch(args) => cmd::fetch::run(args),
         Command::Serve(args) => serve::run(args),

@@ -9,6 +9,7 @@ pub mod fetch;
 pub mod game_command;
 pub mod line;
 pub mod pack;
+pub mod pack_part;
 pub mod plan;
 pub mod query;
 pub mod report;

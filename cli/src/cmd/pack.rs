@@ -25,6 +25,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod parts_at;
+
 #[derive(Args, Debug)]
 pub struct PackArgs {
     /// A finished run directory written by `kingmaker build`.
@@ -41,6 +43,12 @@ pub struct PackArgs {
     /// Print the manifest's layers and files as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Publish the layers kept on the workers where they lie: list each as parts at this URL
+    /// (`{host}` is replaced by the host of the part's worker; it must end with '/'), where the
+    /// host packed (`kingmaker pack-part`) and serves (`kingmaker serve`) them. Nothing of those
+    /// layers is read or written here; the other layers are packed as usual.
+    #[arg(long, value_name = "URL")]
+    pub parts_at: Option<String>,
 }
 
 pub fn run(args: PackArgs) -> Result<()> {
@@ -115,7 +123,14 @@ pub fn run(args: PackArgs) -> Result<()> {
             // Held while the staging directory fills, so that another pack can tell it from the
             // leftover of a pack that was killed (see `remove_stale_staging`).
             let lock = DirLock::acquire(&staging, "kingmaker pack")?;
-            let m = pack_into(&run, &info, &summary, &staging, &opts)?;
+            let m = pack_into(
+                &run,
+                &info,
+                &summary,
+                &staging,
+                &opts,
+                args.parts_at.as_deref(),
+            )?;
             // The lock file is no file of the release; the lock lasts until `lock` is dropped.
             std::fs::remove_file(lock.path())
                 .with_context(|| format!("removing {}", lock.path().display()))?;
@@ -287,6 +302,7 @@ fn pack_into(
     summary: &Value,
     dir: &Path,
     opts: &PackOptions,
+    parts_at: Option<&str>,
 ) -> Result<Manifest> {
     let game = info.spec.build()?;
     if game.size() != info.states {
@@ -306,7 +322,21 @@ fn pack_into(
         Unit::States,
         3 * info.states * info.layers.len() as u64,
     );
+    let mut in_parts = 0;
     for layer in &info.layers {
+        if let Some(template) = parts_at {
+            let kept = kingmaker_tablefmt::kept::read_kept(&run.path.join("layers"), &layer.name)?;
+            if let Some(kept) = kept {
+                let identity = run.identity(&layer.name);
+                let coalition = (layer.coalition, layer.objective);
+                let (l, f) = parts_at::layer_in_parts(&kept, &identity, coalition, template)?;
+                ticker.add(3 * info.states);
+                files.extend(f);
+                layers.push(l);
+                in_parts += 1;
+                continue;
+            }
+        }
         let started = Instant::now();
         let table = run.table(&layer.name)?;
         if table.states() != info.states {
@@ -422,6 +452,13 @@ fn pack_into(
         });
     }
     ticker.finish();
+    if parts_at.is_some() && in_parts == 0 {
+        bail!(
+            "--parts-at publishes the layers kept on the workers, and {} has none: pack it \
+             without --parts-at",
+            run.path.display()
+        );
+    }
     let mut manifest = Manifest {
         format: FORMAT_NAME.to_string(),
         format_version: 0,

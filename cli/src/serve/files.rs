@@ -10,6 +10,7 @@ use axum::routing::get;
 use axum::Router;
 use kingmaker_tablefmt::release::manifest::{Manifest, MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::parts::PARTS;
+use kingmaker_tablefmt::release::piece::PackedPart;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,6 +70,54 @@ impl ReleaseFiles {
         }
     }
 
+    /// The parts a host packed into `dir` (`kingmaker pack-part`): each part's record
+    /// (`<part>.json`) and its two files, for the manifest of a release in parts to point at.
+    /// `None` when `dir` holds no record of a packed part.
+    pub fn of_packed_parts(dir: &Path) -> anyhow::Result<Option<ReleaseFiles>> {
+        let mut files = BTreeMap::new();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(_) => return Ok(None),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(part) = name.strip_suffix(".json").filter(|n| n.contains(".part-")) else {
+                continue;
+            };
+            let Some(record) = PackedPart::read(dir, part)? else {
+                continue;
+            };
+            for f in [&record.file, &record.values_file] {
+                let path = dir.join(&f.path);
+                let size = std::fs::symlink_metadata(&path)
+                    .ok()
+                    .filter(|m| m.file_type().is_file())
+                    .map(|m| m.len());
+                if size != Some(f.size) {
+                    anyhow::bail!(
+                        "{}: {} lists {} of {} bytes, which is not here as a regular file of that \
+                         size: pack the part again (`kingmaker pack-part`)",
+                        dir.display(),
+                        name,
+                        f.path,
+                        f.size
+                    );
+                }
+                files.insert(f.path.clone(), path);
+            }
+            files.insert(name, entry.path());
+        }
+        Ok((!files.is_empty()).then_some(ReleaseFiles {
+            files,
+            absent_reason: None,
+        }))
+    }
+
+    /// How many files are served.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
     /// Whether any file is served (a release, not a run directory).
     pub fn serves_any(&self) -> bool {
         !self.files.is_empty()
@@ -112,4 +161,32 @@ async fn file(
             format!("reading {name}: {e}"),
         ),
     }
+}
+
+/// Serve the parts a host packed (`ReleaseFiles::of_packed_parts`) at `/release/NAME`, and
+/// nothing else: a host of a release in parts has no manifest and no tables to explore.
+pub fn serve_packed_parts(
+    args: &super::ServeArgs,
+    parts: ReleaseFiles,
+    limits: super::Limits,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the HTTP runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("listening on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        println!(
+            "serving {} files of packed parts from {} at http://{addr}/release/",
+            parts.len(),
+            args.dir.display()
+        );
+        std::io::Write::flush(&mut std::io::stdout()).ok();
+        super::serve_connections(listener, routes(Arc::new(parts)), limits).await
+    })
 }

@@ -77,6 +77,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         header_timeout: Duration::from_secs_f64(args.header_timeout),
         max_connections,
     };
+    if let Some(parts) = files::ReleaseFiles::of_packed_parts(&args.dir)? {
+        return files::serve_packed_parts(&args, parts, limits);
+    }
     let explorer = Arc::new(Explorer::open(&args.dir)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
