@@ -1,8 +1,9 @@
-//! `parts.json`: which of a release's files a partial copy holds (`kingmaker fetch --layers …`).
+//! `parts.json`: which of a release's files a partial copy holds (`kingmaker fetch --layers …`,
+//! `--parts …`: a layer's files or some of its parts' files).
 //! 1. So that `verify` checks those and does not call the others missing. The file is the
 //!    consumer's, not in the manifest; a copy without it is a whole release (docs/format.md).
 
-use super::manifest::{Manifest, ManifestLayer};
+use super::manifest::{Manifest, ManifestLayer, Piece};
 use crate::FormatError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -25,25 +26,28 @@ pub struct Parts {
     pub files: Vec<String>,
 }
 
-/// Which parts of a release to take: some layers (all when empty), with or without depths.
+/// Which parts of a release to take: some layers and some parts of layers in parts (every
+/// layer when both are empty), with or without depths.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartChoice {
-    /// The layers wanted, by name; empty: every layer.
+    /// The layers wanted, by name, each with every piece.
     pub layers: Vec<String>,
-    /// The values-only file of each layer instead of its values-and-depths file.
+    /// Parts of layers in parts wanted, by name (`solo.part-0001`), besides those layers.
+    pub parts: Vec<String>,
+    /// The values-only file of each piece instead of its values-and-depths file.
     pub values_only: bool,
 }
 
 impl PartChoice {
     /// Whether this takes the whole release.
     pub fn is_whole(&self) -> bool {
-        self.layers.is_empty() && !self.values_only
+        self.layers.is_empty() && self.parts.is_empty() && !self.values_only
     }
 
-    /// The files of `manifest` this choice takes: per chosen layer, its values-and-depths file,
-    /// or with `values_only` its values-only file. An unknown layer, a layer named twice, or
-    /// values alone from a release without values-only files (format 1), is an error naming what
-    /// there is.
+    /// The files of `manifest` this choice takes: per piece of a chosen layer its values-and-depths
+    /// file, per chosen part both its files; with `values_only` the values-only file of each. An unknown layer
+    /// or part, one named twice, or values alone from a release without values-only files
+    /// (format 1), is an error naming what there is.
     pub fn files(&self, manifest: &Manifest) -> Result<Vec<String>, FormatError> {
         if self.is_whole() {
             return Ok(manifest.files.iter().map(|f| f.path.clone()).collect());
@@ -64,12 +68,46 @@ impl PartChoice {
                 )));
             }
         }
-        let wanted = |l: &ManifestLayer| self.layers.is_empty() || self.layers.contains(&l.name);
+        for (i, name) in self.parts.iter().enumerate() {
+            if self.parts[..i].contains(name) {
+                return Err(FormatError::Corrupt(format!(
+                    "--parts names {name:?} twice; list each part once"
+                )));
+            }
+            if manifest.layer(name).is_some() {
+                return Err(FormatError::Corrupt(format!(
+                    "{name} is a layer of the release {}, not a part: take it with --layers {name}",
+                    manifest.name
+                )));
+            }
+            if find_part(manifest, name).is_none() {
+                return Err(FormatError::Corrupt(format!(
+                    "the release {} has no part {name} ({})",
+                    manifest.name,
+                    parts_in_words(manifest)
+                )));
+            }
+        }
+        let wanted = |l: &ManifestLayer| {
+            (self.layers.is_empty() && self.parts.is_empty()) || self.layers.contains(&l.name)
+        };
+        // Each piece, and whether it was named by --parts (then both its files are taken).
+        let mut pieces: Vec<(Piece, bool)> = Vec::new();
+        for l in &manifest.layers {
+            if wanted(l) {
+                pieces.extend(l.pieces().into_iter().map(|p| (p, false)));
+            } else {
+                let chosen = l.pieces().into_iter();
+                let chosen = chosen.filter(|p| self.parts.iter().any(|n| n == p.name));
+                pieces.extend(chosen.map(|p| (p, true)));
+            }
+        }
         let mut files = Vec::new();
-        for l in manifest.layers.iter().filter(|l| wanted(l)) {
-            match (&l.values_file, self.values_only) {
-                (_, false) => files.push(l.file.clone()),
-                (Some(v), true) => files.push(v.clone()),
+        for (p, named) in pieces {
+            match (p.values_file, self.values_only) {
+                (Some(v), false) if named => files.extend([p.file.to_string(), v.to_string()]),
+                (_, false) => files.push(p.file.to_string()),
+                (Some(v), true) => files.push(v.to_string()),
                 (None, true) => {
                     return Err(FormatError::Corrupt(format!(
                         "the release {} (format {}) has no values-only files: fetch without \
@@ -80,6 +118,31 @@ impl PartChoice {
             }
         }
         Ok(order_as_listed(manifest, files))
+    }
+}
+
+/// The part `name` of a layer in parts of `manifest`: its layer and its piece.
+pub fn find_part<'a>(manifest: &'a Manifest, name: &str) -> Option<(&'a ManifestLayer, Piece<'a>)> {
+    manifest.layers.iter().find_map(|l| {
+        let part = l.parts.iter().position(|p| p.name == name)?;
+        Some((l, l.pieces()[part]))
+    })
+}
+
+/// The parts a release has, for a message: the first and last of each layer in parts.
+fn parts_in_words(manifest: &Manifest) -> String {
+    let layers: Vec<String> = (manifest.layers.iter())
+        .filter(|l| !l.parts.is_empty())
+        .map(|l| match l.parts.as_slice() {
+            [one] => one.name.clone(),
+            [first, .., last] => format!("{} .. {}", first.name, last.name),
+            [] => String::new(),
+        })
+        .collect();
+    if layers.is_empty() {
+        "no layer of it is in parts: take layers with --layers".into()
+    } else {
+        format!("its parts: {}", layers.join(", "))
     }
 }
 

@@ -265,6 +265,7 @@ fn a_partial_copy_is_checked_on_the_files_its_parts_list_names() {
     let values_only = PartChoice {
         layers: vec!["enable_ab".into()],
         values_only: true,
+        ..Default::default()
     };
     let take = values_only.files(&manifest).unwrap();
     assert_eq!(take, ["enable_ab.values.kmt"]);
@@ -273,6 +274,7 @@ fn a_partial_copy_is_checked_on_the_files_its_parts_list_names() {
     let unknown = PartChoice {
         layers: vec!["nope".into()],
         values_only: false,
+        ..Default::default()
     };
     let e = unknown.files(&manifest).unwrap_err().to_string();
     assert!(
@@ -380,6 +382,7 @@ fn a_layer_asked_for_twice_is_refused() {
     let twice = PartChoice {
         layers: vec!["solo".into(), "solo".into()],
         values_only: false,
+        ..Default::default()
     };
     let e = twice.files(&manifest).unwrap_err().to_string();
     assert!(e.contains("--layers names \"solo\" twice"), "{e}");
@@ -430,4 +433,332 @@ fn verify_warns_of_a_file_linked_from_outside_the_release() {
         "{:?}",
         r.warnings
     );
+}
+
+/// The release of [`make_release`] with every layer cut into three parts (rows 0..233, 233..466,
+/// 466..700), each packed into files of its own in `dir`, as a host packs its kept part.
+fn make_parts_release(dir: &Path) -> Manifest {
+    let whole_dir = dir.join("whole");
+    std::fs::create_dir(&whole_dir).unwrap();
+    let whole = make_release(&whole_dir);
+    let opts = PackOptions {
+        block_states: 128,
+        zstd_level: 3,
+    };
+    let mut m = whole.clone();
+    m.files.clear();
+    for layer in &mut m.layers {
+        let src = LayerFile::open(&whole_dir.join(&layer.file)).unwrap();
+        layer.file.clear();
+        layer.values_file = None;
+        for (k, (first, states)) in [(0, 233), (233, 233), (466, 234)].into_iter().enumerate() {
+            let name = crate::kept::part_layer_name(&layer.name, k);
+            let (f, v, w) =
+                piece::pack_rows(&src, first, states, &m.game, &name, dir, &opts).unwrap();
+            layer.parts.push(ManifestPart {
+                name,
+                first,
+                states,
+                file: f.path.clone(),
+                values_file: v.path.clone(),
+                counts: w.counts,
+                max_depth: w.max_depth,
+            });
+            m.files.extend([f, v]);
+        }
+    }
+    std::fs::remove_dir_all(&whole_dir).unwrap();
+    m.format_version = m.needed_version();
+    assert_eq!(m.format_version, 3);
+    write_manifest(dir, &m).unwrap();
+    m
+}
+
+/// One state less of the first value that has any.
+fn take_one(c: &mut crate::table::ValueCounts) {
+    let n = [&mut c.win, &mut c.loss, &mut c.draw, &mut c.illegal]
+        .into_iter()
+        .find(|n| **n > 0)
+        .unwrap();
+    *n -= 1;
+}
+
+/// `m.check()`'s error, which must say `says`.
+fn refused_saying(m: &Manifest, says: &str) {
+    let e = m.check().err().map(|e| e.to_string());
+    assert!(
+        e.as_deref().is_some_and(|e| e.contains(says)),
+        "wanted an error saying {says:?}, got {e:?}"
+    );
+}
+
+#[test]
+fn a_manifest_with_parts_is_checked_row_by_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = make_parts_release(tmp.path());
+    good.check().unwrap();
+    let edit = |f: &dyn Fn(&mut Manifest)| {
+        let mut m = good.clone();
+        f(&mut m);
+        m
+    };
+    // Rows not covered: the last part ends early (its counts moved to match its rows).
+    let short = edit(&|m| {
+        let p = m.layers[0].parts.last_mut().unwrap();
+        p.states -= 1;
+        take_one(&mut p.counts);
+    });
+    refused_saying(&short, "the parts hold rows 0 .. 699, the layer 700");
+    // A gap, an overlap, and a part of no rows.
+    let gap = edit(&|m| m.layers[0].parts[1].first += 1);
+    refused_saying(
+        &gap,
+        "part solo.part-0001 holds rows 234 .. 467, where rows 233 .. on were due",
+    );
+    let overlap = edit(&|m| m.layers[0].parts[1].first -= 1);
+    refused_saying(
+        &overlap,
+        "holds rows 232 .. 465, where rows 233 .. on were due",
+    );
+    let empty = edit(&|m| {
+        let p = &mut m.layers[0].parts[1];
+        p.states = 0;
+    });
+    refused_saying(&empty, "part solo.part-0001 holds rows 233 .. 233");
+    // Counts that do not add up: to a part's rows, or to the layer's.
+    let counts = edit(&|m| m.layers[0].parts[0].counts.win += 1);
+    refused_saying(
+        &counts,
+        "part solo.part-0000's counts add up to 234, not its 233 states",
+    );
+    let layer_counts = edit(&|m| {
+        let c = &mut m.layers[0].parts[0].counts;
+        take_one(c);
+        c.draw += 1;
+    });
+    refused_saying(&layer_counts, "the parts' counts");
+    let depth = edit(&|m| m.layers[0].max_depth += 1);
+    refused_saying(&depth, "largest depth");
+    // Part names are `<layer>.part-KKKK`.
+    for bad in [
+        "solo.part-1",
+        "enable_ab.part-0000",
+        "solo.part-00x1",
+        "solo",
+        "solo.part-00001",
+    ] {
+        let named = edit(&|m| m.layers[0].parts[0].name = bad.into());
+        refused_saying(&named, &format!("part {bad:?} is not named solo.part-KKKK"));
+    }
+    // A layer with both parts and a file of its own.
+    let both = edit(&|m| m.layers[0].file = "solo.part-0000.kmt".into());
+    refused_saying(&both, "both parts and a file of its own");
+    // Parts and urls are version 3.
+    let v2 = edit(&|m| m.format_version = 2);
+    refused_saying(&v2, "parts in format version 2 (parts are version 3 on)");
+    let mut whole = tempfile::tempdir().map(|t| make_release(t.path())).unwrap();
+    whole.files[0].url = Some("http://host:8080/rel/solo.kmt".into());
+    whole.format_version = 2;
+    refused_saying(&whole, "a url in format version 2 (urls are version 3 on)");
+    whole.format_version = 3;
+    whole.check().unwrap();
+    for bad in [
+        "ftp://host/solo.kmt",
+        "http://",
+        "http:///solo.kmt",
+        "http://host/so lo.kmt",
+        "file:///etc/passwd",
+    ] {
+        let m = edit(&|m| m.files[0].url = Some(bad.into()));
+        refused_saying(&m, "is not an http:// or https:// URL");
+    }
+    let long = format!("http://host/{}", "x".repeat(MAX_URL_LEN));
+    refused_saying(
+        &edit(&|m| m.files[0].url = Some(long.clone())),
+        "at most 2048",
+    );
+}
+
+#[test]
+fn a_release_in_parts_verifies_with_the_whole_layers_digests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let m = make_parts_release(dir);
+    let report = verify_release(dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.layers, report.states, report.files), (2, 1400, 14));
+    assert!(report.digests_unchecked.is_empty() && report.at_urls == 0);
+    // The digest is the whole layer's: carried over the parts in row order.
+    let mut wrong = m.clone();
+    wrong.layers[1].digest = "0".repeat(64);
+    write_manifest(dir, &wrong).unwrap();
+    let report = verify_release(dir);
+    let digest: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains("digest"))
+        .collect();
+    assert_eq!(digest.len(), 2, "{:?}", report.problems);
+    assert!(
+        digest[0].starts_with(
+            "layer enable_ab (enable_ab.part-0000.kmt .. enable_ab.part-0002.kmt, 3 parts in row \
+             order): the values' digest is "
+        ),
+        "{digest:?}"
+    );
+    write_manifest(dir, &m).unwrap();
+    assert!(verify_release(dir).ok());
+}
+
+#[test]
+fn swapped_changed_or_damaged_parts_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let m = make_parts_release(dir);
+
+    // Two parts' files exchanged (same sizes listed for each): each holds the other part.
+    swap(dir, "solo.part-0000.kmt", "solo.part-0001.kmt");
+    let report = verify_release(dir);
+    assert!(
+        report.problems.iter().any(|p| p.contains("solo.part-0000.kmt")
+            && p.contains("not the layer solo.part-0000")),
+        "{:?}",
+        report.problems
+    );
+    swap(dir, "solo.part-0000.kmt", "solo.part-0001.kmt");
+    assert!(verify_release(dir).ok());
+
+    // A part's counts changed in the manifest (the layer's sums kept): both parts are named.
+    let mut moved = m.clone();
+    let [a, b] = [0, 1].map(|k| moved.layers[0].parts[k].counts);
+    let (from, to) = if a.win > 0 && b.loss > 0 {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    moved.layers[0].parts[from].counts.win -= 1;
+    moved.layers[0].parts[from].counts.loss += 1;
+    moved.layers[0].parts[to].counts.win += 1;
+    moved.layers[0].parts[to].counts.loss -= 1;
+    write_manifest(dir, &moved).unwrap();
+    let report = verify_release(dir);
+    let counts: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains("the decoded values count"))
+        .collect();
+    for k in [from, to] {
+        let name = format!("solo.part-000{k}.kmt: the decoded values count");
+        assert!(
+            counts.iter().any(|p| p.starts_with(&name)),
+            "{name}: {:?}",
+            report.problems
+        );
+    }
+    write_manifest(dir, &m).unwrap();
+
+    // A damaged block of a part, its sha256 relisted so that the block check alone finds it.
+    let name = "enable_ab.part-0001.values.kmt";
+    let path = dir.join(name);
+    let good = std::fs::read(&path).unwrap();
+    let file = LayerFile::open(&path).unwrap();
+    let last = *file.index().last().unwrap();
+    drop(file);
+    let mut bad = good.clone();
+    bad[last.offset as usize + 2] ^= 0x55;
+    std::fs::write(&path, &bad).unwrap();
+    let mut relisted = m.clone();
+    let entry = relisted.files.iter_mut().find(|f| f.path == name).unwrap();
+    entry.sha256 = file_sha256(&path).unwrap().1;
+    write_manifest(dir, &relisted).unwrap();
+    let report = verify_release(dir);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.starts_with(&format!("{name}: block"))),
+        "{:?}",
+        report.problems
+    );
+    std::fs::write(&path, &good).unwrap();
+    write_manifest(dir, &m).unwrap();
+    assert!(verify_release(dir).ok());
+}
+
+#[test]
+fn some_parts_here_and_files_at_urls_verify_as_what_they_are() {
+    use super::parts::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut m = make_parts_release(dir);
+
+    // `--parts`: the chosen parts' files, with or without depths; layers and repeats refused.
+    let choose = |parts: &[&str], layers: &[&str], values_only: bool| PartChoice {
+        layers: layers.iter().map(|s| s.to_string()).collect(),
+        parts: parts.iter().map(|s| s.to_string()).collect(),
+        values_only,
+    };
+    let take = choose(&["solo.part-0001"], &[], false).files(&m).unwrap();
+    assert_eq!(take, ["solo.part-0001.kmt", "solo.part-0001.values.kmt"]);
+    let values = choose(&["solo.part-0001"], &["enable_ab"], true)
+        .files(&m)
+        .unwrap();
+    assert_eq!(
+        values,
+        [
+            "solo.part-0001.values.kmt",
+            "enable_ab.part-0000.values.kmt",
+            "enable_ab.part-0001.values.kmt",
+            "enable_ab.part-0002.values.kmt"
+        ]
+    );
+    for (parts, says) in [
+        (&["solo.part-0009"][..], "has no part solo.part-0009 (its parts: solo.part-0000 .. solo.part-0002, enable_ab.part-0000 .. enable_ab.part-0002)"),
+        (&["solo"][..], "solo is a layer of the release test, not a part: take it with --layers solo"),
+        (&["solo.part-0000", "solo.part-0000"][..], "--parts names \"solo.part-0000\" twice"),
+    ] {
+        let e = choose(parts, &[], false).files(&m).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
+
+    // A copy of one part: its files verify, the layer's digest is said not to be checked.
+    for f in m.files.iter().filter(|f| !take.contains(&f.path)) {
+        std::fs::remove_file(dir.join(&f.path)).unwrap();
+    }
+    write_parts(dir, &Parts::new(take.clone())).unwrap();
+    let report = verify_release(dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.layers, report.states), (1, 233));
+    assert_eq!(report.digests_unchecked, ["solo"]);
+
+    // Files at urls with no copy here are not missing: counted, not checked.
+    std::fs::remove_file(dir.join(PARTS)).unwrap();
+    for f in &mut m.files {
+        f.url = Some(format!("http://part-host:8080/release/{}", f.path));
+    }
+    write_manifest(dir, &m).unwrap();
+    let report = verify_release(dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.at_urls, report.layers, report.states), (10, 1, 233));
+    // A file of the manifest alone that is not at a url is missing.
+    m.files[0].url = None;
+    write_manifest(dir, &m).unwrap();
+    let report = verify_release(dir);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("solo.part-0000.kmt: missing")),
+        "{:?}",
+        report.problems
+    );
+    // The manifest alone, every file at a url: nothing to check yet, and nothing wrong.
+    m.files[0].url = Some("http://part-host:8080/release/solo.part-0000.kmt".into());
+    write_manifest(dir, &m).unwrap();
+    for f in &take {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let report = verify_release(dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.at_urls, report.layers, report.states), (12, 0, 0));
 }

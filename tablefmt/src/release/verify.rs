@@ -1,11 +1,11 @@
-//! The byte-level check of a whole release: the manifest against `manifest.sha256`, every listed
-//! file's presence (a partial copy's: those `parts.json` names and any other here), size and
-//! sha256, every layer file's header, block index and blocks (crc32, decompression, payload
-//! layout), and the decoded values against the manifest's counts and digest.
+//! The byte-level check of a release: the manifest against `manifest.sha256`, every listed file's
+//! presence (a partial copy's: those `parts.json` names and any other here; a file at a url only
+//! when a copy is here), size and sha256, every piece's header, block index and blocks, and the
+//! decoded values against each piece's counts and the layer's digest, carried piece to piece.
 //! Game rules are not consulted here (that is `verify --deep`, in the coordinator).
 
 use super::manifest::{
-    counts_in_words, read_manifest, Manifest, ManifestLayer, MANIFEST, MANIFEST_SHA256,
+    counts_in_words, read_manifest, Manifest, ManifestLayer, Piece, MANIFEST, MANIFEST_SHA256,
 };
 use super::parts::{read_parts, Parts, PARTS};
 use super::{file_sha256, LayerFile, LayerIdentity};
@@ -41,6 +41,11 @@ pub struct VerifyReport {
     pub states: u64,
     /// Layers with a file checked (every layer, but in a partial copy).
     pub layers: usize,
+    /// Files that lie at a url and have no copy here: not checked (`fetch` brings them).
+    pub at_urls: usize,
+    /// Layers in parts of which this copy holds some pieces only: each piece was checked, the
+    /// layer's digest (over every piece) was not.
+    pub digests_unchecked: Vec<String>,
 }
 
 impl VerifyReport {
@@ -128,14 +133,24 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     // Every layer file: structure and contents (independently of the sha256 above, so a damaged
     // file is also located: header, index or which block).
     for layer in &manifest.layers {
-        let files = [Some(&layer.file), layer.values_file.as_ref()];
-        report.layers += usize::from(files.into_iter().flatten().any(|f| held(f)));
+        report.layers += usize::from(layer.files().into_iter().any(|f| held(f)));
         match check_layer_files(dir, &manifest.game, layer, &held) {
-            Ok(n) => report.states += n,
+            Ok(checked) => {
+                report.states += checked.states;
+                if !checked.digest_checked {
+                    report.digests_unchecked.push(layer.name.clone());
+                }
+            }
             Err(problems) => report.problems.extend(problems),
         }
     }
-    if report.layers == 0 && report.problems.is_empty() {
+    report.at_urls = manifest
+        .files
+        .iter()
+        .filter(|f| f.url.is_some() && !held(&f.path))
+        .count();
+    // A copy of the manifest alone, its files at urls, checks nothing yet, and says so.
+    if report.layers == 0 && report.problems.is_empty() && report.at_urls == 0 {
         report.problems.push(format!(
             "no layer file to check: the copy holds none of the files {MANIFEST} lists"
         ));
@@ -196,66 +211,134 @@ fn link_outside(dir: &Path, name: &str) -> Option<String> {
     })
 }
 
-/// The files of `manifest` a copy in `dir` holds, in the manifest's order: every one for a whole
-/// release; for a partial copy those its parts list names and any other here, since readers
-/// open a layer's file wherever it is present.
+/// The files of `manifest` a copy in `dir` holds, in the manifest's order: for a whole release
+/// every one but those at a url with no copy here (they are read, or fetched, where they lie);
+/// for a partial copy those its parts list names and any other here, since readers open a
+/// layer's file wherever it is present.
 pub fn held_files(dir: &Path, manifest: &Manifest, parts: Option<&Parts>) -> Vec<String> {
     manifest
         .files
         .iter()
-        .map(|f| &f.path)
-        .filter(|f| parts.is_none_or(|p| p.files.contains(f) || dir.join(f).exists()))
-        .cloned()
+        .filter(|f| match parts {
+            None => f.url.is_none() || dir.join(&f.path).exists(),
+            Some(p) => p.files.contains(&f.path) || dir.join(&f.path).exists(),
+        })
+        .map(|f| f.path.clone())
         .collect()
 }
 
-/// Check a layer's files completely (values and depths, and values alone); the number of states
-/// decoded, or the problems found.
-/// `game` is the manifest's: every file that names its layer (layer file version 2) must name
-/// this one of this game.
+/// What the check of one layer's files found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerChecked {
+    /// States decoded: each piece held counted once.
+    pub states: u64,
+    /// Whether the layer's digest was checked: every piece of one of its two files is here.
+    pub digest_checked: bool,
+}
+
+/// Check a layer's files completely (values and depths, and values alone, of every piece); the
+/// number of states decoded, or the problems found.
+/// `game` is the manifest's: every file that names its piece (layer file version 2) must name
+/// this piece of this game.
 pub fn check_layer(
     dir: &Path,
     game: &serde_json::Value,
     layer: &ManifestLayer,
 ) -> Result<u64, Vec<String>> {
-    check_layer_files(dir, game, layer, &|_| true)
+    check_layer_files(dir, game, layer, &|_| true).map(|c| c.states)
 }
 
 /// [`check_layer`] on the files of the layer that `held` says the copy holds (a partial copy:
-/// `parts.json`); the states decoded from the first of them.
+/// `parts.json`; files at urls). Each piece is checked against its own entry; the layer's digest
+/// is one sha256 carried over the pieces in row order, for the values-and-depths files and for the
+/// values-only files each, checked when every piece of that file kind is here.
 pub fn check_layer_files(
     dir: &Path,
     game: &serde_json::Value,
     layer: &ManifestLayer,
     held: &dyn Fn(&str) -> bool,
-) -> Result<u64, Vec<String>> {
-    let identity = LayerIdentity::new(game.clone(), &layer.name);
-    let mut states = None;
-    if held(&layer.file) {
-        states = Some(check_layer_file(
-            dir,
-            &identity,
-            layer,
-            &layer.file,
-            &[ENCODING_PACKED],
-        )?);
+) -> Result<LayerChecked, Vec<String>> {
+    let pieces = layer.pieces();
+    let mut problems = Vec::new();
+    let mut decoded = vec![false; pieces.len()];
+    let mut checked = LayerChecked::default();
+    let depths = pieces.iter().map(|p| Some(p.file)).collect::<Vec<_>>();
+    let values = pieces.iter().map(|p| p.values_file).collect::<Vec<_>>();
+    let kinds: [(&[Option<&str>], &[u32]); 2] = [
+        (&depths, &[ENCODING_PACKED]),
+        (&values, &[ENCODING_VALUES, ENCODING_GROUPED]),
+    ];
+    for (files, encodings) in kinds {
+        let mut hasher = Sha256::new();
+        let mut whole = true;
+        for (k, (piece, name)) in pieces.iter().zip(files).enumerate() {
+            let Some(name) = name.filter(|n| held(n)) else {
+                whole = false;
+                continue;
+            };
+            let identity = LayerIdentity::new(game.clone(), piece.name);
+            match check_layer_file(dir, &identity, layer, piece, name, encodings, &mut hasher) {
+                Ok(counts) => {
+                    decoded[k] = true;
+                    problems.extend(counts);
+                }
+                Err(p) => {
+                    problems.extend(p);
+                    whole = false;
+                }
+            }
+        }
+        // A piece that could not be decoded is named above; a digest without it says nothing.
+        if !whole {
+            continue;
+        }
+        checked.digest_checked = true;
+        let digest = hex::encode(hasher.finalize());
+        if digest != layer.digest {
+            let named: Vec<&str> = files.iter().flatten().copied().collect();
+            let what = match named.as_slice() {
+                [one] => one.to_string(),
+                [first, .., last] => format!(
+                    "layer {} ({} .. {}, {} parts in row order)",
+                    layer.name,
+                    first,
+                    last,
+                    named.len()
+                ),
+                [] => layer.name.clone(),
+            };
+            problems.push(format!(
+                "{what}: the values' digest is {digest}, {MANIFEST} says {}",
+                layer.digest
+            ));
+        }
     }
-    if let Some(values) = layer.values_file.as_ref().filter(|v| held(v)) {
-        let grouped = [ENCODING_VALUES, ENCODING_GROUPED];
-        let n = check_layer_file(dir, &identity, layer, values, &grouped)?;
-        states.get_or_insert(n);
+    if !problems.is_empty() {
+        return Err(problems);
     }
-    Ok(states.unwrap_or(0))
+    checked.states = pieces
+        .iter()
+        .zip(&decoded)
+        .filter(|(_, &d)| d)
+        .map(|(p, _)| p.states)
+        .sum();
+    // No file of the layer here: nothing to check, and nothing unchecked to report.
+    checked.digest_checked |= !decoded.contains(&true);
+    Ok(checked)
 }
 
-/// Check one layer file of `layer` against the manifest; its encoding must be one of `encodings`.
+/// Check one file `name` of `piece` of `layer` against the manifest; its encoding must be one of
+/// `encodings`. Its values go on into `hasher`. Decoded, it may still count other values than
+/// the manifest says: that problem is `Ok(Some(..))`, the layer's digest is still checked.
 fn check_layer_file(
     dir: &Path,
     identity: &LayerIdentity,
     layer: &ManifestLayer,
+    piece: &Piece,
     name: &str,
     encodings: &[u32],
-) -> Result<u64, Vec<String>> {
+    hasher: &mut Sha256,
+) -> Result<Option<String>, Vec<String>> {
     let path = dir.join(name);
     let file = LayerFile::open(&path).map_err(|e| vec![relative(e, dir)])?;
     let h = *file.header();
@@ -278,11 +361,11 @@ fn check_layer_file(
     let mismatch = |what: &str, file_says: String, manifest_says: String| {
         format!("{name}: the header says {what} {file_says}, {MANIFEST} says {manifest_says}")
     };
-    if h.states != layer.states {
+    if h.states != piece.states {
         problems.push(mismatch(
             "states",
             h.states.to_string(),
-            layer.states.to_string(),
+            piece.states.to_string(),
         ));
     }
     if h.block_states != layer.block_states {
@@ -292,17 +375,16 @@ fn check_layer_file(
             layer.block_states.to_string(),
         ));
     }
-    if h.encoding == ENCODING_PACKED && h.max_depth != layer.max_depth {
+    if h.encoding == ENCODING_PACKED && h.max_depth != piece.max_depth {
         problems.push(mismatch(
             "max depth",
             h.max_depth.to_string(),
-            layer.max_depth.to_string(),
+            piece.max_depth.to_string(),
         ));
     }
     if !problems.is_empty() {
         return Err(problems);
     }
-    let mut hasher = Sha256::new();
     let mut counts = ValueCounts::default();
     let mut block_problems = Vec::new();
     let group = (4 * rayon::current_num_threads()).max(4) as u64;
@@ -353,25 +435,13 @@ fn check_layer_file(
         }
         return Err(problems);
     }
-    if counts != layer.counts {
-        problems.push(format!(
+    Ok((counts != piece.counts).then(|| {
+        format!(
             "{name}: the decoded values count {}, {MANIFEST} says {}",
             counts_in_words(&counts),
-            counts_in_words(&layer.counts)
-        ));
-    }
-    let digest = hex::encode(hasher.finalize());
-    if digest != layer.digest {
-        problems.push(format!(
-            "{name}: the values' digest is {digest}, {MANIFEST} says {}",
-            layer.digest
-        ));
-    }
-    if problems.is_empty() {
-        Ok(h.states)
-    } else {
-        Err(problems)
-    }
+            counts_in_words(&piece.counts)
+        )
+    }))
 }
 
 /// Error messages name files relative to the release directory.
