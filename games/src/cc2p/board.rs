@@ -5,13 +5,10 @@
 
 use super::{bit, Cells};
 
-/// One cell's neighbourhood: neighbour mask and the (jumped-over cell, landing cell) pairs, also
-/// as masks (`over`, `land`) for the move generator's inner loop.
+/// One cell's neighbourhood: neighbour mask and the (jumped-over cell, landing cell) pairs.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Cell {
     pub(super) nb: Cells,
-    pub(super) over: [Cells; 6],
-    pub(super) land: [Cells; 6],
     pub(super) nj: u8,
     pub(super) jumps: [(u8, u8); 6],
 }
@@ -48,8 +45,6 @@ pub(super) fn layout(m: usize) -> (Vec<(u8, i8)>, Vec<Cell>) {
             let (r, x) = (r as i32, x as i32);
             let mut cell = Cell {
                 nb: 0,
-                over: [0; 6],
-                land: [0; 6],
                 nj: 0,
                 jumps: [(0, 0); 6],
             };
@@ -58,8 +53,6 @@ pub(super) fn layout(m: usize) -> (Vec<(u8, i8)>, Vec<Cell>) {
                     cell.nb |= bit(a);
                     if let Some(b) = at(r + 2 * dr, x + 2 * dx) {
                         cell.jumps[cell.nj as usize] = (a as u8, b as u8);
-                        cell.over[cell.nj as usize] = bit(a);
-                        cell.land[cell.nj as usize] = bit(b);
                         cell.nj += 1;
                     }
                 }

@@ -10,6 +10,7 @@ mod family;
 pub use family::{Cc2pParams, Cc2pReducedParams};
 mod board;
 mod count;
+mod jumps;
 mod mirror;
 mod moves;
 mod notation;
@@ -23,6 +24,7 @@ mod zones;
 use crate::combinatorics::Pascal;
 use board::Cell;
 pub use count::count_fields;
+use jumps::Rhombus;
 use rank::BUCKETS;
 
 /// Smallest supported board side.
@@ -104,12 +106,16 @@ pub struct Cc2p {
     cells: Vec<Cell>,
     /// (row, doubled x) of every cell.
     coords: Vec<(u8, i8)>,
+    /// The rhombus numbering in which the moves are found.
+    rh: Rhombus,
     /// C(a, i) for i < 8, a < 128.
     choose: Pascal<8, 128>,
     /// `unrank_start[i][bucket(r)]`: the largest a with C(a, i) ≤ the smallest r of the bucket.
     unrank_start: [[u8; BUCKETS]; 8],
     start: [Cells; 2],
     goal: [Cells; 2],
+    /// The goals in rhombus bits.
+    goal_rh: [Cells; 2],
     /// `tip[y]`: the tip cell of y's goal; `block[y]`: the cells the opponent holds to block it.
     tip: [Cells; 2],
     block: [Cells; 2],
@@ -180,6 +186,8 @@ impl Cc2p {
         let block1: Cells = [1, 2, 3, 5].iter().map(|&c| bit(c)).sum();
         let sets0 = choose.c(n, k);
         let sets1 = choose.c(n - k, k);
+        let rh = Rhombus::new(m, &coords, &cells);
+        let goal_rh = [rh.mask(s1), rh.mask(s0)];
         Ok(Cc2p {
             m: board,
             k: pieces,
@@ -187,10 +195,12 @@ impl Cc2p {
             tip_rule,
             cells,
             coords,
+            rh,
             choose,
             unrank_start,
             start: [s0, s1],
             goal: [s1, s0],
+            goal_rh,
             tip: [bit(n - 1), bit(0)],
             block: [block0, block1],
             sets0,

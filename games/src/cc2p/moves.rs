@@ -1,8 +1,9 @@
 //! Successors and predecessors (the kernel's hot path): a piece's destinations are its empty
-//! neighbours plus the jump-connected landings with the piece lifted, which is symmetric, so the
-//! same search from a piece's current cell gives the cells it may have come from. Children are
-//! ranked from the parent's unranking (`Expanded`), without re-ranking both players.
+//! neighbours plus the jump-connected landings with the piece lifted (`jumps.rs`), which is
+//! symmetric, so the same fill from a piece's current cell gives the cells it may have come from.
+//! Children are ranked from the parent's unranking (`Expanded`), without re-ranking both players.
 
+use super::jumps::Occupancy;
 use super::{bit, bits, Cc2p, Cells, Expanded, MAX_CELLS};
 
 impl Cc2p {
@@ -18,11 +19,12 @@ impl Cc2p {
         mut emit: impl FnMut(u64),
     ) -> bool {
         let k = self.k as usize;
-        let all = e.pos.o[0] | e.pos.o[1];
+        let occupancy = self.occupancy(e);
         let mut any = false;
         for j in 0..k {
             let c = if y == 0 { e.a[j] } else { e.b[j] } as usize;
-            let d = self.dests(c, all & !bit(c));
+            // Back to cells, so that the children come in the order of their cells.
+            let d = self.rh.cells(self.rh.dests(&occupancy, c));
             any |= d != 0;
             for t in bits(d) {
                 let mut o = e.pos.o;
@@ -61,14 +63,15 @@ impl Cc2p {
         if self.illegal(o, y) || self.wins(o, 1 - y) {
             return 0;
         }
-        let risky = if self.k == 6 { !0 } else { self.goal[1 - y] };
-        let all = o[0] | o[1];
+        let risky = if self.k == 6 { !0 } else { self.goal_rh[1 - y] };
+        let occupancy = self.occupancy(e);
         let (mut count, mut any) = (0, false);
         for c in bits(o[y]) {
-            let d = self.dests(c, all & !bit(c));
+            // Destinations in rhombus bits: only the risky ones need their cells.
+            let d = self.rh.dests(&occupancy, c);
             any |= d != 0;
             count += (d & !risky).count_ones() as usize;
-            for t in bits(d & risky) {
+            for t in bits(d & risky).map(|p| self.rh.cell(p)) {
                 let mut after = *o;
                 after[y] ^= bit(c) | bit(t);
                 count += !self.illegal(&after, 1 - y) as usize;
@@ -80,34 +83,17 @@ impl Cc2p {
         count
     }
 
-    /// Every cell a piece at `from` can move to (steps and jump chains), `all` being the occupied
-    /// cells with that piece lifted. Symmetric: `t ∈ dests(f)` iff `f ∈ dests(t)` for the same `all`.
-    #[inline]
-    pub(super) fn dests(&self, from: usize, all: Cells) -> Cells {
-        let steps = self.cells[from].nb & !all;
-        if self.cells[from].nb & all == 0 {
-            return steps;
-        }
-        let mut seen = bit(from);
-        let mut stack = [0u8; MAX_CELLS];
-        stack[0] = from as u8;
-        let mut sp = 1;
-        while sp > 0 {
-            sp -= 1;
-            let cell = &self.cells[stack[sp] as usize];
-            for j in 0..cell.nj as usize {
-                let lb = cell.land[j];
-                if all & cell.over[j] != 0 && (all | seen) & lb == 0 {
-                    seen |= lb;
-                    stack[sp] = cell.jumps[j].1;
-                    sp += 1;
-                }
-            }
-        }
-        steps | (seen & !bit(from))
+    /// The occupancy of an expanded state, for [`super::jumps::Rhombus::dests`].
+    #[inline(always)]
+    fn occupancy(&self, e: &Expanded) -> Occupancy {
+        let k = self.k as usize;
+        let cells = e.a[..k].iter().chain(&e.b[..k]);
+        self.rh.occupancy(cells.map(|&c| c as usize))
     }
 
-    /// `dests` plus the breadth-first jump tree (`parent[t]` is the landing before `t`).
+    /// Every cell a piece at `from` can move to (steps and jump chains), `all` being the occupied
+    /// cells with that piece lifted, with the breadth-first jump tree (`parent[t]` is the landing
+    /// before `t`): a search cell by cell, for the notation (the moves use `jumps.rs`).
     pub(super) fn dests_with_paths(&self, from: usize, all: Cells) -> (Cells, [u8; MAX_CELLS]) {
         let steps = self.cells[from].nb & !all;
         let mut parent = [u8::MAX; MAX_CELLS];

@@ -75,12 +75,12 @@ impl Cc2p {
     /// counts as a move).
     fn has_legal_move(&self, p: &Pos) -> bool {
         let y = p.mover;
-        let all = p.o[0] | p.o[1];
+        let occupancy = self.rh.occupancy(bits(p.o[0] | p.o[1]));
         let mut any = false;
         for c in bits(p.o[y]) {
-            let d = self.dests(c, all & !bit(c));
+            let d = self.rh.dests(&occupancy, c);
             any |= d != 0;
-            for t in bits(d) {
+            for t in bits(d).map(|q| self.rh.cell(q)) {
                 let mut o = p.o;
                 o[y] ^= bit(c) | bit(t);
                 if !self.illegal(&o, 1 - y) {

@@ -699,3 +699,71 @@ fn swap_of_start_is_start_with_other_mover() {
         );
     }
 }
+
+/// The destinations' search cell by cell, as the moves found them before `jumps.rs`: the oracle
+/// of the fill. `all` is the occupied cells with the piece at `from` lifted.
+fn searched_dests(game: &Cc2p, from: usize, all: Cells) -> Cells {
+    let mut seen = bit(from);
+    let mut stack = vec![from];
+    while let Some(at) = stack.pop() {
+        let cell = &game.cells[at];
+        for &(over, land) in &cell.jumps[..cell.nj as usize] {
+            let lb = bit(land as usize);
+            if all & bit(over as usize) != 0 && (all | seen) & lb == 0 {
+                seen |= lb;
+                stack.push(land as usize);
+            }
+        }
+    }
+    (game.cells[from].nb & !all) | (seen & !bit(from))
+}
+
+/// The fill's destinations of the piece on `from` in the occupancy `occupied` (which holds it),
+/// as cells, checked against the search and against the notation's tree search.
+fn check_dests(game: &Cc2p, occupied: Cells, from: usize) {
+    let occupancy = game.rh.occupancy(bits(occupied));
+    let filled = game.rh.cells(game.rh.dests(&occupancy, from));
+    let lifted = occupied & !bit(from);
+    assert_eq!(
+        filled,
+        searched_dests(game, from, lifted),
+        "{}x{}: from {from}, occupied {occupied:#x}",
+        game.m,
+        game.m
+    );
+    assert_eq!(filled, game.dests_with_paths(from, lifted).0);
+}
+
+#[test]
+fn jump_fill_is_the_search_on_every_4x4_occupancy() {
+    let game = g(4, 1);
+    for occupied in 0..1u64 << 16 {
+        for from in bits(occupied) {
+            check_dests(&game, occupied, from);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Random occupancies of every board the game accepts, from sparse to nearly full (where the
+    /// chains are long), and any piece of them.
+    #[test]
+    fn jump_fill_is_the_search(
+        m in MIN_BOARD..=MAX_BOARD,
+        density in 0..5usize,
+        words in any::<[u64; 3]>(),
+        pick in any::<u64>(),
+    ) {
+        let game = g(m, 1);
+        let [a, b, c] = words;
+        let occupied = [a & b & c, a & b, a, a | b, a | b | c][density] & all_cells(game.n as usize);
+        let from = if occupied == 0 {
+            pick as usize % game.n as usize
+        } else {
+            bits(occupied).nth(pick as usize % occupied.count_ones() as usize).unwrap()
+        };
+        check_dests(&game, occupied | bit(from), from);
+    }
+}
