@@ -269,9 +269,9 @@ fn summary_counts(summary: &serde_json::Value) -> serde_json::Value {
 
 /// `status` on a release (a directory with `manifest.json`): its game, layers and counts, from
 /// the manifest (checked against `manifest.sha256`; `verify` checks the files). A release is
-/// complete by construction (`pack` renames it into place whole); a copy of some of its parts
-/// (`fetch --layers`, `--values-only`: it has `parts.json`) is "partial", and says which layers
-/// it holds, how, and which it does not.
+/// complete by construction (`pack` renames it into place whole); a copy of some of its files
+/// (`fetch --layers`, `--parts`, `--values-only`: it has `parts.json`; or a manifest whose files
+/// lie at URLs) is "partial", and says which layers and parts it holds, how, and which it does not.
 fn release_status(args: &StatusArgs) -> Result<()> {
     let dir = &args.dir;
     let manifest = kingmaker_coordinator::tables::read_release_manifest(dir)?;
@@ -283,25 +283,58 @@ fn release_status(args: &StatusArgs) -> Result<()> {
         )
     })?;
     let held = held_files(dir, &manifest, parts.as_ref());
+    // Complete only with every file of every piece here (a file at a url may not be).
     let partial = held.len() < manifest.files.len();
-    // What each layer has here: its values and depths, its values alone, or nothing.
+    let has = |f: &str| held.iter().any(|h| h == f);
+    // What each layer has here, over all its pieces: values and depths, values alone, some of
+    // its parts, or nothing.
     let holding = |l: &ManifestLayer| {
-        if held.contains(&l.file) {
+        let pieces = l.pieces();
+        if pieces.iter().all(|p| has(p.file)) {
             "values and depths"
-        } else if l.values_file.as_ref().is_some_and(|v| held.contains(v)) {
+        } else if pieces
+            .iter()
+            .all(|p| has(p.file) || p.values_file.is_some_and(has))
+        {
             "values only"
+        } else if pieces
+            .iter()
+            .any(|p| has(p.file) || p.values_file.is_some_and(has))
+        {
+            "some parts"
         } else {
             "absent"
         }
     };
+    // The parts of the layers partly here: those held (and how) and those absent.
+    let (mut parts_here, mut parts_absent) = (Vec::new(), Vec::new());
+    for l in manifest
+        .layers
+        .iter()
+        .filter(|l| holding(l) == "some parts")
+    {
+        for p in l.pieces() {
+            if has(p.file) {
+                parts_here.push(format!("{} (values and depths)", p.name));
+            } else if p.values_file.is_some_and(has) {
+                parts_here.push(format!("{} (values only)", p.name));
+            } else {
+                parts_absent.push(p.name.to_string());
+            }
+        }
+    }
+    let at_urls = (manifest.files.iter())
+        .filter(|f| f.url.is_some() && !has(&f.path))
+        .count();
     let of = |what: &str| -> Vec<&str> {
         let layers = manifest.layers.iter().filter(|l| holding(l) == what);
         layers.map(|l| l.name.as_str()).collect()
     };
     let absent = of("absent");
     let values_only = of("values only");
+    let some_parts = of("some parts");
     let present: Vec<&str> = (manifest.layers.iter())
-        .filter(|l| holding(l) != "absent")
+        .filter(|l| !matches!(holding(l), "absent" | "some parts"))
         .map(|l| l.name.as_str())
         .collect();
     let (files, bytes) = if partial {
@@ -347,6 +380,10 @@ fn release_status(args: &StatusArgs) -> Result<()> {
                 "present": present,
                 "absent": absent,
                 "values_only": values_only,
+                "some_parts": some_parts,
+                "parts_present": parts_here,
+                "parts_absent": parts_absent,
+                "files_at_urls": at_urls,
                 "counts": layers,
                 "files": files,
                 "bytes": bytes,
@@ -370,18 +407,29 @@ fn release_status(args: &StatusArgs) -> Result<()> {
             p.kingmaker_version
         );
         let here: Vec<String> = (manifest.layers.iter())
-            .filter(|l| holding(l) != "absent")
+            .filter(|l| !matches!(holding(l), "absent" | "some parts"))
             .map(|l| format!("{} ({})", l.name, holding(l)))
             .collect();
-        println!("layers here: {}", here.join(", "));
-        println!(
-            "layers absent: {}",
-            if absent.is_empty() {
+        let none = |list: &[String]| {
+            if list.is_empty() {
                 "none".to_string()
             } else {
-                absent.join(", ")
+                list.join(", ")
             }
-        );
+        };
+        println!("layers here: {}", none(&here));
+        if !some_parts.is_empty() {
+            println!("layers in part here: {}", some_parts.join(", "));
+            println!("  their parts here: {}", none(&parts_here));
+            println!("  their parts absent: {}", none(&parts_absent));
+        }
+        let absent: Vec<String> = absent.iter().map(|s| s.to_string()).collect();
+        println!("layers absent: {}", none(&absent));
+        if at_urls > 0 {
+            println!(
+                "{at_urls} files lie at their URLs and are not here: `kingmaker fetch` brings them"
+            );
+        }
     } else {
         println!(
             "release {}: complete: a release of {} ({} states, every layer finished), packed {} \
@@ -395,7 +443,7 @@ fn release_status(args: &StatusArgs) -> Result<()> {
         );
         println!("layers: {}", names.join(", "));
     }
-    for l in manifest.layers.iter().filter(|l| holding(l) != "absent") {
+    for l in (manifest.layers.iter()).filter(|l| !matches!(holding(l), "absent" | "some parts")) {
         println!(
             "  layer {:<10} {}  max depth {}  digest {}",
             l.name,

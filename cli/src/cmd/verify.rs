@@ -125,6 +125,8 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 "deep_states_checked": deep.as_ref().map(|d| d.states),
                 "deep_sample_per_layer": deep.as_ref().and_then(|d| d.sampled.then_some(d.per_layer)),
                 "parts": report.parts.as_ref().map(|p| &p.files),
+                "files_at_urls": report.at_urls,
+                "digests_unchecked": report.digests_unchecked,
                 "warnings": report.warnings,
             }))?
         );
@@ -150,6 +152,20 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 p.files.len(),
                 manifest.files.len(),
                 p.files.join(", ")
+            );
+        }
+        if !report.digests_unchecked.is_empty() {
+            println!(
+                "layers with some of their parts here: {}: each part here checked (sha256, \
+                 blocks, counts, depth); the layer's digest, over all its parts, not",
+                report.digests_unchecked.join(", ")
+            );
+        }
+        if report.at_urls > 0 {
+            println!(
+                "{} files lie at their URLs and are not here: not checked; `kingmaker fetch` \
+                 brings them (and checks their sha256), then verify checks them too",
+                report.at_urls
             );
         }
         if let Some(d) = deep {
@@ -289,6 +305,20 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let parts = read_parts(dir, &manifest)?;
     let held_names = held_files(dir, &manifest, parts.as_ref());
     let held = |f: &str| held_names.iter().any(|g| g == f);
+    // Re-deriving a state reads its children anywhere in the layer: a layer in parts is not
+    // opened whole by the readers yet.
+    let in_parts: Vec<&str> = (manifest.layers.iter())
+        .filter(|l| !l.parts.is_empty())
+        .map(|l| l.name.as_str())
+        .collect();
+    if !in_parts.is_empty() {
+        bail!(
+            "--deep re-derives each state from its children, which a layer in parts ({}) \
+             does not hold together; verify without --deep checks every part's bytes, counts and \
+             the layers' digests",
+            in_parts.join(", ")
+        );
+    }
     if !manifest.layers.iter().any(|l| held(&l.file)) {
         bail!("--deep re-derives values and depths: this copy holds no layer's depths (fetched with --values-only)");
     }

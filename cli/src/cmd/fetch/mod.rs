@@ -3,6 +3,8 @@
 //! 2. `--timeout` bounds each wait, not a download: a slow server that keeps sending is never cut.
 //! 3. The destination holds nothing or this release before anything is written; credentials in
 //!    the URL are never printed.
+//! 4. A file with a `url` (release format 3) is fetched from there; a host that does not answer
+//!    fails its files alone, and the others are fetched and kept for the next run to resume.
 
 mod address;
 
@@ -49,9 +51,13 @@ pub struct FetchArgs {
     #[arg(long, default_value_t = 30, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
     pub timeout: u64,
-    /// Fetch only these layers (comma-separated; default every layer).
+    /// Fetch only these layers (comma-separated; default every layer), each with all its parts.
     #[arg(long, value_delimiter = ',', value_name = "LAYERS")]
     pub layers: Vec<String>,
+    /// Fetch only these parts of layers in parts (comma-separated, e.g. `solo.part-0001`), besides
+    /// any --layers: a partial copy.
+    #[arg(long, value_delimiter = ',', value_name = "PARTS")]
+    pub parts: Vec<String>,
     /// Fetch each layer's values alone (W/L/D, 2 bits per state before compression), without
     /// depths: enough for `query`'s values, not for lines or preference rules.
     #[arg(long)]
@@ -83,6 +89,7 @@ fn fetch(args: &FetchArgs, base: &Base) -> Result<()> {
     }
     let choice = PartChoice {
         layers: args.layers.clone(),
+        parts: args.parts.clone(),
         values_only: args.values_only,
     };
     let take = choice.files(&manifest)?;
@@ -304,8 +311,15 @@ fn fetch_into(
         .filter(|f| take.contains(&f.path))
         .collect();
     let total: u64 = files.iter().map(|f| f.size).sum();
+    let mut hosts: Vec<String> = files.iter().filter_map(|f| host_of(f)).collect();
+    hosts.sort();
+    hosts.dedup();
+    let elsewhere = match files.iter().filter(|f| f.url.is_some()).count() {
+        0 => String::new(),
+        n => format!(" ({n} of them at their URLs, on {})", hosts.join(", ")),
+    };
     eprintln!(
-        "fetching {} from {}: {} of its {} files, {total} bytes",
+        "fetching {} from {}: {} of its {} files{elsewhere}, {total} bytes",
         manifest.name,
         base.shown,
         files.len(),
@@ -313,11 +327,56 @@ fn fetch_into(
     );
     let mut downloaded = 0u64;
     let mut ticker = Ticker::new("fetch", Unit::Bytes, total);
+    // Files at URLs that failed, and the hosts that did not answer (their other files are not
+    // asked for: each would wait out the same retries).
+    let mut failed: Vec<String> = Vec::new();
+    let mut down: Vec<String> = Vec::new();
     for f in &files {
         ticker.step(f.path.clone());
-        downloaded += fetch_file(http, base, f, &args.dir, args.retries, here, &mut ticker)?;
+        let host = host_of(f);
+        if let Some(h) = host.as_ref().filter(|h| down.contains(h)) {
+            ticker.skip(f.size);
+            failed.push(format!(
+                "{}: not asked for: {h} did not answer",
+                whose(manifest, f)
+            ));
+            continue;
+        }
+        match fetch_file(http, base, f, &args.dir, args.retries, here, &mut ticker) {
+            Ok(n) => downloaded += n,
+            Err(e) => match host {
+                // A file beside the manifest: the release's own server failed, as ever.
+                None => return Err(e),
+                Some(h) => {
+                    if e.downcast_ref::<Unanswered>().is_some() {
+                        down.push(h.clone());
+                    }
+                    failed.push(format!("{}, at {h}: {e:#}", whose(manifest, f)));
+                }
+            },
+        }
     }
     ticker.finish();
+    if !failed.is_empty() {
+        let kept = files.len() - failed.len();
+        bail!(
+            "{} of the {} files to fetch could not be fetched:\n  {}\nthe other {kept} are here, \
+             checked, and kept, with any download cut off (NAME.part): run the same fetch again \
+             {}to resume",
+            failed.len(),
+            files.len(),
+            failed.join("\n  "),
+            if down.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "once {} answer{} ",
+                    down.join(", "),
+                    if down.len() == 1 { "s" } else { "" }
+                )
+            }
+        );
+    }
     // The parts list before the manifest, which marks the copy complete.
     match &parts {
         Some(p) => write_parts(&args.dir, p)?,
@@ -378,6 +437,49 @@ fn parts_after(
         Parts::new(order_as_listed(manifest, all))
     }))
 }
+
+/// Where a file at a URL lies: its host and port, as people name a server.
+fn host_of(f: &ManifestFile) -> Option<String> {
+    let url = url::Url::parse(f.url.as_deref()?).ok();
+    let host = url
+        .as_ref()
+        .and_then(|u| u.host_str().map(|h| (h, u.port_or_known_default())));
+    Some(match host {
+        Some((h, Some(port))) => format!("{h}:{port}"),
+        Some((h, None)) => h.to_string(),
+        // `Manifest::check` refused such a URL; named as it is rather than dropped.
+        None => redact_text(f.url.as_deref().unwrap_or_default()),
+    })
+}
+
+/// File `f` with what it holds: `solo.part-0001.kmt (part solo.part-0001 of layer solo)`.
+fn whose(manifest: &Manifest, f: &ManifestFile) -> String {
+    for l in &manifest.layers {
+        for p in l.pieces() {
+            if p.file == f.path || p.values_file == Some(f.path.as_str()) {
+                return if p.name == l.name {
+                    format!("{} (layer {})", f.path, l.name)
+                } else {
+                    format!("{} (part {} of layer {})", f.path, p.name, l.name)
+                };
+            }
+        }
+    }
+    f.path.clone()
+}
+
+/// The mark of a file whose server stopped answering (every retry spent on a connection that
+/// failed or fell silent), so that its host's other files are not asked for.
+#[derive(Debug)]
+struct Unanswered(String);
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unanswered {}
 
 /// Redirects followed for one request, at most (ureq's default).
 const MAX_REDIRECTS: u32 = 10;
@@ -533,7 +635,14 @@ fn fetch_file(
         ticker.skip(f.size);
         return Ok(0);
     }
-    let link = base.file(&f.path);
+    // Where it lies: its own URL (format 3), else beside the manifest.
+    let link = match &f.url {
+        Some(u) => Link {
+            real: u.clone(),
+            shown: redact_text(u),
+        },
+        None => base.file(&f.path),
+    };
     let url = &link.shown;
     let mut transferred = 0u64;
     let mut attempt = 0;
@@ -567,12 +676,13 @@ fn fetch_file(
             Err(Failure::Retry(msg)) => {
                 let now = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
                 if attempt >= retries {
-                    bail!(
+                    return Err(Unanswered(format!(
                         "{url}: {msg}; {now} of {} bytes are kept in {} (truncated download): run the same \
                          fetch again to resume",
                         f.size,
                         part.display()
-                    );
+                    ))
+                    .into());
                 }
                 attempt += 1;
                 eprintln!(
