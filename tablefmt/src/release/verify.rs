@@ -133,7 +133,7 @@ pub fn verify_release(dir: &Path) -> VerifyReport {
     // Every layer file: structure and contents (independently of the sha256 above, so a damaged
     // file is also located: header, index or which block).
     for layer in &manifest.layers {
-        report.layers += usize::from(layer.files().into_iter().any(|f| held(f)));
+        report.layers += usize::from(layer.files().into_iter().any(&held));
         match check_layer_files(dir, &manifest.game, layer, &held) {
             Ok(checked) => {
                 report.states += checked.states;
