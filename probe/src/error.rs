@@ -48,6 +48,25 @@ pub enum ProbeError {
         /// The layers that can be read.
         have: Vec<String>,
     },
+    /// A layer whose files lie in pieces, one of which is neither beside the manifest nor at a
+    /// URL the manifest gives (a partial copy of a release in parts).
+    #[error("{}: layer {layer}'s file {file} is neither beside the manifest nor at a URL; fetch it (`kingmaker fetch URL {} --layers {layer}`)", .path.display(), .path.display())]
+    AbsentFile {
+        /// The directory.
+        path: PathBuf,
+        /// The layer asked for.
+        layer: String,
+        /// The first of its files that is absent.
+        file: String,
+    },
+    /// A release opened by its URL whose manifest could not be had or believed.
+    #[error("{url}: {reason}")]
+    Remote {
+        /// The URL (of the release, or of the file asked for).
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// Depths asked of a layer held without them (a copy fetched with `--values-only`): the
     /// file is healthy, the part asked for is not here.
     #[error("{} holds layer {layer}'s values without their depths (a copy fetched with --values-only); fetch the layer with its depths (`kingmaker fetch URL {} --layers {layer}`)", .path.display(), .path.display())]

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod http;
 pub mod probe;
 /// Opening tables, probing positions and reading layers in bulk, as in these examples.
 ///

@@ -1,21 +1,27 @@
 //! Opening solved tables: a packed release (`manifest.json` and its layer files) or a finished
-//! run directory (`run.json` and `layers/NAME.kmt`), whole or in part.
+//! run directory (`run.json` and `layers/NAME.kmt`), whole or in part. A release's files (whole
+//! layers or their parts) are read beside the manifest, or where they lie, over HTTP
+//! ([`crate::http`]); a release may itself be opened by its URL.
 
 use crate::error::ProbeError;
+use crate::http::{get_small, HttpFile};
 pub use kingmaker_games::reading::LayerInfo;
 use kingmaker_games::{AnyGame, GameSpec};
 use kingmaker_kernel::Game;
+use kingmaker_tablefmt::fsio::METADATA_CAP;
 use kingmaker_tablefmt::kept::{
     kept_path, open_parts, part_worker, parts_here, read_kept, KeptLayer, KeptPart,
 };
-use kingmaker_tablefmt::layer::{LayerIdentity, LayerTable, ReadAt};
-use kingmaker_tablefmt::release::manifest::{read_manifest, Manifest, MANIFEST, MANIFEST_SHA256};
+use kingmaker_tablefmt::layer::{LayerFile, LayerIdentity, LayerTable, ReadAt};
+use kingmaker_tablefmt::release::manifest::{
+    read_manifest, Manifest, Piece, MANIFEST, MANIFEST_SHA256,
+};
 use kingmaker_tablefmt::release::open_listed_file;
 use kingmaker_tablefmt::run::{read_run_info, Distributed, RunInfo, RUN_INFO};
 use kingmaker_tablefmt::table::table_path;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where the tables come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,14 +67,34 @@ pub struct Tables {
     files: Mutex<HashMap<String, Arc<LayerTable>>>,
     /// A run whose layers stayed on its workers: where they are, and how to read them there.
     remote: Option<(Distributed, OpenRemotePart)>,
+    /// A release opened by its URL (ending in `/`): where its files without a `url` lie.
+    base_url: Option<String>,
+    /// The HTTP client of the files read where they lie, made on first use.
+    agent: OnceLock<ureq::Agent>,
+}
+
+/// Where a release's file is read from.
+enum Location {
+    /// Beside the manifest.
+    Here,
+    /// At a URL: (url, the manifest's size).
+    At(String, u64),
+}
+
+/// Whether `text` is an `http://` or `https://` URL rather than a path.
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("http://") || text.starts_with("https://")
 }
 
 impl Tables {
-    /// Open the release or run directory at `dir`.
+    /// Open the release or run directory at `dir`, or the release at the URL `dir`
+    /// (`http://host:port/path/`: its `manifest.json` and `manifest.sha256` are fetched, and
+    /// its files are read there, by range requests, as they are needed).
     ///
     /// A release is recognised by its `manifest.json` (checked against `manifest.sha256`), a run
     /// by its `run.json`; a run must be finished. The game must be one this version knows, and a
-    /// release's state count must be its game's.
+    /// release's state count must be its game's. A release's file that is not beside the
+    /// manifest is read at its `url` (docs/format.md, "A layer in parts, files at URLs").
     pub fn open(dir: impl AsRef<Path>) -> Result<Tables, ProbeError> {
         Self::open_reading_parts_with(dir, None)
     }
@@ -80,6 +106,9 @@ impl Tables {
         remote: Option<OpenRemotePart>,
     ) -> Result<Tables, ProbeError> {
         let dir = dir.as_ref().to_path_buf();
+        if let Some(url) = dir.to_str().filter(|d| is_url(d)) {
+            return Self::open_url(url);
+        }
         if dir.join(MANIFEST).exists() || dir.join(MANIFEST_SHA256).exists() {
             Self::open_release(dir)
         } else if dir.join(RUN_INFO).exists() {
@@ -91,13 +120,75 @@ impl Tables {
 
     fn open_release(dir: PathBuf) -> Result<Tables, ProbeError> {
         let manifest = read_manifest(&dir)?;
+        Self::with_manifest(dir, manifest, None)
+    }
+
+    /// The release at `url`: its manifest fetched (bounded, and checked as [`read_manifest`]
+    /// checks one on disk), its files read where they lie.
+    fn open_url(url: &str) -> Result<Tables, ProbeError> {
+        let base = if url.ends_with('/') {
+            url.to_string()
+        } else {
+            format!("{url}/")
+        };
+        let remote = |url: &str, reason: String| ProbeError::Remote {
+            url: url.to_string(),
+            reason,
+        };
+        if !base.bytes().all(|b| b.is_ascii_graphic()) || base.contains(['?', '#']) {
+            return Err(remote(
+                url,
+                "not the URL of a release directory: its files are asked for by their names                  under it, so it may hold no space, query (?) or fragment (#)"
+                    .into(),
+            ));
+        }
+        let agent = crate::http::agent();
+        let get = |name: &str| {
+            let at = format!("{base}{name}");
+            get_small(&agent, &at, METADATA_CAP).map_err(|e| remote(&at, e))
+        };
+        let sha = get(MANIFEST_SHA256)?;
+        let bytes = get(MANIFEST)?;
+        let manifest =
+            Manifest::parse_checked(&bytes, &sha).map_err(|e| remote(&base, e.to_string()))?;
+        let tables = Self::with_manifest(PathBuf::from(&base), manifest, Some(base))?;
+        let _ = tables.agent.set(agent);
+        Ok(tables)
+    }
+
+    /// The release described by `manifest`, read from `dir` (or, with `base_url`, from there).
+    fn with_manifest(
+        dir: PathBuf,
+        manifest: Manifest,
+        base_url: Option<String>,
+    ) -> Result<Tables, ProbeError> {
         let (spec, game) = release_game(&manifest, &dir)?;
-        let layers = manifest
+        let mut tables = Tables {
+            dir,
+            kind: Kind::Release,
+            spec,
+            game,
+            layers: Vec::new(),
+            manifest: None,
+            files: Mutex::default(),
+            remote: None,
+            base_url,
+            agent: OnceLock::new(),
+        };
+        // A layer can be read when every piece's file can (beside the manifest or at a URL):
+        // its values-and-depths files, else its values-only ones.
+        tables.layers = manifest
             .layers
             .iter()
             .map(|l| {
-                let full = dir.join(&l.file).exists();
-                let values = l.values_file.as_ref().is_some_and(|f| dir.join(f).exists());
+                let pieces = l.pieces();
+                let full = pieces
+                    .iter()
+                    .all(|p| tables.locate(&manifest, p.file).is_some());
+                let values = pieces.iter().all(|p| {
+                    p.values_file
+                        .is_some_and(|f| tables.locate(&manifest, f).is_some())
+                });
                 LayerInfo {
                     name: l.name.clone(),
                     coalition: l.coalition,
@@ -107,16 +198,103 @@ impl Tables {
                 }
             })
             .collect();
-        Ok(Tables {
-            dir,
-            kind: Kind::Release,
-            spec,
-            game,
-            layers,
-            manifest: Some(Box::new(manifest)),
-            files: Mutex::default(),
-            remote: None,
-        })
+        tables.manifest = Some(Box::new(manifest));
+        Ok(tables)
+    }
+
+    /// Where the release's file `name` is read from: beside the manifest when a copy is there,
+    /// else at its `url` (or, for a release opened by URL, at the base URL + its name); `None`
+    /// when it is in neither place.
+    fn locate(&self, manifest: &Manifest, name: &str) -> Option<Location> {
+        if self.base_url.is_none() && self.dir.join(name).exists() {
+            return Some(Location::Here);
+        }
+        let entry = manifest.file(name)?;
+        match (&entry.url, &self.base_url) {
+            (Some(url), _) => Some(Location::At(url.clone(), entry.size)),
+            (None, Some(base)) => Some(Location::At(format!("{base}{name}"), entry.size)),
+            (None, None) => None,
+        }
+    }
+
+    /// The file `file` of the piece `piece` of a release, opened where it is and refused unless
+    /// it holds that piece (of the manifest's game) with the piece's number of rows.
+    fn open_piece(
+        &self,
+        manifest: &Manifest,
+        layer: &str,
+        piece: &Piece<'_>,
+        file: &str,
+    ) -> Result<LayerFile, ProbeError> {
+        let (opened, shown) = match self.locate(manifest, file) {
+            Some(Location::Here) => (
+                open_listed_file(&self.dir, manifest, piece.name, file)?,
+                self.dir.join(file).display().to_string(),
+            ),
+            Some(Location::At(url, size)) => {
+                let shown = format!("{file} at {url}");
+                let agent = self.agent.get_or_init(crate::http::agent).clone();
+                let source = Box::new(HttpFile::new(agent, &url, size));
+                let opened = LayerFile::from_source(Path::new(&shown), source, size)?;
+                // A file that does not say what it holds could only be checked by its sha256,
+                // which means reading it whole.
+                if opened.identity().is_none() {
+                    return Err(kingmaker_tablefmt::FormatError::Corrupt(format!(
+                        "{shown}: a version-1 layer file (it does not record its layer) cannot                          be checked where it lies; fetch the release (`kingmaker fetch`)"
+                    ))
+                    .into());
+                }
+                opened.check_identity(&LayerIdentity::new(manifest.game.clone(), piece.name))?;
+                (opened, shown)
+            }
+            None => {
+                return Err(ProbeError::AbsentFile {
+                    path: self.dir.clone(),
+                    layer: layer.to_string(),
+                    file: file.to_string(),
+                })
+            }
+        };
+        if opened.states() != piece.states {
+            return Err(kingmaker_tablefmt::FormatError::Corrupt(format!(
+                "{shown}: holds {} rows, where {} lists {} for {}",
+                opened.states(),
+                MANIFEST,
+                piece.states,
+                piece.name
+            ))
+            .into());
+        }
+        Ok(opened)
+    }
+
+    /// The tables of a layer of the release `manifest`: its pieces' values-and-depths files
+    /// when each is at hand, else their values-only files.
+    fn open_release_layer(
+        &self,
+        manifest: &Manifest,
+        name: &str,
+    ) -> Result<Option<LayerTable>, ProbeError> {
+        let Some(listed) = manifest.layer(name) else {
+            return Ok(None);
+        };
+        let pieces = listed.pieces();
+        let full = pieces
+            .iter()
+            .all(|p| self.locate(manifest, p.file).is_some());
+        let mut files = Vec::with_capacity(pieces.len());
+        for p in &pieces {
+            let file = match p.values_file {
+                Some(values) if !full => values,
+                _ => p.file,
+            };
+            files.push(self.open_piece(manifest, name, p, file)?);
+        }
+        if listed.parts.is_empty() {
+            return Ok(files.pop().map(LayerTable::whole));
+        }
+        let identity = LayerIdentity::new(manifest.game.clone(), name);
+        Ok(Some(LayerTable::in_parts(identity, files)?))
     }
 
     fn open_run(dir: PathBuf, remote: Option<OpenRemotePart>) -> Result<Tables, ProbeError> {
@@ -164,10 +342,13 @@ impl Tables {
             manifest: None,
             files: Mutex::default(),
             remote,
+            base_url: None,
+            agent: OnceLock::new(),
         })
     }
 
-    /// The directory the tables were opened from.
+    /// The directory the tables were opened from (or the URL, ending in `/`, of a release
+    /// opened by its URL).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -225,17 +406,26 @@ impl Tables {
                 .collect(),
         };
         if !self.has_layer(name) {
-            return Err(missing());
+            // A layer of which some files are at hand: name the first that is not.
+            let absent = self.manifest.as_ref().and_then(|m| {
+                let files = m.layer(name)?.files();
+                let at_hand = |f: &&str| self.locate(m, f).is_some();
+                files
+                    .iter()
+                    .any(at_hand)
+                    .then(|| files.iter().find(|f| !at_hand(f)).map(|f| f.to_string()))?
+            });
+            return Err(match absent {
+                Some(file) => ProbeError::AbsentFile {
+                    path: self.dir.clone(),
+                    layer: name.to_string(),
+                    file,
+                },
+                None => missing(),
+            });
         }
         let file = match &self.manifest {
-            Some(m) => {
-                let listed = m.layer(name).ok_or_else(missing)?;
-                let file = match &listed.values_file {
-                    Some(values) if !self.dir.join(&listed.file).exists() => values,
-                    _ => &listed.file,
-                };
-                LayerTable::whole(open_listed_file(&self.dir, m, name, file)?)
-            }
+            Some(m) => self.open_release_layer(m, name)?.ok_or_else(missing)?,
             None => {
                 let game = serde_json::to_value(&self.spec).expect("a game spec is JSON");
                 let layers = self.dir.join("layers");
