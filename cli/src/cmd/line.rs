@@ -19,7 +19,7 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct LineArgs {
     /// A finished run directory written by `kingmaker build`, or a release written by `kingmaker
-    /// pack`.
+    /// pack`: its directory, or its URL (`http://HOST:PORT/PATH/`, read there by range requests).
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/*-notation.md), or `start` (or nothing).
     pub position: String,

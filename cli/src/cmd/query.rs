@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// A run directory written by `kingmaker build`, or a release written by `kingmaker pack`.
+    /// A run directory written by `kingmaker build`, or a release written by `kingmaker pack`:
+    /// its directory, or its URL (`http://HOST:PORT/PATH/`, read there by range requests).
     pub dir: PathBuf,
     /// The position, in the game's notation (docs/cli.md, "Position notation", and each game's
     /// page), or `start` (or nothing: `''`).

@@ -27,7 +27,8 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// A release directory (or a finished run directory).
+    /// A release directory (or a finished run directory), or a release's URL
+    /// (`http://HOST:PORT/PATH/`, read there by range requests).
     pub dir: PathBuf,
     /// Address to listen on; port 0 picks a free port (the address is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
