@@ -1,17 +1,15 @@
 //! `deploy fetch`: pack the finished run on the coordinator, download it with scp, verify it here.
 //! 1. The pack runs detached (its own session, its log and exit status beside the run) and fetch
-//!    follows its log: it takes an hour or more at level 2, and a dropped SSH connection must not
-//!    kill it; a fetch started while a pack runs follows that pack (docs/operators.md, §7).
+//!    follows its log (detached.rs): it takes an hour or more at level 2, and a dropped SSH
+//!    connection must not kill it; a fetch started while a pack runs follows that pack
+//!    (docs/operators.md, §7).
 
+use super::detached::{Job, Started};
 use super::ssh::quote;
 use super::{sha256_file, Deployment};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
-
-/// How often fetch looks at a running pack.
-const PACK_POLL: Duration = Duration::from_secs(10);
 
 pub fn run(d: &Deployment, out: Option<PathBuf>) -> Result<()> {
     let coord = d.inv.coordinator();
@@ -109,12 +107,6 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
     let coord = d.inv.coordinator();
     let name = &d.inv.run.name;
     let (run_dir, rel) = (coord.run_dir(name), coord.release_dir(name));
-    let base = format!("{}/{name}", coord.data_dir);
-    let (log, pid, exit) = (
-        quote(&format!("{base}/pack.log")),
-        quote(&format!("{base}/pack.pid")),
-        quote(&format!("{base}/pack.exit")),
-    );
     let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
     let args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
     // A run built with --keep-layers-on-workers has its layers on the workers: `collect
@@ -125,80 +117,37 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
         run = quote(&run_dir),
         env = quote(&coord.env_file(name)),
     );
-    // The detached shell names itself in the pid file, then leaves the status beside it,
-    // renamed into place so that a reader never sees it half written.
-    let pack = format!(
-        "echo $$ > {pid}; ({collect} && {bin} pack {} --out {} {}); echo $? > {exit}.tmp; mv {exit}.tmp {exit}",
-        quote(&run_dir),
-        quote(&rel),
-        args.join(" ")
-    );
-    let rel = quote(&rel);
-    // Whether the pack's shell still runs (its pid file names a live process that is a pack,
-    // not a pid reused after a reboot).
-    let alive = format!(
-        "alive() {{ p=$(cat {pid} 2>/dev/null) && kill -0 \"$p\" 2>/dev/null && grep -q pack /proc/$p/cmdline 2>/dev/null; }}"
-    );
-    let start = format!(
-        "set -e\n\
-         {alive}\n\
-         if alive && [ ! -e {exit} ]; then echo state=running; exit 0; fi\n\
-         if [ -e {rel}/manifest.json ] && {bin} verify {rel} >/dev/null 2>&1; then echo state=reused; exit 0; fi\n\
-         rm -rf {rel} {exit} {exit}.tmp {pid}\n\
-         setsid nohup sh -c {} > {log} 2>&1 < /dev/null &\n\
-         for i in 1 2 3 4 5 6 7 8 9 10; do [ -s {pid} ] && break; sleep 0.5; done\n\
-         echo state=started\n",
-        quote(&pack)
-    );
-    let r = d.ssh.run_ok(coord, "starting the pack", &start, None)?;
-    match r.field("state") {
-        Some("reused") => return Ok(true),
-        Some("running") => println!(
+    let job = Job {
+        host: coord,
+        base: format!("{}/{name}", coord.data_dir),
+        name: "pack",
+        command: format!(
+            "rm -rf {rel} && {collect} && {bin} pack {} --out {rel} {}",
+            quote(&run_dir),
+            args.join(" "),
+            rel = quote(&rel),
+        ),
+        done: Some(format!(
+            "[ -e {rel}/manifest.json ] && {bin} verify {rel} >/dev/null 2>&1",
+            rel = quote(&rel)
+        )),
+        doing: "the pack",
+        again: "`kingmaker deploy fetch`",
+    };
+    match job.start(d)? {
+        Started::Reused => return Ok(true),
+        Started::Running => println!(
             "[{}] a pack started earlier is still running: following it",
             coord.name
         ),
-        _ => println!(
-            "[{}] packing {} (detached: it goes on if this connection drops; `deploy fetch` \
+        Started::Started => println!(
+            "[{}] packing {rel} (detached: it goes on if this connection drops; `deploy fetch` \
              again follows it) ...",
-            coord.name,
-            coord.release_dir(name)
+            coord.name
         ),
     }
-    let poll = format!(
-        "{alive}\n\
-         if alive; then :; elif [ -e {exit} ]; then echo exit=$(cat {exit}); else echo exit=gone; fi\n\
-         echo lines=$(wc -l < {log})\n\
-         tail -n +$((${{SHOWN:-0}} + 1)) {log} | sed 's/^/log: /'\n"
-    );
-    let mut shown = 0usize;
-    loop {
-        let r = d.ssh.run_ok(
-            coord,
-            "looking at the pack",
-            &format!("SHOWN={shown}\n{poll}"),
-            None,
-        )?;
-        for line in r.stdout.lines().filter_map(|l| l.strip_prefix("log: ")) {
-            println!("[{}] {line}", coord.name);
-        }
-        shown = r
-            .field("lines")
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or(shown);
-        match r.field("exit") {
-            Some("0") => return Ok(false),
-            Some("gone") => bail!(
-                "host {}: the pack stopped without finishing (killed, or the host rebooted); \
-                 `kingmaker deploy fetch` starts it again",
-                coord.name
-            ),
-            Some(code) => bail!(
-                "host {}: packing the release failed (exit {code}); its log: {base}/pack.log",
-                coord.name
-            ),
-            None => std::thread::sleep(PACK_POLL),
-        }
-    }
+    job.follow(d)?;
+    Ok(false)
 }
 
 /// `kingmaker verify DIR` with the running binary.

@@ -4,6 +4,7 @@
 //!    they outlive the operator's SSH session.
 //! 3. The token travels on stdin into a root-only file: never on a command line, which `ps` shows.
 
+mod detached;
 mod fetch;
 mod host;
 pub(crate) mod inventory;
@@ -11,6 +12,7 @@ mod launch;
 mod list;
 mod logs;
 mod provision;
+mod publish;
 mod ssh;
 mod status;
 mod teardown;
@@ -70,6 +72,17 @@ pub enum Action {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Publish a run whose layers were kept on its workers without gathering it: each worker
+    /// host packs its parts and serves them over HTTP, the coordinator writes the manifest that
+    /// lists them at their URLs, and the manifest is downloaded here.
+    Publish {
+        /// The port each worker host serves its parts on (at its private address).
+        #[arg(long, default_value_t = 8090)]
+        port: u16,
+        /// Where to put the manifest (default: the inventory's run.release_dir, ending `.parts`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// The last lines of the run's service log on one host (the journal under systemd, else the
     /// log file).
     Logs {
@@ -122,6 +135,7 @@ pub fn run(args: DeployArgs, check_build: BuildArgsCheck) -> Result<()> {
             stop_timeout,
         } => launch::resume(&d, settle_secs, stop_timeout),
         Action::Fetch { out } => fetch::run(&d, out),
+        Action::Publish { port, out } => publish::run(&d, port, out),
         Action::Logs { host, lines } => logs::run(&d, &host, lines),
         Action::List => list::run(&d),
         Action::Teardown {

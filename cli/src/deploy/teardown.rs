@@ -36,6 +36,12 @@ pub fn run(d: &Deployment, delete_data: bool, stop_timeout: u64) -> Result<()> {
     let workers = d.inv.workers();
     let rest = d.each(&workers, |h| host::service(&d.ssh, &d.inv, h, &stop));
     report(rest, |h, msg| println!("[{}] worker {msg}", h.name))?;
+    // The servers `deploy publish` started: a release in parts is no longer served.
+    for h in &workers {
+        if super::publish::stop_serving(d, h)? {
+            println!("[{}] stopped serving its published parts", h.name);
+        }
+    }
     if !delete_data {
         println!(
             "services stopped; data kept (the run continues with `kingmaker deploy resume`; \
