@@ -181,11 +181,13 @@ pub fn serve_packed_parts(
             .await
             .with_context(|| format!("listening on {}", args.listen))?;
         let addr = listener.local_addr()?;
+        // As `serve` of tables: the first line of stdout ends in the URL, which scripts read.
         println!(
-            "serving {} files of packed parts from {} at http://{addr}/release/",
+            "serving {} files of packed parts from {} at http://{addr}/",
             parts.len(),
             args.dir.display()
         );
+        eprintln!("each at http://{addr}/release/NAME, for `kingmaker pack --parts-at`");
         std::io::Write::flush(&mut std::io::stdout()).ok();
         super::serve_connections(listener, routes(Arc::new(parts)), limits).await
     })
