@@ -169,6 +169,18 @@ pub fn get_small(agent: &ureq::Agent, url: &str, cap: u64) -> Result<Vec<u8>, St
         })
 }
 
+/// `url` as messages show it: credentials in it (`user:password@`) replaced by `***`.
+pub fn shown(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// `bytes A-B/N` (RFC 9110) to `(A, B, N)`.
 fn parse_content_range(text: &str) -> Option<(u64, u64, u64)> {
     let (range, total) = text.trim().strip_prefix("bytes ")?.split_once('/')?;
@@ -201,6 +213,13 @@ fn describe(e: ureq::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_not_shown() {
+        assert_eq!(shown("http://h:1/a/b"), "http://h:1/a/b");
+        assert_eq!(shown("https://u:pw@h/a@b"), "https://***@h/a@b");
+        assert_eq!(shown("http://a@b@h:2/"), "http://***@h:2/");
+    }
 
     #[test]
     fn content_ranges_parse_strictly() {

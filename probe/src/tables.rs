@@ -132,7 +132,7 @@ impl Tables {
             format!("{url}/")
         };
         let remote = |url: &str, reason: String| ProbeError::Remote {
-            url: url.to_string(),
+            url: crate::http::shown(url),
             reason,
         };
         if !base.bytes().all(|b| b.is_ascii_graphic()) || base.contains(['?', '#']) {
@@ -151,7 +151,11 @@ impl Tables {
         let bytes = get(MANIFEST)?;
         let manifest =
             Manifest::parse_checked(&bytes, &sha).map_err(|e| remote(&base, e.to_string()))?;
-        let tables = Self::with_manifest(PathBuf::from(&base), manifest, Some(base))?;
+        let tables = Self::with_manifest(
+            PathBuf::from(crate::http::shown(&base)),
+            manifest,
+            Some(base),
+        )?;
         let _ = tables.agent.set(agent);
         Ok(tables)
     }
@@ -232,7 +236,7 @@ impl Tables {
                 self.dir.join(file).display().to_string(),
             ),
             Some(Location::At(url, size)) => {
-                let shown = format!("{file} at {url}");
+                let shown = format!("{file} at {}", crate::http::shown(&url));
                 let agent = self.agent.get_or_init(crate::http::agent).clone();
                 let source = Box::new(HttpFile::new(agent, &url, size));
                 let opened = LayerFile::from_source(Path::new(&shown), source, size)?;
