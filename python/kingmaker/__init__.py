@@ -2,6 +2,7 @@
 
 >>> import kingmaker
 >>> t = kingmaker.open("runs/cc3p-1")          # a release or a finished run   # doctest: +SKIP
+>>> t = kingmaker.open("http://host:8080/release/")   # a release where it lies  # doctest: +SKIP
 >>> t.probe("")["verdict"]["answers"]["class"]  # the start                    # doctest: +SKIP
 'kingmaker'
 
@@ -75,7 +76,9 @@ class Tables:
     def __repr__(self):
         return f"kingmaker.Tables({self.path!r}: {self.kind} of {self.name}, {self.states} states)"
 
-    path = property(lambda self: self._t.path, doc="The directory the tables were opened from.")
+    path = property(
+        lambda self: self._t.path, doc="The directory (or URL) the tables were opened from."
+    )
     kind = property(lambda self: self._t.kind, doc='"run" or "release".')
     game = property(lambda self: self._t.game, doc="The game and its parameters (a dict).")
     name = property(lambda self: self._t.name, doc="The game's short name.")
@@ -144,5 +147,7 @@ class Tables:
 
 
 def open(path) -> Tables:
-    """Open the release or finished run directory at `path` (str, bytes or os.PathLike)."""
+    """Open the release or finished run directory at `path` (str, bytes or os.PathLike), or the
+    release at the URL `path` (`http://host:port/path/`): its files are read there, by range
+    requests, as they are needed."""
     return Tables(path)

@@ -45,12 +45,15 @@ create_exception!(
 fn py_err(e: ProbeError) -> PyErr {
     let text = e.to_string();
     match e {
-        ProbeError::NotTables { .. } | ProbeError::Unfinished { .. } | ProbeError::Game { .. } => {
-            NotTablesError::new_err(text)
-        }
+        // A release opened by its URL whose manifest cannot be had or believed: no tables there.
+        ProbeError::NotTables { .. }
+        | ProbeError::Unfinished { .. }
+        | ProbeError::Game { .. }
+        | ProbeError::Remote { .. } => NotTablesError::new_err(text),
         // A values-only copy asked for depths: a healthy file without the part asked for.
         ProbeError::MissingLayer { .. }
         | ProbeError::KeptOnWorkers { .. }
+        | ProbeError::AbsentFile { .. }
         | ProbeError::NoDepths { .. } => MissingLayerError::new_err(text),
         ProbeError::BadPosition { .. } => PositionError::new_err(text),
         // Python's error for a range outside a sequence.
@@ -74,9 +77,11 @@ struct PyTables {
 #[pymethods]
 impl PyTables {
     #[new]
-    fn new(path: std::path::PathBuf) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        // Without the GIL: a release opened by its URL waits on the network (perhaps on a
+        // server in this very interpreter).
         Ok(PyTables {
-            inner: Tables::open(path).map_err(py_err)?,
+            inner: py.detach(|| Tables::open(path)).map_err(py_err)?,
         })
     }
 
@@ -153,13 +158,16 @@ impl PyTables {
     /// Everything the tables say about a position (text, or an index).
     fn probe(&self, py: Python<'_>, position: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let index = self.index_of(position)?;
-        to_py(py, &self.inner.probe_index(index).map_err(py_err)?)
+        // Without the GIL, as every read: a file read where it lies waits on the network.
+        let probe = py.detach(|| self.inner.probe_index(index));
+        to_py(py, &probe.map_err(py_err)?)
     }
 
     /// Every move from a position, best first for the side to move.
     fn moves(&self, py: Python<'_>, position: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let index = self.index_of(position)?;
-        to_py(py, &self.inner.moves_of(index).map_err(py_err)?)
+        let moves = py.detach(|| self.inner.moves_of(index));
+        to_py(py, &moves.map_err(py_err)?)
     }
 
     /// The (move, child index) pairs of a state, in the game's order, without reading tables.
@@ -256,8 +264,8 @@ impl PyTables {
         count: usize,
         depths: bool,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        self.inner
-            .check_read(layer, first, count, depths)
+        // Opening the layer may read its files where they lie: without the GIL.
+        py.detach(|| self.inner.check_read(layer, first, count, depths))
             .map_err(py_err)?;
         let width = if depths { 2 } else { 1 };
         // The range lies in the game; its bytes may still not fit a usize.
