@@ -55,7 +55,13 @@ fn packed(lab: &Lab, host: &str, name: &str) -> PathBuf {
 fn serve_manifest(dir: &Path) -> (Child, String) {
     let port = free_port();
     let child = Command::new("python3")
-        .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ])
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -86,9 +92,15 @@ fn fails_with(args: &[&str], expect: &[&str]) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!out.status.success(), "kingmaker {args:?} should fail:\n{text}");
+    assert!(
+        !out.status.success(),
+        "kingmaker {args:?} should fail:\n{text}"
+    );
     for e in expect {
-        assert!(text.contains(e), "kingmaker {args:?}: expected {e:?} in:\n{text}");
+        assert!(
+            text.contains(e),
+            "kingmaker {args:?}: expected {e:?} in:\n{text}"
+        );
     }
     text
 }
@@ -149,15 +161,27 @@ fn a_kept_run_is_published_from_its_hosts_then_fetched_verified_and_read_where_i
     kingmaker_ok(&["verify", copy.to_str().unwrap()]);
     assert_eq!(release_digests(&copy), reference);
 
-    // A host down: fetch names the part and its host, and keeps what it has to resume.
+    // Read where it lies, from the manifest alone: every layer answers as the copy does.
+    let here = rel.to_str().unwrap();
+    for layer in ["solo", "enable_ab", "enable_ac"] {
+        let lines = |dir: &str| kingmaker_ok(&["line", dir, "start", "--layer", layer, "--json"]);
+        assert_eq!(lines(here), lines(copy.to_str().unwrap()), "layer {layer}");
+    }
+
+    // A host down: fetch and the readers name the part and its host; fetch keeps what it has
+    // to resume.
     let h2 = lab.host("h2").ip.clone();
     let pid = std::fs::read_to_string(serve_pid(&lab, "h2")).unwrap();
-    assert!(run_quiet(&["kill", pid.trim()]), "h2's server was not running");
+    assert!(
+        run_quiet(&["kill", pid.trim()]),
+        "h2's server was not running"
+    );
     let copy2 = lab.dir().join("copy2");
     fails_with(
         &["fetch", &url, copy2.to_str().unwrap()],
         &["part-0001", &h2],
     );
+    fails_with(&["query", here, "start"], &["part-0001", &h2]);
     // Publishing again serves it again (its parts are packed), and the fetch resumes.
     deploy_ok(&inv, &["publish"]);
     kingmaker_ok(&["fetch", &url, copy2.to_str().unwrap()]);
