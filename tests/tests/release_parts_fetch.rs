@@ -282,6 +282,7 @@ fn a_parts_host_down_is_named_and_the_fetch_resumes_when_it_is_back() {
         )),
         "{err}"
     );
+    assert!(err.contains("nothing of it was downloaded"), "{err}");
     assert!(
         err.contains(&format!(
             "solo.part-0001.kmt (part solo.part-0001 of layer solo): not asked for: {a_addr} did not answer"

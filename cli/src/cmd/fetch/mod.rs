@@ -676,11 +676,18 @@ fn fetch_file(
             Err(Failure::Retry(msg)) => {
                 let now = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
                 if attempt >= retries {
+                    // Nothing came: no `.part` to speak of (a host down, typically).
+                    let kept = if now == 0 {
+                        "nothing of it was downloaded".to_string()
+                    } else {
+                        format!(
+                            "{now} of {} bytes are kept in {} (truncated download)",
+                            f.size,
+                            part.display()
+                        )
+                    };
                     return Err(Unanswered(format!(
-                        "{url}: {msg}; {now} of {} bytes are kept in {} (truncated download): run the same \
-                         fetch again to resume",
-                        f.size,
-                        part.display()
+                        "{url}: {msg}; {kept}: run the same fetch again to resume"
                     ))
                     .into());
                 }
