@@ -1,8 +1,8 @@
 //! A piece's destinations by bit operations. The occupancy is held in rhombus coordinates (cell
 //! (i, j) at bit i·m + j; the diamond's rows are the rhombus's anti-diagonals), where each of the
 //! six directions is one shift of the whole mask (±1, ±m, ±(m − 1)), so the landings of a piece's
-//! jump chains are a flood fill from its cell, all directions at once, to a fixpoint. Results are
-//! in rhombus bits: [`Rhombus::cells`] maps them back to the index's row-by-row cells.
+//! jump chains are a flood fill from its cell, all directions at once, to a fixpoint. The landings
+//! are rhombus bits: [`Rhombus::cells`] maps them back to the index's row-by-row cells.
 
 use super::board::Cell;
 use super::{bit, bits, Cells, MAX_CELLS};
@@ -18,18 +18,14 @@ pub(super) struct Rhombus {
     /// `from[d]`: the rhombus bits with a jump in direction d (the three positive shifts, then
     /// the three negative ones) whose landing is on the board.
     from: [Cells; 6],
-    /// Each rhombus bit's neighbours.
-    nb: [Cells; MAX_CELLS],
     /// Every rhombus bit of the board.
     board: Cells,
 }
 
-/// An occupancy in rhombus bits, with the bits that can jump in each direction (the neighbour
-/// there occupied, the cell beyond it empty).
+/// The rhombus bits that can jump in each direction in an occupancy (the neighbour there
+/// occupied, the cell beyond it empty).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Occupancy {
-    all: Cells,
-    free: Cells,
     jump: [Cells; 6],
 }
 
@@ -42,7 +38,6 @@ impl Rhombus {
             rh: [0; MAX_CELLS],
             cell: [0; MAX_CELLS],
             from: [0; 6],
-            nb: [0; MAX_CELLS],
             board: 0,
         };
         for (c, &(row, x)) in coords.iter().enumerate() {
@@ -54,7 +49,6 @@ impl Rhombus {
         }
         for (c, cell) in cells.iter().enumerate() {
             let p = r.rh[c] as usize;
-            r.nb[p] = r.mask(cell.nb);
             for &(over, land) in &cell.jumps[..cell.nj as usize] {
                 let step = r.rh[over as usize] as i32 - p as i32;
                 debug_assert_eq!(r.rh[land as usize] as i32 - p as i32, 2 * step);
@@ -66,24 +60,13 @@ impl Rhombus {
         r
     }
 
-    /// The rhombus bits of a set of cells.
-    pub(super) fn mask(&self, cells: Cells) -> Cells {
-        bits(cells).map(|c| bit(self.rh[c] as usize)).sum()
-    }
-
     /// The cells of a set of rhombus bits.
     #[inline]
     pub(super) fn cells(&self, rh: Cells) -> Cells {
         bits(rh).map(|p| bit(self.cell[p] as usize)).sum()
     }
 
-    /// The cell of one rhombus bit.
-    #[inline]
-    pub(super) fn cell(&self, p: usize) -> usize {
-        self.cell[p] as usize
-    }
-
-    /// The occupancy of the cells `occupied` (each once), with its jump masks.
+    /// The jump masks of the occupied cells `occupied` (each once).
     #[inline]
     pub(super) fn occupancy(&self, occupied: impl Iterator<Item = usize>) -> Occupancy {
         let all: Cells = occupied.map(|c| bit(self.rh[c] as usize)).sum();
@@ -93,32 +76,25 @@ impl Rhombus {
             jump[d] = self.from[d] & (all >> s) & (free >> (2 * s));
             jump[d + 3] = self.from[d + 3] & (all << s) & (free << (2 * s));
         }
-        Occupancy { all, free, jump }
+        Occupancy { jump }
     }
 
-    /// Every cell (as rhombus bits) that the piece on cell `c` can move to: its empty neighbours
-    /// and the landings of its jump chains, with the piece lifted.
+    /// The landings (as rhombus bits) of the jump chains of the piece on cell `c`, with the piece
+    /// lifted: a chain's landings lie an even number of steps from `c` along both of the
+    /// rhombus's axes, so none of them neighbours `c`, and none jumps over the lifted piece.
     #[inline]
-    pub(super) fn dests(&self, o: &Occupancy, c: usize) -> Cells {
-        let p = self.rh[c] as usize;
-        let (start, nb) = (bit(p), self.nb[p]);
-        let steps = nb & o.free;
-        if nb & o.all == 0 {
-            return steps;
-        }
-        // A chain's landings lie an even number of steps from the start in each of the rhombus's
-        // two axes, so none of them neighbours it: none jumps over the lifted piece.
-        let jump = &o.jump;
+    pub(super) fn landings(&self, o: &Occupancy, c: usize) -> Cells {
+        let start = bit(self.rh[c] as usize);
         let (mut reach, mut front) = (start, start);
         loop {
             let mut land = 0;
             for (d, &s) in self.shift.iter().enumerate() {
-                land |= (front & jump[d]) << (2 * s);
-                land |= (front & jump[d + 3]) >> (2 * s);
+                land |= (front & o.jump[d]) << (2 * s);
+                land |= (front & o.jump[d + 3]) >> (2 * s);
             }
             front = land & !reach;
             if front == 0 {
-                return steps | (reach ^ start);
+                return reach ^ start;
             }
             reach |= front;
         }

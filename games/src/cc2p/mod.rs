@@ -114,8 +114,6 @@ pub struct Cc2p {
     unrank_start: [[u8; BUCKETS]; 8],
     start: [Cells; 2],
     goal: [Cells; 2],
-    /// The goals in rhombus bits.
-    goal_rh: [Cells; 2],
     /// `tip[y]`: the tip cell of y's goal; `block[y]`: the cells the opponent holds to block it.
     tip: [Cells; 2],
     block: [Cells; 2],
@@ -187,7 +185,6 @@ impl Cc2p {
         let sets0 = choose.c(n, k);
         let sets1 = choose.c(n - k, k);
         let rh = Rhombus::new(m, &coords, &cells);
-        let goal_rh = [rh.mask(s1), rh.mask(s0)];
         Ok(Cc2p {
             m: board,
             k: pieces,
@@ -200,7 +197,6 @@ impl Cc2p {
             unrank_start,
             start: [s0, s1],
             goal: [s1, s0],
-            goal_rh,
             tip: [bit(n - 1), bit(0)],
             block: [block0, block1],
             sets0,

@@ -19,12 +19,12 @@ impl Cc2p {
         mut emit: impl FnMut(u64),
     ) -> bool {
         let k = self.k as usize;
-        let occupancy = self.occupancy(e);
+        let all = e.pos.o[0] | e.pos.o[1];
+        let mut occupancy = None;
         let mut any = false;
         for j in 0..k {
             let c = if y == 0 { e.a[j] } else { e.b[j] } as usize;
-            // Back to cells, so that the children come in the order of their cells.
-            let d = self.rh.cells(self.rh.dests(&occupancy, c));
+            let d = self.dests(c, all, &mut occupancy, || self.occupancy(e));
             any |= d != 0;
             for t in bits(d) {
                 let mut o = e.pos.o;
@@ -63,15 +63,15 @@ impl Cc2p {
         if self.illegal(o, y) || self.wins(o, 1 - y) {
             return 0;
         }
-        let risky = if self.k == 6 { !0 } else { self.goal_rh[1 - y] };
-        let occupancy = self.occupancy(e);
+        let risky = if self.k == 6 { !0 } else { self.goal[1 - y] };
+        let all = o[0] | o[1];
+        let mut occupancy = None;
         let (mut count, mut any) = (0, false);
         for c in bits(o[y]) {
-            // Destinations in rhombus bits: only the risky ones need their cells.
-            let d = self.rh.dests(&occupancy, c);
+            let d = self.dests(c, all, &mut occupancy, || self.occupancy(e));
             any |= d != 0;
             count += (d & !risky).count_ones() as usize;
-            for t in bits(d & risky).map(|p| self.rh.cell(p)) {
+            for t in bits(d & risky) {
                 let mut after = *o;
                 after[y] ^= bit(c) | bit(t);
                 count += !self.illegal(&after, 1 - y) as usize;
@@ -83,7 +83,28 @@ impl Cc2p {
         count
     }
 
-    /// The occupancy of an expanded state, for [`super::jumps::Rhombus::dests`].
+    /// Every cell the piece on `c` can move to, `all` being the occupied cells (its own included):
+    /// its empty neighbours, and when it has a neighbour to jump over, the landings of its jump
+    /// chains, from the jump masks in `occupancy` (made by `make` the first time they are needed).
+    /// Symmetric: `t ∈ dests(c)` iff `c ∈ dests(t)` with the piece moved.
+    #[inline(always)]
+    pub(super) fn dests(
+        &self,
+        c: usize,
+        all: Cells,
+        occupancy: &mut Option<Occupancy>,
+        make: impl FnOnce() -> Occupancy,
+    ) -> Cells {
+        let nb = self.cells[c].nb;
+        let steps = nb & !all;
+        if nb & all == 0 {
+            return steps;
+        }
+        let o = occupancy.get_or_insert_with(make);
+        steps | self.rh.cells(self.rh.landings(o, c))
+    }
+
+    /// The jump masks of an expanded state, for [`Cc2p::dests`].
     #[inline(always)]
     fn occupancy(&self, e: &Expanded) -> Occupancy {
         let k = self.k as usize;

@@ -75,12 +75,13 @@ impl Cc2p {
     /// counts as a move).
     fn has_legal_move(&self, p: &Pos) -> bool {
         let y = p.mover;
-        let occupancy = self.rh.occupancy(bits(p.o[0] | p.o[1]));
+        let all = p.o[0] | p.o[1];
+        let mut occupancy = None;
         let mut any = false;
         for c in bits(p.o[y]) {
-            let d = self.rh.dests(&occupancy, c);
+            let d = self.dests(c, all, &mut occupancy, || self.rh.occupancy(bits(all)));
             any |= d != 0;
-            for t in bits(d).map(|q| self.rh.cell(q)) {
+            for t in bits(d) {
                 let mut o = p.o;
                 o[y] ^= bit(c) | bit(t);
                 if !self.illegal(&o, 1 - y) {

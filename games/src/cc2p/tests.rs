@@ -721,8 +721,8 @@ fn searched_dests(game: &Cc2p, from: usize, all: Cells) -> Cells {
 /// The fill's destinations of the piece on `from` in the occupancy `occupied` (which holds it),
 /// as cells, checked against the search and against the notation's tree search.
 fn check_dests(game: &Cc2p, occupied: Cells, from: usize) {
-    let occupancy = game.rh.occupancy(bits(occupied));
-    let filled = game.rh.cells(game.rh.dests(&occupancy, from));
+    let make = || game.rh.occupancy(bits(occupied));
+    let filled = game.dests(from, occupied, &mut None, make);
     let lifted = occupied & !bit(from);
     assert_eq!(
         filled,
