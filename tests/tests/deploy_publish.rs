@@ -54,7 +54,7 @@ fn packed(lab: &Lab, host: &str, name: &str) -> PathBuf {
 /// Serve `dir` (the manifest alone) over HTTP on loopback; its base URL.
 fn serve_manifest(dir: &Path) -> (Child, String) {
     let port = free_port();
-    let child = Command::new("python3")
+    let mut child = Command::new("python3")
         .args([
             "-m",
             "http.server",
@@ -74,6 +74,8 @@ fn serve_manifest(dir: &Path) -> (Child, String) {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the manifest's server did not start");
 }
 

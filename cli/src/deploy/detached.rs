@@ -36,7 +36,7 @@ pub enum Started {
     /// A job started earlier still runs: follow it.
     Running,
     /// Started now.
-    Started,
+    Now,
 }
 
 impl Job<'_> {
@@ -91,7 +91,7 @@ impl Job<'_> {
         Ok(match r.field("state") {
             Some("reused") => Started::Reused,
             Some("running") => Started::Running,
-            _ => Started::Started,
+            _ => Started::Now,
         })
     }
 

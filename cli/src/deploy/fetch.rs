@@ -140,7 +140,7 @@ fn pack_on_coordinator(d: &Deployment) -> Result<bool> {
             "[{}] a pack started earlier is still running: following it",
             coord.name
         ),
-        Started::Started => println!(
+        Started::Now => println!(
             "[{}] packing {rel} (detached: it goes on if this connection drops; `deploy fetch` \
              again follows it) ...",
             coord.name

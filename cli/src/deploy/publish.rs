@@ -51,23 +51,31 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
     let again = "`kingmaker deploy publish`";
     let local = d.local_binary("kingmaker")?;
     let sha = super::sha256_file(&local)?;
+    // Every host packs at once; then each is followed to its end and serves.
+    let mut jobs = Vec::new();
     for host in d.inv.workers() {
         install_kingmaker(d, host, &local, &sha)?;
-        pack_and_serve(d, host, &run_id, port, again)?;
+        jobs.push(start_packing(d, host, &run_id, again)?);
+    }
+    for job in &jobs {
+        job.follow(d)?;
+        serve(d, job.host, port)?;
     }
     let rel = format!("{}/release", publish_dir(coord, name));
     let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
     let template = format!("http://{{host}}:{port}/release/");
+    let pack_args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
     let job = Job {
         host: coord,
         base: publish_dir(coord, name),
         name: "manifest",
         command: format!(
-            "rm -rf {rel} && (set -a; . {env}; exec {bin} pack {run} --out {rel} --parts-at {t})",
+            "rm -rf {rel} && (set -a; . {env}; exec {bin} pack {run} --out {rel} --parts-at {t} {args})",
             rel = quote(&rel),
             env = quote(&coord.env_file(name)),
             run = quote(&run_dir),
             t = quote(&template),
+            args = pack_args.join(" "),
         ),
         done: None,
         doing: "writing the manifest",
@@ -124,23 +132,30 @@ fn install_kingmaker(d: &Deployment, host: &Host, local: &Path, sha: &str) -> Re
     Ok(())
 }
 
-/// Pack the parts `host` holds into its publish directory (those packed before are kept) and
-/// serve that directory on `port`, unless it is served there already.
-fn pack_and_serve(d: &Deployment, host: &Host, run_id: &str, port: u16, again: &str) -> Result<()> {
+/// Start packing the parts `host` holds into its publish directory (those packed before are
+/// kept), with the run's `pack_args`.
+fn start_packing<'a>(
+    d: &Deployment,
+    host: &'a Host,
+    run_id: &str,
+    again: &'a str,
+) -> Result<Job<'a>> {
     let name = &d.inv.run.name;
     let base = publish_dir(host, name);
     let rel = format!("{base}/release");
     let bin = quote(&format!("{}/kingmaker", host.bin_dir()));
     let layers = format!("{}/{run_id}/layers", host.worker_dir(name));
+    let args: Vec<String> = d.inv.run.pack_args.iter().map(|a| quote(a)).collect();
     let job = Job {
         host,
         base: base.clone(),
         name: "pack-parts",
         // A worker that holds no rows has no part.
         command: format!(
-            "set -- {layers}/*.part-*.kmt; if [ -e \"$1\" ]; then exec {bin} pack-part \"$@\" --out {rel}; else echo 'no part here'; fi",
+            "set -- {layers}/*.part-*.kmt; if [ -e \"$1\" ]; then exec {bin} pack-part \"$@\" --out {rel} {args}; else echo 'no part here'; fi",
             layers = quote(&layers),
             rel = quote(&rel),
+            args = args.join(" "),
         ),
         done: None,
         doing: "packing its parts",
@@ -153,7 +168,15 @@ fn pack_and_serve(d: &Deployment, host: &Host, run_id: &str, port: u16, again: &
         ),
         _ => println!("[{}] packing its parts in {rel} ...", host.name),
     }
-    job.follow(d)?;
+    Ok(job)
+}
+
+/// Serve `host`'s packed parts on `port` (a server started before is replaced: the parts may
+/// have changed).
+fn serve(d: &Deployment, host: &Host, port: u16) -> Result<()> {
+    let base = publish_dir(host, &d.inv.run.name);
+    let rel = format!("{base}/release");
+    let bin = quote(&format!("{}/kingmaker", host.bin_dir()));
     let (pid, log) = (
         quote(&format!("{base}/serve.pid")),
         quote(&format!("{base}/serve.log")),
@@ -163,11 +186,18 @@ fn pack_and_serve(d: &Deployment, host: &Host, run_id: &str, port: u16, again: &
         "set -e\n\
          if [ ! -d {rel} ] || ! ls {rel}/*.json >/dev/null 2>&1; then echo state=nothing; exit 0; fi\n\
          p=$(cat {pid} 2>/dev/null || true)\n\
-         if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null && grep -q serve /proc/$p/cmdline 2>/dev/null; then kill \"$p\"; sleep 0.5; fi\n\
-         setsid nohup {bin} serve {rel} --listen {listen} > {log} 2>&1 < /dev/null &\n\
-         echo $! > {pid}\n\
-         for i in $(seq 1 40); do grep -q '^serving' {log} && break; kill -0 $! 2>/dev/null || break; sleep 0.25; done\n\
+         if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null && grep -q serve /proc/$p/cmdline 2>/dev/null; then\n\
+           kill \"$p\"\n\
+           for i in $(seq 1 40); do kill -0 \"$p\" 2>/dev/null || break; sleep 0.25; done\n\
+         fi\n\
+         rm -f {pid}\n\
+         setsid nohup sh -c {start} > {log} 2>&1 < /dev/null &\n\
+         for i in $(seq 1 80); do grep -q '^serving' {log} && break; sleep 0.25; done\n\
          if grep -q '^serving' {log}; then echo state=serving; else echo state=failed; sed 's/^/log: /' {log}; fi\n",
+        start = quote(&format!(
+            "echo $$ > {pid}; exec {bin} serve {rel} --listen {listen}",
+            rel = quote(&rel)
+        )),
         rel = quote(&rel),
     );
     let r = d.ssh.run_ok(host, "serving its parts", &script, None)?;
