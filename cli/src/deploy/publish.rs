@@ -29,11 +29,20 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
         "reading the run",
         &format!(
             "echo \"kept=$(ls {run}/layers/*.kept.json 2>/dev/null | wc -l)\"\n\
+             if {bin} pack --help 2>/dev/null | grep -q -- --parts-at; then echo parts_at=yes; fi\n\
              echo \"run_id=$(sed -n 's/.*\"run_id\": *\"\\([^\"]*\\)\".*/\\1/p' {run}/run.json | head -n 1)\"\n",
-            run = quote(&run_dir)
+            run = quote(&run_dir),
+            bin = quote(&format!("{}/kingmaker", coord.bin_dir())),
         ),
         None,
     )?;
+    if r.field("parts_at") != Some("yes") {
+        bail!(
+            "the coordinator's kingmaker ({}/kingmaker) is older than `pack --parts-at`: \
+             `kingmaker deploy provision` installs this one (a complete run is not disturbed)",
+            coord.bin_dir()
+        );
+    }
     if r.field("kept").unwrap_or("0").trim() == "0" {
         bail!(
             "run {name} keeps no layer on its workers (built without --keep-layers-on-workers): \
