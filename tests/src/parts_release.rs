@@ -3,7 +3,9 @@
 //! beside it or at URLs. What the readers' tests of releases in parts read.
 
 use kingmaker_tablefmt::layer::LayerFile;
-use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest, Manifest, ManifestPart};
+use kingmaker_tablefmt::release::manifest::{
+    read_manifest, write_manifest, Manifest, ManifestPart,
+};
 use kingmaker_tablefmt::release::piece::pack_rows;
 use kingmaker_tablefmt::release::PackOptions;
 use std::path::Path;

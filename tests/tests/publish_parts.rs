@@ -191,12 +191,11 @@ fn kept_parts_are_published_where_they_lie_and_nothing_else_is_believed() {
     let (_manifest_server, manifest_url) = start_serve(&rel);
     kingmaker_ok(&["fetch", &format!("{manifest_url}release/"), path_str(&copy)]);
     kingmaker_ok(&["verify", path_str(&copy)]);
-    for pos in ["start"] {
-        assert_eq!(
-            kingmaker_ok(&["query", path_str(&copy), pos]),
-            kingmaker_ok(&["query", path_str(&t("whole")), pos])
-                .replace(path_str(&t("whole")), path_str(&copy)),
-        );
+    for layer in ["solo", "enable_ab", "enable_ac"] {
+        let line = |dir: &Path| {
+            kingmaker_ok(&["line", path_str(dir), "start", "--layer", layer, "--json"])
+        };
+        assert_eq!(line(&copy), line(&t("whole")), "layer {layer}");
     }
 
     // A record that is not the kept part's: another part's record in its place.
