@@ -35,6 +35,28 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// `out`, of `kingmaker ARGS`, failed and said each of `expect` (on stdout or stderr); what it
+/// said.
+#[track_caller]
+pub fn assert_failed_saying(out: &Output, args: &[&str], expect: &[&str]) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "kingmaker {args:?} should fail:\n{text}"
+    );
+    for e in expect {
+        assert!(
+            text.contains(e),
+            "kingmaker {args:?}: expected {e:?} in:\n{text}"
+        );
+    }
+    text
+}
+
 /// `kingmaker ARGS...`, waited for.
 pub fn kingmaker(args: &[&str]) -> Output {
     Command::new(bin("kingmaker"))
@@ -363,11 +385,16 @@ impl Drop for Killed {
 
 /// `kingmaker serve DIR --listen 127.0.0.1:0`, killed on drop; its base URL.
 pub fn start_serve(dir: &std::path::Path) -> (Killed, String) {
+    start_serve_at(dir, "127.0.0.1:0")
+}
+
+/// `kingmaker serve DIR --listen LISTEN` (a loopback address), killed on drop; its base URL.
+pub fn start_serve_at(dir: &std::path::Path, listen: &str) -> (Killed, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(bin("kingmaker"))
         .arg("serve")
         .arg(dir)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", listen])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .spawn()

@@ -4,7 +4,7 @@
 //! served with other bytes are named, never answered from.
 
 use kingmaker_e2e::lab::*;
-use kingmaker_e2e::{kingmaker, kingmaker_ok, read_json};
+use kingmaker_e2e::{assert_failed_saying, kingmaker, kingmaker_ok, read_json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -88,23 +88,7 @@ fn free_port() -> u16 {
 }
 
 fn fails_with(args: &[&str], expect: &[&str]) -> String {
-    let out = kingmaker(args);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !out.status.success(),
-        "kingmaker {args:?} should fail:\n{text}"
-    );
-    for e in expect {
-        assert!(
-            text.contains(e),
-            "kingmaker {args:?}: expected {e:?} in:\n{text}"
-        );
-    }
-    text
+    assert_failed_saying(&kingmaker(args), args, expect)
 }
 
 #[test]

@@ -3,23 +3,13 @@
 //! without their bytes, and the release in parts verifies, fetches and answers like the whole
 //! one. Every record that is not the kept part's, and every host that does not answer, is refused.
 
-use kingmaker_e2e::{addrs, kingmaker_ok, path_str, read_json, start_serve, Worker, TOKEN};
+use kingmaker_e2e::{
+    addrs, assert_failed_saying, kingmaker_ok, path_str, read_json, start_serve, Worker, TOKEN,
+};
 use std::path::{Path, PathBuf};
 
 fn fails_with(args: &[&str], expect: &[&str]) -> String {
-    let out = kingmaker_env(args);
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success(),
-        "kingmaker {args:?} should fail:\n{text}"
-    );
-    for e in expect {
-        assert!(
-            text.contains(e),
-            "kingmaker {args:?}: expected {e:?} in:\n{text}"
-        );
-    }
-    text
+    assert_failed_saying(&kingmaker_env(args), args, expect)
 }
 
 /// `kingmaker ARGS` with the run's token, as on the coordinator.

@@ -3,32 +3,18 @@
 //! back (the fetch resumes); a part served with other bytes (refused).
 
 use kingmaker_e2e::parts_release::split_release;
-use kingmaker_e2e::{bin, kingmaker, kingmaker_ok, packed_release, path_str, serve_files, Killed};
+use kingmaker_e2e::{
+    kingmaker, kingmaker_ok, packed_release, path_str, serve_files, start_serve_at, Killed,
+};
 use kingmaker_tablefmt::release::manifest::{read_manifest, write_manifest, Manifest};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// `kingmaker serve DIR --listen LISTEN`, killed on drop; its address (`127.0.0.1:PORT`).
 fn serve_at(dir: &Path, listen: &str) -> (Killed, String) {
-    let mut child = std::process::Command::new(bin("kingmaker"))
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", listen])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("starting kingmaker serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.split_whitespace().last().unwrap_or("").to_string();
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    assert!(addr.starts_with("127.0.0.1:"), "serve said {line:?}");
-    (Killed(child), addr)
+    let (server, url) = start_serve_at(dir, listen);
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let addr = addr.to_string();
+    (server, addr)
 }
 
 /// A level-1 cc3p release cut into 3 parts per layer, the parts served by two `kingmaker serve`

@@ -27,6 +27,30 @@ use std::time::Instant;
 
 mod parts_at;
 
+/// How layer files are written: `pack`'s and `pack-part`'s options.
+#[derive(Args, Debug)]
+pub struct PackingArgs {
+    /// States per block: a lookup reads and decompresses one block (a multiple of 4).
+    #[arg(long, default_value_t = DEFAULT_BLOCK_STATES)]
+    pub block_states: u32,
+    /// zstd level, 1 (fast) to 22 (smallest).
+    #[arg(long, default_value_t = DEFAULT_ZSTD_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub zstd_level: i32,
+}
+
+impl PackingArgs {
+    /// The options, checked.
+    pub fn options(&self) -> Result<PackOptions> {
+        if self.block_states == 0 || !self.block_states.is_multiple_of(4) {
+            bail!("--block-states must be a positive multiple of 4");
+        }
+        Ok(PackOptions {
+            block_states: self.block_states,
+            zstd_level: self.zstd_level,
+        })
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct PackArgs {
     /// A finished run directory written by `kingmaker build`.
@@ -34,12 +58,8 @@ pub struct PackArgs {
     /// The new release directory (must not exist, or be empty).
     #[arg(long)]
     pub out: PathBuf,
-    /// States per block: a lookup reads and decompresses one block (a multiple of 4).
-    #[arg(long, default_value_t = DEFAULT_BLOCK_STATES)]
-    pub block_states: u32,
-    /// zstd level, 1 (fast) to 22 (smallest).
-    #[arg(long, default_value_t = DEFAULT_ZSTD_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
-    pub zstd_level: i32,
+    #[command(flatten)]
+    pub packing: PackingArgs,
     /// Print the manifest's layers and files as JSON.
     #[arg(long)]
     pub json: bool,
@@ -74,13 +94,7 @@ pub fn run(args: PackArgs) -> Result<()> {
     } else {
         summary
     };
-    let opts = PackOptions {
-        block_states: args.block_states,
-        zstd_level: args.zstd_level,
-    };
-    if opts.block_states == 0 || !opts.block_states.is_multiple_of(4) {
-        bail!("--block-states must be a positive multiple of 4");
-    }
+    let opts = args.packing.options()?;
     let parent = match args.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

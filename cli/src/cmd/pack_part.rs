@@ -7,9 +7,7 @@ use clap::Args;
 use kingmaker_coordinator::digits::thousands;
 use kingmaker_process::lock::DirLock;
 use kingmaker_tablefmt::release::piece::{pack_part, PackedPart};
-use kingmaker_tablefmt::release::{
-    file_sha256, PackOptions, DEFAULT_BLOCK_STATES, DEFAULT_ZSTD_LEVEL,
-};
+use kingmaker_tablefmt::release::{file_sha256, PackOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -20,22 +18,13 @@ pub struct PackPartArgs {
     /// The directory to pack them into (created if absent; parts packed before are kept).
     #[arg(long)]
     pub out: PathBuf,
-    /// States per block (a multiple of 4); every part of a release must use the same.
-    #[arg(long, default_value_t = DEFAULT_BLOCK_STATES)]
-    pub block_states: u32,
-    /// zstd level, 1 (fast) to 22 (smallest).
-    #[arg(long, default_value_t = DEFAULT_ZSTD_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
-    pub zstd_level: i32,
+    // How the files are written; every part of a release must have the same --block-states.
+    #[command(flatten)]
+    pub packing: crate::cmd::pack::PackingArgs,
 }
 
 pub fn run(args: PackPartArgs) -> Result<()> {
-    if args.block_states == 0 || !args.block_states.is_multiple_of(4) {
-        anyhow::bail!("--block-states must be a positive multiple of 4");
-    }
-    let opts = PackOptions {
-        block_states: args.block_states,
-        zstd_level: args.zstd_level,
-    };
+    let opts = args.packing.options()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let _lock = DirLock::acquire(&args.out, "kingmaker pack-part")?;

@@ -162,33 +162,3 @@ async fn file(
         ),
     }
 }
-
-/// Serve the parts a host packed (`ReleaseFiles::of_packed_parts`) at `/release/NAME`, and
-/// nothing else: a host of a release in parts has no manifest and no tables to explore.
-pub fn serve_packed_parts(
-    args: &super::ServeArgs,
-    parts: ReleaseFiles,
-    limits: super::Limits,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the HTTP runtime")?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&args.listen)
-            .await
-            .with_context(|| format!("listening on {}", args.listen))?;
-        let addr = listener.local_addr()?;
-        // As `serve` of tables: the first line of stdout ends in the URL, which scripts read.
-        println!(
-            "serving {} files of packed parts from {} at http://{addr}/",
-            parts.len(),
-            args.dir.display()
-        );
-        eprintln!("each at http://{addr}/release/NAME, for `kingmaker pack --parts-at`");
-        std::io::Write::flush(&mut std::io::stdout()).ok();
-        super::serve_connections(listener, routes(Arc::new(parts)), limits).await
-    })
-}

@@ -79,31 +79,51 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_connections,
     };
     if let Some(parts) = files::ReleaseFiles::of_packed_parts(&args.dir)? {
-        return files::serve_packed_parts(&args, parts, limits);
+        // A host of a release in parts: its files alone, no tables to explore.
+        let dir = args.dir.display().to_string();
+        return listen_and_serve(&args.listen, limits, |addr| {
+            println!(
+                "serving {} files of packed parts from {dir} at http://{addr}/",
+                parts.len()
+            );
+            // On stderr: the first line of stdout, ending in the URL, is what scripts read.
+            eprintln!("each at http://{addr}/release/NAME, for `kingmaker pack --parts-at`");
+            files::routes(Arc::new(parts))
+        });
     }
     let explorer = Arc::new(Explorer::open(&args.dir)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the HTTP runtime")?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&args.listen)
-            .await
-            .with_context(|| format!("listening on {}", args.listen))?;
-        let addr = listener.local_addr()?;
-        let files = files::ReleaseFiles::new(&args.dir, explorer.tables().manifest());
+    let files = files::ReleaseFiles::new(&args.dir, explorer.tables().manifest());
+    listen_and_serve(&args.listen, limits, |addr| {
         println!(
             "serving {} from {} at http://{addr}/",
             explorer.game_name(),
             args.dir.display()
         );
         if files.serves_any() {
-            // On stderr: the first line of stdout, ending in the URL, is what scripts read.
             eprintln!("its files, for `kingmaker fetch http://{addr}/release/ DIR`: http://{addr}/release/");
         }
+        router(explorer).merge(files::routes(Arc::new(files)))
+    })
+}
+
+/// Listen on `listen`, announce the address and build the routes with `routes(address)`, and
+/// serve them until Ctrl-C.
+fn listen_and_serve(
+    listen: &str,
+    limits: Limits,
+    routes: impl FnOnce(std::net::SocketAddr) -> Router,
+) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the HTTP runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("listening on {listen}"))?;
+        let routes = routes(listener.local_addr()?);
         std::io::stdout().flush().ok();
-        let routes = router(explorer).merge(files::routes(Arc::new(files)));
         serve_connections(listener, routes, limits).await
     })
 }
