@@ -29,7 +29,8 @@
 # worktree of HEAD (REHEARSAL_SRC, default ROOT/src), copied once into ROOT/bin/a. The digest to
 # match: REHEARSAL_DIGEST (default for cc2p 5x5 / 6, the embedded build's 1068c8c3); other games
 # need it. REHEARSAL_SUBNET (default 10.251.64) keeps the hosts' addresses across sittings.
-# REHEARSAL_FETCH=1 also runs `deploy fetch` (collect, pack, verify) at the end.
+# REHEARSAL_FETCH=1 also runs `deploy fetch` (collect, pack, verify) at the end; then (unless
+# REHEARSAL_PUBLISH=0) `deploy publish` publishes the table where it lies into ROOT/published.
 # The hosts run at the driver's niceness (`nice -n 19 scripts/rehearsal.sh run ...`).
 # Writes ROOT/plan.json (`kingmaker plan --inventory`), ROOT/logs/ (driver.log, samples.tsv,
 # events.tsv), ROOT/figures.json (measured beside planned), ROOT/result.json once the digest is
@@ -529,9 +530,26 @@ check() {
     *" $digest"*) ;;
     *) die "the digest $got is not the expected $digest" ;;
   esac
+  publish
   python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); f["digest"]=sys.argv[2]; json.dump(f, open(sys.argv[3], "w"), indent=2)' \
     "$root/figures.json" "$got" "$root/result.json"
   say "done: digest $got, figures in $root/result.json"
+}
+
+# The table published where it lies (`deploy publish`: each worker packs and serves its parts,
+# the manifest comes to ROOT/published), verified, and read from the manifest alone. It takes a
+# kingmaker with `deploy publish`: the pipeline's build of its checkout (REHEARSAL_SRC).
+publish() {
+  [ "${REHEARSAL_PUBLISH:-1}" = 1 ] && [ ! -f "$root/published/manifest.sha256" ] || return 0
+  local pub=${REHEARSAL_SRC:-$root/src}/target/release/kingmaker
+  if ! "$pub" deploy publish --help >/dev/null 2>&1; then
+    die "publish: $pub has no \`deploy publish\`: build the checkout there, then run again"
+  fi
+  "$pub" deploy publish --inventory "$inv" --out "$root/published" >>"$logs/deploy.log" 2>&1 ||
+    die "publish failed (logs/deploy.log)"
+  event "published" "$root/published"
+  { "$pub" verify "$root/published" && "$pub" query "$root/published" start; } >"$logs/published.txt" 2>&1 ||
+    die "the published release does not read back (logs/published.txt)"
 }
 
 driver_pid() { grep -o '"pid": *[0-9]*' "$root/kingmaker.lock" 2>/dev/null | grep -o '[0-9]*$' || true; }

@@ -24,6 +24,11 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
         bail!("run {name} is not complete ({phase}): see `kingmaker deploy status`");
     }
     let run_dir = coord.run_dir(name);
+    // The coordinator writes the manifest with this kingmaker's `pack --parts-at`; the run is
+    // complete, so its binary can change.
+    let local = d.local_binary("kingmaker")?;
+    let sha = super::sha256_file(&local)?;
+    install_kingmaker(d, coord, &local, &sha)?;
     let r = d.ssh.run_ok(
         coord,
         "reading the run",
@@ -39,7 +44,7 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
     if r.field("parts_at") != Some("yes") {
         bail!(
             "the coordinator's kingmaker ({}/kingmaker) is older than `pack --parts-at`: \
-             `kingmaker deploy provision` installs this one (a complete run is not disturbed)",
+             build this kingmaker from a newer checkout (run.binaries)",
             coord.bin_dir()
         );
     }
@@ -58,8 +63,6 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
         bail!("{run_dir}/run.json names no run id {run_id:?}: is it a distributed run?");
     }
     let again = "`kingmaker deploy publish`";
-    let local = d.local_binary("kingmaker")?;
-    let sha = super::sha256_file(&local)?;
     // Every host packs at once; then each is followed to its end and serves.
     let mut jobs = Vec::new();
     for host in d.inv.workers() {
@@ -119,7 +122,7 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
 }
 
 /// A worker host runs `kingmaker-worker` alone; packing and serving its parts takes `kingmaker`,
-/// installed beside it (again only when it differs from this one).
+/// installed beside it, as on the coordinator (only when it differs from this one).
 fn install_kingmaker(d: &Deployment, host: &Host, local: &Path, sha: &str) -> Result<()> {
     let remote = format!("{}/kingmaker", host.bin_dir());
     let r = d.ssh.run_ok(
@@ -134,7 +137,7 @@ fn install_kingmaker(d: &Deployment, host: &Host, local: &Path, sha: &str) -> Re
     if r.field("sha") != Some(sha) {
         d.ssh.upload(host, local, &remote, "755")?;
         println!(
-            "[{}] installed kingmaker (it packs and serves the parts)",
+            "[{}] installed this kingmaker (it publishes the parts)",
             host.name
         );
     }
