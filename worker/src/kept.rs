@@ -33,6 +33,10 @@ const BATCH_BYTES: usize = 2 << 20;
 const SLICE_SHARE: u64 = 8;
 const BATCH_SHARE: u64 = 8;
 const ZONE_SHARE: u64 = 4;
+/// And the rows routed to each zone and held until a zone has a whole piece: sent after every run,
+/// a reduced table scattered over thousands of zones made pieces of a hundred states, whose
+/// records (kept by their owner until it fills its zones) outgrew the budget at 6 pieces.
+const HELD_SHARE: u64 = 8;
 
 /// Values then depths of `values.len()` states, compressed.
 fn pack_piece(values: &[u8], depth: &[u16]) -> Vec<u8> {
@@ -316,6 +320,7 @@ fn route(
         seq: 0,
         batches: vec![(Vec::new(), 0); layer.peers.len()],
         batch_bytes: (budget / BATCH_SHARE / peers).clamp(64 << 10, BATCH_BYTES as u64) as usize,
+        held_bytes: (budget / HELD_SHARE).max(1 << 20) as usize,
         reply: &mut reply,
     };
     let mut out = vec![(Vec::new(), Vec::new()); zones.len()];
@@ -335,12 +340,19 @@ fn route(
                 .ok_or_else(|| not_mine(shard))?;
             for (v, d) in values.chunks(run as usize).zip(depth.chunks(run as usize)) {
                 reduction.scatter(&zones, first, v, d, &mut out);
-                sender.send(&mut out)?;
+                sender.send(&mut out, false)?;
                 first += v.len() as u64;
             }
         }
     }
+    sender.send(&mut out, true)?;
     sender.flush_all()?;
+    let pieces = sender.seq;
+    tracing::info!(
+        "run {}: routed {} states of the reduced layer in {pieces} pieces",
+        layer.run_id,
+        reply.routed
+    );
     Ok(reply)
 }
 
@@ -355,43 +367,70 @@ struct Sender<'a> {
     batches: Vec<(Vec<pb::RoutedChunk>, usize)>,
     /// A worker's batch is sent when it holds this many bytes.
     batch_bytes: usize,
+    /// The rows held for all zones are sent when they take this many bytes (3 a row).
+    held_bytes: usize,
     reply: &'a mut pb::RouteExpansionReply,
 }
 
 impl Sender<'_> {
-    /// Send what one run routed to every zone (and empty the buffers).
-    fn send(&mut self, out: &mut [(Vec<u8>, Vec<u16>)]) -> Result<(), Status> {
-        for (zone, buffers) in out.iter_mut().enumerate() {
-            // Taken, not cleared: a zone gets its whole rows from the run that holds their
-            // blocks, and buffers kept at that size by every zone would hold many runs' worth.
-            let (values, depth) = std::mem::take(buffers);
-            for (v, d) in values.chunks(PIECE_STATES).zip(depth.chunks(PIECE_STATES)) {
-                let chunk = pb::RoutedChunk {
-                    run_id: self.layer.run_id.clone(),
-                    from: self.me as u32,
-                    seq: self.seq,
-                    zone: zone as u32,
-                    states: v.len() as u64,
-                    data: pack_piece(v, d),
-                };
-                self.seq += 1;
-                self.reply.routed += chunk.states;
-                let owner = self.owners[zone];
-                if owner == self.me {
-                    self.layer
-                        .kept
-                        .lock()
-                        .expect("kept state")
-                        .store(&chunk, self.me as u32)?;
-                    continue;
-                }
-                let batch = &mut self.batches[owner];
-                batch.1 += chunk.data.len();
-                batch.0.push(chunk);
-                if batch.1 >= self.batch_bytes {
-                    self.flush(owner)?;
-                }
+    /// Send the whole pieces the zones hold; everything they hold when `all`, or when it is more
+    /// than `held_bytes` (the rest stays, to join what the next runs route to the same zones).
+    fn send(&mut self, out: &mut [(Vec<u8>, Vec<u16>)], all: bool) -> Result<(), Status> {
+        let held: usize = out.iter().map(|(v, _)| 3 * v.len()).sum();
+        let all = all || held >= self.held_bytes;
+        for (zone, (values, depth)) in out.iter_mut().enumerate() {
+            let whole = if all {
+                values.len()
+            } else {
+                values.len() / PIECE_STATES * PIECE_STATES
+            };
+            if whole == 0 {
+                continue;
             }
+            let (v, d): (Vec<u8>, Vec<u16>) = if whole == values.len() {
+                // Taken, not cleared: buffers kept at their size by every zone would hold many
+                // runs' worth.
+                (std::mem::take(values), std::mem::take(depth))
+            } else {
+                (
+                    values.drain(..whole).collect(),
+                    depth.drain(..whole).collect(),
+                )
+            };
+            for (v, d) in v.chunks(PIECE_STATES).zip(d.chunks(PIECE_STATES)) {
+                self.piece(zone, v, d)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One piece of zone `zone`: stored here if the zone is this worker's, else batched to its
+    /// owner.
+    fn piece(&mut self, zone: usize, v: &[u8], d: &[u16]) -> Result<(), Status> {
+        let chunk = pb::RoutedChunk {
+            run_id: self.layer.run_id.clone(),
+            from: self.me as u32,
+            seq: self.seq,
+            zone: zone as u32,
+            states: v.len() as u64,
+            data: pack_piece(v, d),
+        };
+        self.seq += 1;
+        self.reply.routed += chunk.states;
+        let owner = self.owners[zone];
+        if owner == self.me {
+            return self
+                .layer
+                .kept
+                .lock()
+                .expect("kept state")
+                .store(&chunk, self.me as u32);
+        }
+        let batch = &mut self.batches[owner];
+        batch.1 += chunk.data.len();
+        batch.0.push(chunk);
+        if batch.1 >= self.batch_bytes {
+            self.flush(owner)?;
         }
         Ok(())
     }
