@@ -1,9 +1,8 @@
 //! `kingmaker fetch URL DIR`: download a release over HTTP(S), resumed and checked (docs/cli.md).
 //! 1. A file is renamed from `NAME.part` once its size and sha256 match; the manifest comes last.
 //! 2. `--timeout` bounds each wait, not a download: a slow server that keeps sending is never cut.
-//! 3. The destination holds nothing or this release before anything is written; no credential
-//!    is printed. 4. A file with a `url` comes from there; a host that does not answer fails its
-//!    files alone, and the rest is kept for the next fetch to resume.
+//! 3. Nothing is written unless the destination holds nothing or this release; no credential is
+//!    printed; a file with a `url` comes from there, a host down failing only its own files.
 
 mod address;
 
