@@ -320,7 +320,10 @@ fn route(
         seq: 0,
         batches: vec![(Vec::new(), 0); layer.peers.len()],
         batch_bytes: (budget / BATCH_SHARE / peers).clamp(64 << 10, BATCH_BYTES as u64) as usize,
-        held_bytes: (budget / HELD_SHARE).max(1 << 20) as usize,
+        holding: Holding {
+            piece: PIECE_STATES,
+            bytes: (budget / HELD_SHARE).max(1 << 20) as usize,
+        },
         reply: &mut reply,
     };
     let mut out = vec![(Vec::new(), Vec::new()); zones.len()];
@@ -367,22 +370,35 @@ struct Sender<'a> {
     batches: Vec<(Vec<pb::RoutedChunk>, usize)>,
     /// A worker's batch is sent when it holds this many bytes.
     batch_bytes: usize,
-    /// The rows held for all zones are sent when they take this many bytes (3 a row).
-    held_bytes: usize,
+    holding: Holding,
     reply: &'a mut pb::RouteExpansionReply,
 }
 
-impl Sender<'_> {
-    /// Send the whole pieces the zones hold; everything they hold when `all`, or when it is more
-    /// than `held_bytes` (the rest stays, to join what the next runs route to the same zones).
-    fn send(&mut self, out: &mut [(Vec<u8>, Vec<u16>)], all: bool) -> Result<(), Status> {
+/// How the rows routed to the zones are cut into pieces: `piece` states a piece at most, and the
+/// rows held for all zones sent once they take `bytes` (3 a row).
+#[derive(Clone, Copy)]
+struct Holding {
+    piece: usize,
+    bytes: usize,
+}
+
+impl Holding {
+    /// Hand `piece` the whole pieces the zones hold, each zone's in order; everything they hold
+    /// when `all`, or when it takes `self.bytes` or more (the rest stays, to join what the next
+    /// runs route to the same zones).
+    fn cut(
+        self,
+        out: &mut [(Vec<u8>, Vec<u16>)],
+        all: bool,
+        mut piece: impl FnMut(usize, &[u8], &[u16]) -> Result<(), Status>,
+    ) -> Result<(), Status> {
         let held: usize = out.iter().map(|(v, _)| 3 * v.len()).sum();
-        let all = all || held >= self.held_bytes;
+        let all = all || held >= self.bytes;
         for (zone, (values, depth)) in out.iter_mut().enumerate() {
             let whole = if all {
                 values.len()
             } else {
-                values.len() / PIECE_STATES * PIECE_STATES
+                values.len() / self.piece * self.piece
             };
             if whole == 0 {
                 continue;
@@ -397,11 +413,19 @@ impl Sender<'_> {
                     depth.drain(..whole).collect(),
                 )
             };
-            for (v, d) in v.chunks(PIECE_STATES).zip(d.chunks(PIECE_STATES)) {
-                self.piece(zone, v, d)?;
+            for (v, d) in v.chunks(self.piece).zip(d.chunks(self.piece)) {
+                piece(zone, v, d)?;
             }
         }
         Ok(())
+    }
+}
+
+impl Sender<'_> {
+    /// Send what [`Holding::cut`] cuts of the rows the zones hold.
+    fn send(&mut self, out: &mut [(Vec<u8>, Vec<u16>)], all: bool) -> Result<(), Status> {
+        let holding = self.holding;
+        holding.cut(out, all, |zone, v, d| self.piece(zone, v, d))
     }
 
     /// One piece of zone `zone`: stored here if the zone is this worker's, else batched to its
@@ -610,5 +634,77 @@ fn gcd(a: u64, b: u64) -> u64 {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kingmaker_games::cc2p::reduced::Cc2pReduced;
+    use kingmaker_games::cc2p::{Cc2p, TipRule};
+    use kingmaker_games::Reduction;
+    use kingmaker_kernel::Game;
+
+    /// Issue 63: a reduced table routed in runs of one block, each scattered over most of the
+    /// zones, is sent in whole pieces, a zone's last rows only when the rows held reach their
+    /// limit or the table ends. So the pieces (whose records a zone's owner keeps until it fills
+    /// the zone) are bounded by the rows and the limits, not by the runs; each zone still gets
+    /// its rows in the order it reads them. Sent after every run, they were a piece per zone per
+    /// run: records that grew with the table past the budget.
+    #[test]
+    fn scattered_runs_are_sent_in_whole_pieces_within_the_held_limit() {
+        let game = Cc2pReduced::quarter(Cc2p::new(5, 2, TipRule::Exact).unwrap());
+        let block = game.block_states() as usize;
+        // Zones of one row of the full table: a block answers a state or two in most of them.
+        let zones = game.zones(1);
+        let holding = Holding {
+            piece: 1024,
+            bytes: 3 * 8192,
+        };
+        let n = game.size() as usize;
+        let values: Vec<u8> = (0..n).map(|i| (i % 4) as u8).collect();
+        let depth: Vec<u16> = (0..n).map(|i| (i % 65521) as u16).collect();
+        let empty = vec![(Vec::new(), Vec::new()); zones.len()];
+        let (mut out, mut routed, mut sent) = (empty.clone(), empty.clone(), empty);
+        let (mut pieces, mut zones_touched) = (0, 0);
+        let mut take = |zone: usize, v: &[u8], d: &[u16]| {
+            assert!(v.len() <= holding.piece && v.len() == d.len());
+            pieces += 1;
+            sent[zone].0.extend_from_slice(v);
+            sent[zone].1.extend_from_slice(d);
+            Ok(())
+        };
+        for (k, (v, d)) in values.chunks(block).zip(depth.chunks(block)).enumerate() {
+            let first = (k * block) as u64;
+            let before: Vec<usize> = routed.iter().map(|(v, _)| v.len()).collect();
+            game.scatter(&zones, first, v, d, &mut routed);
+            zones_touched += routed
+                .iter()
+                .zip(&before)
+                .filter(|((v, _), &b)| v.len() > b)
+                .count();
+            game.scatter(&zones, first, v, d, &mut out);
+            holding.cut(&mut out, false, &mut take).unwrap();
+            let held: usize = out.iter().map(|(v, _)| 3 * v.len()).sum();
+            assert!(held < holding.bytes, "{held} bytes held after run {k}");
+        }
+        holding.cut(&mut out, true, &mut take).unwrap();
+        assert!(out.iter().all(|(v, d)| v.is_empty() && d.is_empty()));
+        assert!(sent == routed, "a zone got its rows out of order");
+        let rows: usize = routed.iter().map(|(v, _)| v.len()).sum();
+        assert_eq!(rows as u64, game.full_size());
+        // Whole pieces, then at most one short piece a zone at each flush: each forced one sends
+        // at least the limit's rows, and one more flush ends the table.
+        let forced = 3 * rows / holding.bytes;
+        let bound = rows / holding.piece + (forced + 1) * zones.len();
+        assert!(
+            zones_touched > 4 * bound,
+            "{zones_touched} (run, zone) pairs: too few for a test of scattered runs"
+        );
+        assert!(
+            pieces <= bound,
+            "{pieces} pieces for {rows} rows in {} zones (at most {bound})",
+            zones.len()
+        );
     }
 }
