@@ -94,6 +94,19 @@ fn an_inventory_is_priced_per_host_and_refused_when_it_cannot_hold_the_job() {
         v["wire_bytes"].as_u64() > Some(0),
         "workers exchange updates: {v}"
     );
+    // What carries the wire, summed: updates, gathered layers (no replica: the job takes less
+    // than a checkpoint's ten minutes).
+    let w = &v["wire"];
+    let part = |k: &str| w[k].as_u64().unwrap();
+    assert!(part("updates") > 0 && part("gathered") > 0, "{w}");
+    assert_eq!(
+        (part("replicas"), w["checkpoints_per_layer"].as_f64()),
+        (0, Some(0.0))
+    );
+    assert_eq!(
+        part("updates") + part("replicas") + part("expansion") + part("gathered"),
+        v["wire_bytes"].as_u64().unwrap()
+    );
     assert_eq!(v["hosts"][1]["name"], "w1");
     assert!(v["hosts"][1]["cells_bytes"].as_u64() > Some(0));
     assert_eq!(

@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser};
 use kingmaker_coordinator::digits::{human_bytes, thousands};
 use kingmaker_coordinator::plan::calibration::{default_path, Calibration};
+use kingmaker_coordinator::plan::wire::Cadence;
 use kingmaker_coordinator::plan::{plan, HostSpec, JobShape, Plan, Rates};
 use kingmaker_games::{GameChoice, GameSpec};
 use kingmaker_kernel::memory::{default_table_shard_size, parse_size};
@@ -66,7 +67,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     };
     let build_args: Vec<String> = inventory
         .as_ref()
-        .map(|i| i.run.build_args.clone())
+        .map(|i| i.run.coordinator_args().0)
         .unwrap_or_default();
     let layers = (!args.layers.is_empty()).then_some(args.layers.len());
     let (job, kernel_spec) = job_shape(&spec, layers, &build_args, args.no_symmetry, &hosts)?;
@@ -166,8 +167,34 @@ pub fn job_shape(
         layers: layers.unwrap_or_else(|| spec.most_layers()),
         shard_size: default_table_shard_size(budget, threads, solved),
         keep_layers_on_workers: keep,
+        checkpoints: cadence(build_args)?,
     };
     Ok((job, kernel_spec))
+}
+
+/// The checkpoints' cadence `build_args` set (`build`'s defaults where they do not).
+fn cadence(build_args: &[String]) -> Result<Cadence> {
+    let mut c = Cadence::default();
+    let mut words = build_args.iter();
+    while let Some(w) = words.next() {
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (w.as_str(), None),
+        };
+        if flag != "--checkpoint-every-waves" && flag != "--checkpoint-every-secs" {
+            continue;
+        }
+        let value = inline.or_else(|| words.next().cloned()).unwrap_or_default();
+        let n: u64 = value
+            .parse()
+            .with_context(|| format!("the run's {flag} is {value:?}: not a whole number"))?;
+        if flag == "--checkpoint-every-waves" {
+            c.waves = u32::try_from(n).context("--checkpoint-every-waves is too large")?;
+        } else {
+            c.secs = n;
+        }
+    }
+    Ok(c)
 }
 
 /// This machine as the one host of an embedded build.
@@ -255,11 +282,28 @@ fn print_plan(p: &Plan, calibration: &std::path::Path) {
         human_bytes(p.rates.disk_rate as u64)
     );
     if p.wire_bytes > 0 {
-        println!(
-            "wire:    {} in all, {} in the largest wave ({:.1} % of the updates cross) [modelled]",
-            human_bytes(p.wire_bytes),
-            human_bytes(p.wire_bytes_peak_wave),
+        let w = &p.wire;
+        let mut parts = vec![format!(
+            "updates {} ({:.1} % of them cross)",
+            human_bytes(w.updates),
             p.rates.crossing * 100.0
+        )];
+        parts.push(format!(
+            "replicas {} ({:.0} checkpoints a layer)",
+            human_bytes(w.replicas),
+            w.checkpoints_per_layer
+        ));
+        if w.expansion > 0 {
+            parts.push(format!("expansion {}", human_bytes(w.expansion)));
+        }
+        if w.gathered > 0 {
+            parts.push(format!("gathered {} at most", human_bytes(w.gathered)));
+        }
+        println!(
+            "wire:    {} in all ({}), {} in the largest wave [modelled]",
+            human_bytes(p.wire_bytes),
+            parts.join(", "),
+            human_bytes(p.wire_bytes_peak_wave)
         );
     }
     println!(

@@ -81,7 +81,7 @@ pub fn check_shares(d: &Deployment) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let spec = inventory_spec(&d.inv)?;
-    let (job, _) = job_shape(&spec, None, &d.inv.run.build_args, false, &hosts)?;
+    let (job, _) = job_shape(&spec, None, &d.inv.run.coordinator_args().0, false, &hosts)?;
     let bill = plan(&job, &hosts, &Rates::unknown());
     let lacking: Vec<String> = bill
         .hosts

@@ -4,6 +4,7 @@
 //! share is named with what it lacks.
 
 pub mod calibration;
+pub mod wire;
 
 use crate::preflight::{needs, table_bytes, Job};
 use kingmaker_kernel::cell_code::cell_bytes;
@@ -42,8 +43,6 @@ pub const OUT_OF_CORE_CPU: f64 = 1.8;
 /// 5×5 / 6 on two loopback workers, 2026-12-07: 1.45× the embedded CPU for 2.7 × 10¹⁰ updates
 /// sent).
 pub const WIRE_NS_PER_UPDATE: f64 = 60.0;
-/// Bytes on the wire per update sent to another worker (the same measurement: 0.60–0.62).
-pub const WIRE_BYTES_PER_UPDATE: f64 = 0.62;
 /// The largest wave's share of a layer's updates (cc2p 7×7 / 4: 900 M of 15.8 G decided).
 pub const PEAK_WAVE_SHARE: f64 = 0.06;
 /// CPU-nanoseconds per full state of the out-of-core expansion, files included (cc2p 7×7 / 4's
@@ -138,6 +137,8 @@ pub struct JobShape {
     pub shard_size: u64,
     /// Finished layers stay on the workers.
     pub keep_layers_on_workers: bool,
+    /// How often it checkpoints.
+    pub checkpoints: wire::Cadence,
 }
 
 /// One host's share.
@@ -176,8 +177,10 @@ pub struct Plan {
     pub cpu_parts: Vec<(String, f64, Source)>,
     /// Wall hours on the hosts' cores.
     pub wall_hours: f64,
-    /// Bytes sent between workers in all (0 on one machine).
+    /// Bytes sent between hosts in all (0 on one machine): `wire.total()`.
     pub wire_bytes: u64,
+    /// What carries them.
+    pub wire: wire::Wire,
     /// Bytes sent in the largest wave.
     pub wire_bytes_peak_wave: u64,
     /// The finished tables, a bound.
@@ -375,7 +378,27 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
     let table = table_bytes(job.states).saturating_mul(job.layers as u64);
     let io_hours = table as f64 / rates.disk_rate.max(1.0) / 3600.0;
     let wall_hours = cpu_hours / cores.max(1) as f64 + io_hours;
-    let wire = crossing_updates * WIRE_BYTES_PER_UPDATE;
+    let wire = wire::wire(&wire::WireJob {
+        workers: workers.len() as u64,
+        layers,
+        crossing_updates,
+        cells_bytes: workers
+            .iter()
+            .map(|_| cell_bytes(job.solved_states.div_ceil(n)))
+            .sum::<u64>() as f64,
+        layer_wall_secs: wall_hours * 3600.0 / layers.max(1.0),
+        cadence: job.checkpoints,
+        states: job.states as f64,
+        solved: job.solved_states as f64,
+        reduced,
+        kept: job.keep_layers_on_workers,
+    });
+    let updates_peak_wave = wire.updates as f64 / layers.max(1.0) * PEAK_WAVE_SHARE;
+    let replica_peak = if wire.checkpoints_per_layer > 0.0 {
+        wire.replicas as f64 / layers.max(1.0) / wire.checkpoints_per_layer
+    } else {
+        0.0
+    };
     Plan {
         states: job.states,
         solved_states: job.solved_states,
@@ -383,8 +406,10 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         cpu_hours,
         cpu_parts,
         wall_hours,
-        wire_bytes: wire as u64,
-        wire_bytes_peak_wave: (wire / layers.max(1.0) * PEAK_WAVE_SHARE) as u64,
+        wire_bytes: wire.total(),
+        // A checkpoint's replica goes on into the wave after it.
+        wire_bytes_peak_wave: (updates_peak_wave + replica_peak) as u64,
+        wire,
         table_bytes: table,
         release_bytes: (table as f64 * RELEASE_SHARE_OF_TABLE) as u64,
         hosts: host_plans,
@@ -429,6 +454,7 @@ mod tests {
             layers: 1,
             shard_size: 1 << 24,
             keep_layers_on_workers: false,
+            checkpoints: wire::Cadence::default(),
         }
     }
 
@@ -481,9 +507,14 @@ mod tests {
         assert!(w.in_memory);
         assert_eq!(p.hosts[0].cells_bytes, 0);
         // Half the updates cross (the rates say so): 200 Gi × 0.5 live × 20 predecessors / 2 ×
-        // 0.62 bytes.
-        let expect = (200u64 << 30) as f64 * 0.5 * 20.0 / 2.0 * 0.62;
-        assert!((p.wire_bytes as f64 / expect - 1.0).abs() < 1e-6);
+        // 0.62 bytes, and their framing.
+        let expect = (200u64 << 30) as f64 * 0.5 * 20.0 / 2.0 * 0.62 * wire::FRAMING;
+        assert!((p.wire.updates as f64 / expect - 1.0).abs() < 1e-6);
+        // Beside them the checkpoints' replicas and, the layer not kept, its gathering: 3 bytes a
+        // solved state.
+        assert!(p.wire.replicas > 0);
+        assert_eq!(p.wire.gathered, (200u64 << 30) * 3);
+        assert_eq!(p.wire_bytes, p.wire.total());
         let tiny = [
             host("c", "coordinator", 128 * gb, 2048 * gb),
             host("w1", "worker", 128 * gb, 1 << 30),
