@@ -1,6 +1,8 @@
 //! `kingmaker verify RELEASE_DIR [--deep]`: check a packed release (docs/cli.md, "Releases").
 //! 1. `--deep` re-derives states from their children by the rules (`kernel::check::expected`):
 //!    checksums and digests prove the files are the ones packed, not that the tables are right.
+//! 2. It reads a layer as the probe does (one file or its parts, here or at their URLs): a
+//!    state's children may lie in another part.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -11,10 +13,12 @@ use kingmaker_games::Notation;
 use kingmaker_kernel::check::expected;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::Layer;
+use kingmaker_probe::tables::READ_CHUNK;
+use kingmaker_tablefmt::layer::LayerTable;
+use kingmaker_tablefmt::release::manifest::{ManifestLayer, Piece};
 use kingmaker_tablefmt::release::manifest::{MANIFEST, MANIFEST_SHA256};
 use kingmaker_tablefmt::release::parts::{read_parts, PARTS};
 use kingmaker_tablefmt::release::verify::{held_files, verify_release};
-use kingmaker_tablefmt::release::{open_listed_file, LayerFile};
 use kingmaker_tablefmt::run::RUN_INFO;
 use kingmaker_tablefmt::Value;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -23,6 +27,7 @@ use rayon::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -56,8 +61,8 @@ fn parse_sample(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Layers up to this many states are unpacked in memory by `--deep` (3 bytes per state); larger
-/// ones are read block by block through a large block cache.
+/// Layers up to this many states (whole or in parts) are unpacked in memory by `--deep` (3 bytes
+/// per state); larger ones are read block by block through a large block cache.
 const IN_MEMORY_STATES: u64 = 1 << 30;
 /// Blocks kept decompressed by `--deep` on a layer too large to unpack.
 const DEEP_CACHE_BLOCKS: usize = 4096;
@@ -203,11 +208,12 @@ pub struct DeepResult {
 }
 
 /// A layer's values and depths for fast random access: unpacked in memory when small enough,
-/// else the layer file itself with a large block cache. The first lookup error is kept (the
-/// lookup itself answers "illegal" so the pass can go on) and ends the check as itself.
+/// else its table itself (its file, or its parts' files) with a large block cache. The first
+/// lookup error is kept (the lookup itself answers "illegal" so the pass can go on) and ends the
+/// check as itself.
 enum Unpacked {
     Memory(Vec<u8>, Vec<u16>),
-    File(Box<LayerFile>, std::sync::OnceLock<String>),
+    Table(Arc<LayerTable>, OnceLock<String>),
 }
 
 impl Unpacked {
@@ -215,7 +221,7 @@ impl Unpacked {
     fn get(&self, i: u64) -> (u8, u16) {
         match self {
             Unpacked::Memory(v, d) => (v[i as usize], d[i as usize]),
-            Unpacked::File(f, error) => f.get(i).unwrap_or_else(|e| {
+            Unpacked::Table(t, error) => t.get(i).unwrap_or_else(|e| {
                 let _ = error.set(e.to_string());
                 (0, 0)
             }),
@@ -226,21 +232,54 @@ impl Unpacked {
     fn error(&self) -> Option<&String> {
         match self {
             Unpacked::Memory(..) => None,
-            Unpacked::File(_, error) => error.get(),
+            Unpacked::Table(_, error) => error.get(),
         }
     }
 }
 
-fn unpack(file: LayerFile) -> Result<Unpacked> {
-    let states = file.states();
+impl Drop for Unpacked {
+    /// The table stays open among the release's tables: it lets go of its blocks.
+    fn drop(&mut self) {
+        if let Unpacked::Table(t, _) = self {
+            t.set_cache_blocks(1);
+        }
+    }
+}
+
+fn unpack(table: Arc<LayerTable>) -> Result<Unpacked> {
+    let states = table.states();
     if states > IN_MEMORY_STATES {
-        file.set_cache_blocks(DEEP_CACHE_BLOCKS);
-        return Ok(Unpacked::File(Box::new(file), Default::default()));
+        table.set_cache_blocks(DEEP_CACHE_BLOCKS);
+        return Ok(Unpacked::Table(table, Default::default()));
     }
     let mut values = vec![0u8; states as usize];
     let mut depth = vec![0u16; states as usize];
-    file.read_states(0, &mut values, &mut depth)?;
+    // A chunk at a time: a read decodes all the blocks it spans at once.
+    let chunk = READ_CHUNK as usize;
+    for (k, (v, d)) in values
+        .chunks_mut(chunk)
+        .zip(depth.chunks_mut(chunk))
+        .enumerate()
+    {
+        table.read_states((k * chunk) as u64, v, d)?;
+    }
     Ok(Unpacked::Memory(values, depth))
+}
+
+/// Where state `index` of `layer` lies, for a message: nothing for a layer in one file, else
+/// its row in its part (`, row R of part solo.part-0001`).
+fn place(layer: &ManifestLayer, pieces: &[Piece<'_>], index: u64) -> String {
+    if layer.parts.is_empty() {
+        return String::new();
+    }
+    match pieces.partition_point(|p| p.first <= index).checked_sub(1) {
+        Some(k) => format!(
+            ", row {} of part {}",
+            index - pieces[k].first,
+            pieces[k].name
+        ),
+        None => String::new(),
+    }
 }
 
 /// The states a deep check looks at, ascending: all of them, or `n` distinct ones drawn at random
@@ -301,32 +340,23 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
     let mut failures = Vec::new();
     let mut states = 0;
     let mut per_layer = 0;
-    // A partial copy: the layers whose values and depths it holds (any here, as readers see it).
+    // The layers whose values and depths the readers read, each piece here or at its URL; of a
+    // partial copy, those whose pieces it holds (the others were left out on purpose).
     let parts = read_parts(dir, &manifest)?;
     let held_names = held_files(dir, &manifest, parts.as_ref());
     let held = |f: &str| held_names.iter().any(|g| g == f);
-    // Re-deriving a state reads its children anywhere in the layer: a layer in parts is not
-    // opened whole by the readers yet.
-    let in_parts: Vec<&str> = (manifest.layers.iter())
-        .filter(|l| !l.parts.is_empty())
-        .map(|l| l.name.as_str())
+    let checked: Vec<&ManifestLayer> = (manifest.layers.iter())
+        .filter(|l| tables.layers().iter().any(|i| i.name == l.name && i.depths))
+        .filter(|l| parts.is_none() || l.depth_files().into_iter().all(held))
         .collect();
-    if !in_parts.is_empty() {
-        bail!(
-            "--deep re-derives each state from its children, which a layer in parts ({}) \
-             does not hold together; verify without --deep checks every part's bytes, counts and \
-             the layers' digests",
-            in_parts.join(", ")
-        );
-    }
-    if !manifest.layers.iter().any(|l| held(&l.file)) {
+    if checked.is_empty() {
         bail!("--deep re-derives values and depths: this copy holds no layer's depths (fetched with --values-only)");
     }
-    for ml in manifest.layers.iter().filter(|l| held(&l.file)) {
+    for ml in checked {
         let layer_started = Instant::now();
         let layer = Layer::new(&ml.name, ml.coalition, ml.objective);
-        let file = open_listed_file(dir, &manifest, &ml.name, &ml.file)?;
-        let table = unpack(file)?;
+        let table = unpack(tables.layer(&ml.name)?)?;
+        let pieces = ml.pieces();
         let which = deep_states(game.size(), sample);
         let done = AtomicU64::new(0);
         let bad: Vec<Mismatch> = which
@@ -353,9 +383,10 @@ pub fn deep_check(dir: &Path, sample: Option<u64>) -> Result<DeepResult> {
         );
         for &(i, stored, want) in bad.iter().take(MAX_LISTED) {
             failures.push(format!(
-                "{}: {} (index {i}): stored {}, its children give {}",
+                "{}: {} (index {i}{}): stored {}, its children give {}",
                 ml.name,
                 position(game, i),
+                place(ml, &pieces, i),
                 label(stored),
                 label(want)
             ));
