@@ -134,7 +134,10 @@ fn a_kept_run_is_published_from_its_hosts_then_fetched_verified_and_read_where_i
         let at = format!("http://{ip}:8090/release/solo.part-{k:04}.kmt");
         assert!(urls.contains(&at.as_str()), "{at} not among {urls:?}");
     }
-    // Again: every part is packed already, and the manifest is the same.
+    // Again, after a teardown stopped the workers whose services read the kept layers for the
+    // release's summary: they are started, every part is packed already, and the manifest is the
+    // same.
+    deploy_ok(&inv, &["teardown"]);
     let again = deploy_ok(&inv, &["publish"]);
     assert!(again.contains("already packed"), "{again}");
     assert_eq!(read_json(&rel.join("manifest.json"))["layers"], m["layers"]);

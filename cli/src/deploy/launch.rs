@@ -121,6 +121,13 @@ fn preflight(d: &Deployment) -> Result<(Healths<'_>, &Host, bool)> {
 /// Every host with what its probe found.
 type Healths<'d> = Vec<(&'d Host, Health)>;
 
+/// Start the workers that are down (a teardown since the build, a host restarted), and wait until
+/// every worker listens: the readers of layers kept on them go through their services.
+pub(super) fn ensure_workers(d: &Deployment) -> Result<()> {
+    let healths = d.preflight()?;
+    start_workers(d, &healths)
+}
+
 /// Start every worker that is not running, then wait until every worker listens.
 fn start_workers(d: &Deployment, healths: &[(&Host, Health)]) -> Result<()> {
     let workers = d.inv.workers();

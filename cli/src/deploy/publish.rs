@@ -73,6 +73,9 @@ pub fn run(d: &Deployment, port: u16, out: Option<PathBuf>) -> Result<()> {
         job.follow(d)?;
         serve(d, job.host, port)?;
     }
+    // The release's summary (the start's value, the longest result's position) is read from the
+    // kept layers through the workers' services, which a teardown since the build stopped.
+    super::launch::ensure_workers(d)?;
     let rel = format!("{}/release", publish_dir(coord, name));
     let bin = quote(&format!("{}/kingmaker", coord.bin_dir()));
     let template = format!("http://{{host}}:{port}/release/");
