@@ -346,28 +346,21 @@ pub fn solve_layers(
                 drop(workers);
                 table
             }
-            None => write_table(
-                run,
-                game,
-                &plan,
-                layer,
-                workers,
-                outcome.waves,
-                opts.memory_budget,
-            )
-            .with_context(|| {
-                let kept = if opts.checkpoint_every_waves > 0 || opts.checkpoint_every_secs > 0 {
-                    "its solved cells are checkpointed, so `kingmaker resume` writes the table \
+            None => write_table(run, game, &plan, layer, workers, opts.memory_budget)
+                .with_context(|| {
+                    let kept = if opts.checkpoint_every_waves > 0 || opts.checkpoint_every_secs > 0
+                    {
+                        "its solved cells are checkpointed, so `kingmaker resume` writes the table \
                      without solving it again"
-                } else {
-                    "no checkpoint was asked for, so `kingmaker resume` solves it again"
-                };
-                format!(
+                    } else {
+                        "no checkpoint was asked for, so `kingmaker resume` solves it again"
+                    };
+                    format!(
                     "layer {} is solved but writing its table failed ({kept}; where the disk is \
                      full, free space first)",
                     layer.name
                 )
-            })?,
+                })?,
         };
         tracing::info!(
             "layer {} solved in {} waves, {:.2}s: W {} L {} D {} illegal {}",
@@ -402,14 +395,13 @@ pub fn solve_layers(
 /// A reduced game's table (a symmetry quotient: [`kingmaker_games::reduction`]) is expanded to the
 /// full game's table, byte-identical to the table of a full solve: in memory when the reduced
 /// table fits in half of `budget` (2 bytes per reduced state), else out of core
-/// ([`crate::expansion`]). No depth exceeds `waves`, the layer's last wave.
+/// ([`crate::expansion`]).
 fn write_table(
     run: &RunDir,
     game: &AnyGame,
     plan: &ShardPlan,
     layer: &Layer,
     workers: Vec<Arc<dyn WorkerHandle>>,
-    waves: u32,
     budget: u64,
 ) -> Result<TableSummary> {
     let dir = run.layers_dir();
@@ -448,7 +440,7 @@ fn write_table(
             &mut progress,
         )?;
     } else {
-        let mut table = SolvedTable::with_capacity(game.size(), waves);
+        let mut table = SolvedTable::with_capacity(game.size());
         progress.report("gathering", 0, shards);
         gather(plan, &workers, |shard, values, depth| -> Result<()> {
             table.append(&values, &depth);

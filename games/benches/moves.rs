@@ -218,7 +218,7 @@ fn cc2p_half() {
         let hd: Vec<u16> = (0..n)
             .map(|i| (i % (deepest as usize + 1)) as u16)
             .collect();
-        let mut table = SolvedTable::with_capacity(g.size(), deepest);
+        let mut table = SolvedTable::with_capacity(g.size());
         table.append(&hv, &hd);
         drop((hv, hd));
         let rows = 1usize << 25;

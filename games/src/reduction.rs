@@ -92,9 +92,11 @@ pub fn fill_zone(
 /// not fit widens it):
 /// 1. Six bits a state, four states in three bytes (state `i` in bits `6 * (i % 4)` of the
 ///    little-endian 24 bits at byte `3 * (i / 4)`): 0 illegal, 1 drawn, `2 + d` decided at depth
-///    `d <= 61`, won if `d` is odd and lost if even, as in a game that alternates sides. A
-///    quarter less memory than a byte a state, for the peak of a build that expands in memory;
-///    the parity is checked on every state appended, not assumed.
+///    `d <= 60`, won if `d` is odd and lost if even, as in a game that alternates sides; 63 a
+///    state that does not fit, whose value and depth are listed apart (cc2p 5×5 / 6 has 1,850 of
+///    2.4 × 10⁹ deeper than 60). A quarter less memory than a byte a state, an eighth of two bytes
+///    with escapes, for the peak of a build that expands in memory; the parity is checked on every
+///    state appended, not assumed. More escapes than [`ESCAPES_PER`] widen it.
 /// 2. A byte, the value in its top two bits, while every depth is below 64.
 /// 3. A u16, the value in its top two bits, while every depth is below 2^14.
 /// 4. Two arrays.
@@ -104,7 +106,22 @@ pub fn fill_zone(
 pub struct SolvedTable {
     store: Store,
     capacity: usize,
+    /// The six-bit store's states that do not fit it, in index order.
+    escaped: Vec<Escaped>,
 }
+
+/// A state of the six-bit store listed apart.
+#[derive(Clone, Copy)]
+struct Escaped {
+    index: u64,
+    value: u8,
+    depth: u16,
+}
+
+/// The six-bit store lists apart at most one state in this many (and [`ESCAPES_FREE`] more):
+/// a quarter of a byte a state at most, before a wider store is cheaper.
+pub const ESCAPES_PER: usize = 64;
+const ESCAPES_FREE: usize = 4096;
 
 enum Store {
     /// The packed codes, then a zero byte of padding (so that a state's group reads as one
@@ -117,7 +134,9 @@ enum Store {
 
 const SIX_BITS: u32 = 6;
 /// The deepest decided state of the six-bit store.
-const SIX_DEEPEST: u16 = (1 << SIX_BITS) - 3;
+const SIX_DEEPEST: u16 = (1 << SIX_BITS) - 4;
+/// The six-bit code of a state listed apart.
+const SIX_ESCAPE: u32 = (1 << SIX_BITS) - 1;
 const BYTE_DEPTH_BITS: u32 = 6;
 const DEPTH_BITS: u32 = 14;
 
@@ -130,13 +149,18 @@ fn fits_six(value: u8, depth: u16) -> bool {
     (decided & (depth <= SIX_DEEPEST) & (odd == (value == WIN))) | (!decided & (depth == 0))
 }
 
-/// The six-bit code of a state that fits.
+/// The six-bit code of a state: [`SIX_ESCAPE`] for one that does not fit.
 #[inline(always)]
 fn six_code(value: u8, depth: u16) -> u32 {
-    match value {
+    let code = match value {
         ILLEGAL => 0,
         DRAW => 1,
         _ => 2 + depth as u32,
+    };
+    if fits_six(value, depth) {
+        code
+    } else {
+        SIX_ESCAPE
     }
 }
 
@@ -165,14 +189,9 @@ fn six_group(values: &[u8], depth: &[u16]) -> [u8; 3] {
 
 impl SolvedTable {
     /// An empty table for `len` states (appended in index order with [`SolvedTable::append`]),
-    /// in the narrowest store that holds depths up to `deepest`: six bits a state up to 61 (a
-    /// state that does not fit widens it).
-    pub fn with_capacity(len: u64, deepest: u32) -> SolvedTable {
-        let bits = match deepest {
-            d if d <= SIX_DEEPEST as u32 => SIX_BITS,
-            d => Self::bits_per_depth(d),
-        };
-        Self::empty(len as usize, bits)
+    /// in six bits a state (states that do not fit are listed apart, and too many widen it).
+    pub fn with_capacity(len: u64) -> SolvedTable {
+        Self::empty(len as usize, SIX_BITS)
     }
 
     /// An empty table for `capacity` states in the store of `bits` bits a state.
@@ -187,7 +206,11 @@ impl SolvedTable {
             16 => Store::Packed(huge_vec(capacity)),
             _ => Store::Wide(huge_vec(capacity), huge_vec(capacity)),
         };
-        SolvedTable { store, capacity }
+        SolvedTable {
+            store,
+            capacity,
+            escaped: Vec::new(),
+        }
     }
 
     /// Bits per state of the narrowest store past the six-bit one that holds depths up to
@@ -213,10 +236,33 @@ impl SolvedTable {
                 .zip(depth)
                 .fold(true, |fits, (&v, &d)| fits & fits_six(v, d));
         if !fits {
-            let deepest = depth.iter().copied().max().unwrap_or(0) as u32;
-            let bits = Self::bits_per_depth(deepest);
-            if bits > stored {
-                self.widen(bits);
+            let deepest = depth.iter().copied().max().unwrap_or(0);
+            if stored != SIX_BITS {
+                let bits = Self::bits_per_depth(deepest as u32);
+                if bits > stored {
+                    self.widen(bits);
+                }
+            } else {
+                let misfits = values
+                    .iter()
+                    .zip(depth)
+                    .filter(|(&v, &d)| !fits_six(v, d))
+                    .count();
+                if self.escaped.len() + misfits > self.capacity / ESCAPES_PER + ESCAPES_FREE {
+                    let listed = self.escaped.iter().map(|e| e.depth).max().unwrap_or(0);
+                    self.widen(Self::bits_per_depth(deepest.max(listed) as u32));
+                } else {
+                    let first = self.len();
+                    let all = values.iter().zip(depth).enumerate();
+                    self.escaped
+                        .extend(all.filter(|(_, (&v, &d))| !fits_six(v, d)).map(
+                            |(k, (&value, &depth))| Escaped {
+                                index: first + k as u64,
+                                value,
+                                depth,
+                            },
+                        ));
+                }
             }
         }
         let pairs = values.iter().zip(depth);
@@ -337,6 +383,9 @@ impl SolvedTable {
                 let at = 3 * (i as usize / 4);
                 let group = u32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"));
                 let code = (group >> (SIX_BITS * (i as u32 % 4))) & ((1 << SIX_BITS) - 1);
+                if code == SIX_ESCAPE {
+                    return self.escaped(i);
+                }
                 (SIX_VALUES[code as usize], code.saturating_sub(2) as u16)
             }
             Store::Byte(b) => {
@@ -352,6 +401,24 @@ impl SolvedTable {
             }
             Store::Wide(v, d) => (v[i as usize], d[i as usize]),
         }
+    }
+}
+
+impl SolvedTable {
+    /// A state listed apart, out of [`SolvedTable::get`]'s way.
+    #[cold]
+    #[inline(never)]
+    fn escaped(&self, i: u64) -> (u8, u16) {
+        let at = self
+            .escaped
+            .binary_search_by_key(&i, |e| e.index)
+            .expect("a state coded as listed apart is listed");
+        (self.escaped[at].value, self.escaped[at].depth)
+    }
+
+    /// States listed apart from the six-bit store.
+    pub fn escapes(&self) -> usize {
+        self.escaped.len()
     }
 }
 
@@ -398,7 +465,7 @@ mod tests {
     }
 
     /// A state as a game that alternates sides has it: a win at an odd depth, a loss at an even
-    /// one, illegal and drawn states at depth 0; up to the six-bit store's deepest (61).
+    /// one, illegal and drawn states at depth 0; up to depth 61 (past 60 listed apart).
     fn alternating(value: u8, half_depth: u16) -> (u8, u16) {
         match value {
             WIN => (WIN, 2 * (half_depth % 31) + 1),
@@ -409,7 +476,7 @@ mod tests {
 
     fn random_alternating(rng: &mut StdRng, n: usize) -> Vec<(u8, u16)> {
         (0..n)
-            .map(|_| alternating(rng.gen_range(0..4), rng.gen_range(0..31)))
+            .map(|_| alternating(rng.gen_range(0..4), rng.gen_range(0..30)))
             .collect()
     }
 
@@ -418,35 +485,39 @@ mod tests {
         table.append(&values, &depth);
     }
 
-    /// Depths that outgrow the store chosen at the start widen it, and every state reads back.
+    /// States that do not fit six bits, past the share listed apart, widen the table to the store
+    /// of the deepest, and every state reads back.
     #[test]
-    fn a_solved_table_widens_for_deeper_states_and_keeps_every_state() {
+    fn a_solved_table_widens_for_many_deeper_states_and_keeps_every_state() {
         let runs: [(u16, u16); 3] = [(0, 64), (64, 300), (300, 20_000)];
-        for deepest in [0, 63, 64, 1 << 14] {
-            let mut table = SolvedTable::with_capacity(3 * 1000, deepest);
-            let mut want = Vec::new();
-            for (low, high) in runs {
-                let depth: Vec<u16> = (0..1000).map(|i| low + i * 7 % (high - low)).collect();
-                let values: Vec<u8> = (0..1000).map(|i| (i * 5 % 4) as u8).collect();
-                table.append(&values, &depth);
-                want.extend(values.into_iter().zip(depth));
-                reads_back(&table, &want);
-            }
-            assert_eq!(table.len(), 3000);
+        let capacity = 64 * 1000;
+        let limit = capacity / super::ESCAPES_PER + super::ESCAPES_FREE;
+        let mut table = SolvedTable::with_capacity(capacity as u64);
+        let mut want = Vec::new();
+        for ((low, high), bits) in runs.into_iter().zip([8, 16, 24]) {
+            // Each a won state at an even depth: none fits six bits.
+            let n = limit as u16 + 1;
+            let depth: Vec<u16> = (0..n)
+                .map(|i| (low + (i * 14) % (high - low)) & !1)
+                .collect();
+            let values = vec![WIN; n as usize];
+            table.append(&values, &depth);
+            want.extend(values.into_iter().zip(depth));
+            reads_back(&table, &want);
+            assert_eq!(table.bits_per_stored_state(), bits);
+            assert_eq!(table.escapes(), 0);
         }
     }
 
-    /// The store a table starts in: six bits a state up to depth 61.
+    /// A table starts in six bits a state.
     #[test]
-    fn a_solved_table_starts_in_the_narrowest_store_for_its_depths() {
-        for (deepest, bits) in [(0, 6), (61, 6), (62, 8), (63, 8), (64, 16), (1 << 14, 24)] {
-            let table = SolvedTable::with_capacity(1000, deepest);
-            assert_eq!(table.bits_per_stored_state(), bits, "deepest {deepest}");
-            assert!(table.is_empty());
-            // A hint, anywhere.
-            for i in [0, 999, 1 << 40, u64::MAX] {
-                table.prefetch(i);
-            }
+    fn a_solved_table_starts_in_six_bits() {
+        let table = SolvedTable::with_capacity(1000);
+        assert_eq!(table.bits_per_stored_state(), 6);
+        assert!(table.is_empty());
+        // A hint, anywhere.
+        for i in [0, 999, 1 << 40, u64::MAX] {
+            table.prefetch(i);
         }
     }
 
@@ -456,7 +527,7 @@ mod tests {
     fn a_solved_table_of_alternating_sides_keeps_six_bits_a_state() {
         let mut rng = StdRng::seed_from_u64(6);
         for capacity in [0, 1000, 6000] {
-            let mut table = SolvedTable::with_capacity(capacity, 61);
+            let mut table = SolvedTable::with_capacity(capacity);
             let mut want = Vec::new();
             let random: Vec<usize> = (0..60).map(|_| rng.gen_range(0..40)).collect();
             let lengths = (0..9).chain([1000, 1, 2, 3, 4097]).chain(random);
@@ -478,38 +549,39 @@ mod tests {
         }
     }
 
-    /// One state that does not fit six bits, amid ones that do, widens the table to the store of
-    /// its run's depths, with every state before and after it.
+    /// One state that does not fit six bits, amid ones that do, is listed apart: the table stays
+    /// in six bits, with every state before and after it.
     #[test]
-    fn a_state_out_of_parity_or_too_deep_widens_a_six_bit_table() {
+    fn a_state_out_of_parity_or_too_deep_is_listed_apart() {
         let mut rng = StdRng::seed_from_u64(7);
         let odd = [
-            ((WIN, 4), 8),
-            ((WIN, 0), 8),
-            ((LOSS, 3), 8),
-            ((DRAW, 2), 8),
-            ((ILLEGAL, 1), 8),
-            ((WIN, 63), 8),
-            ((LOSS, 62), 8),
-            ((WIN, 62), 8),
-            ((LOSS, 64), 16),
-            ((WIN, 20_001), 24),
+            (WIN, 4),
+            (WIN, 0),
+            (LOSS, 3),
+            (DRAW, 2),
+            (ILLEGAL, 1),
+            (WIN, 61),
+            (WIN, 63),
+            (LOSS, 62),
+            (WIN, 62),
+            (LOSS, 64),
+            (WIN, 20_001),
         ];
-        for (state, bits) in odd {
+        for state in odd {
             for (before, at) in [(0, 0), (7, 3), (4099, 10), (4100, 0)] {
-                let mut table = SolvedTable::with_capacity(10_000, 0);
+                let mut table = SolvedTable::with_capacity(10_000);
                 let mut want = random_alternating(&mut rng, before);
                 append(&mut table, &want);
                 let mut run = random_alternating(&mut rng, 21);
                 run.insert(at, state);
                 append(&mut table, &run);
                 want.extend(run);
-                assert_eq!(table.bits_per_stored_state(), bits, "{state:?}");
                 reads_back(&table, &want);
                 let after = random_alternating(&mut rng, 1003);
                 append(&mut table, &after);
                 want.extend(after);
-                assert_eq!(table.bits_per_stored_state(), bits, "{state:?}");
+                assert_eq!(table.bits_per_stored_state(), 6, "{state:?}");
+                assert_eq!(table.escapes(), 1, "{state:?}");
                 reads_back(&table, &want);
             }
         }
@@ -525,24 +597,23 @@ mod tests {
     }
 
     proptest! {
-        /// Runs of any states read back, in the narrowest store that holds every state so far.
+        /// Runs of any states read back; those that do not fit six bits are listed apart.
         #[test]
         fn a_solved_table_reads_back_every_run(
-            deepest in prop_oneof![Just(0u32), 0..70u32, any::<u16>().prop_map(u32::from)],
             runs in prop::collection::vec(prop::collection::vec(state(), 0..40), 0..10),
         ) {
-            let mut table = SolvedTable::with_capacity(100, deepest);
-            let mut bits = table.bits_per_stored_state();
+            let mut table = SolvedTable::with_capacity(100);
             let mut want = Vec::new();
+            let mut misfits = 0;
             for run in runs {
                 append(&mut table, &run);
-                let fits = run.iter().all(|&s| s == alternating(s.0, s.1 / 2));
-                let deepest = run.iter().map(|s| s.1).max().unwrap_or(0);
-                if bits > 6 || !fits {
-                    bits = bits.max(match deepest { 0..64 => 8, 64..16384 => 16, _ => 24 });
-                }
+                misfits += run
+                    .iter()
+                    .filter(|&&s| s != alternating(s.0, s.1 / 2) || s.1 > 60)
+                    .count();
                 want.extend(run);
-                prop_assert_eq!(table.bits_per_stored_state(), bits);
+                prop_assert_eq!(table.bits_per_stored_state(), 6);
+                prop_assert_eq!(table.escapes(), misfits);
                 reads_back(&table, &want);
             }
         }

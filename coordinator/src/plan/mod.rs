@@ -200,6 +200,12 @@ impl Plan {
     }
 }
 
+/// Bytes of the states a gathered six-bit table lists apart, at most before it widens.
+fn escapes_bound(solved: u64) -> u64 {
+    use kingmaker_games::reduction::ESCAPES_PER;
+    16 * (solved / ESCAPES_PER as u64)
+}
+
 /// The default budget of a host of `memory` bytes.
 fn budget_of(h: &HostSpec) -> u64 {
     h.budget
@@ -252,9 +258,13 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         } else if reduced && crate::expansion::is_out_of_core(solved, budget) {
             budget
         } else if reduced {
-            // Six bits a state where every depth is below 62, else 2 bytes: not known before
-            // the layer is solved, so the bound.
-            (2 * solved).max(if h.role == "embedded" { cells } else { 0 })
+            // Six bits a state, the few deeper than 60 listed apart (a game whose states mostly
+            // are widens it to 2 bytes: not known before the layer is solved).
+            (solved * 3 / 4 + escapes_bound(solved)).max(if h.role == "embedded" {
+                cells
+            } else {
+                0
+            })
         } else {
             wave_buffers(cells)
         };

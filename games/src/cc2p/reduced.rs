@@ -581,8 +581,7 @@ mod tests {
         let f = solve_in_memory(&full, &solo(), 2);
         let n = full.size() as usize;
         let (mut values, mut depth) = (vec![0u8; n], vec![0u16; n]);
-        let deepest = h.depth.iter().copied().max().unwrap_or(0) as u32;
-        let mut table = SolvedTable::with_capacity(g.size(), deepest);
+        let mut table = SolvedTable::with_capacity(g.size());
         let third = h.values.len() / 3;
         table.append(&h.values[..third], &h.depth[..third]);
         table.append(&h.values[third..], &h.depth[third..]);
@@ -774,8 +773,7 @@ mod tests {
             let (full_values, full_depth) = check::reference_solve(full, &solo());
             let n = full.size() as usize;
             let (mut v, mut d) = (vec![0u8; n], vec![0u16; n]);
-            let deepest = depth.iter().copied().max().unwrap_or(0) as u32;
-            let mut table = SolvedTable::with_capacity(g.size(), deepest);
+            let mut table = SolvedTable::with_capacity(g.size());
             table.append(&values, &depth);
             g.expand_rows(0, &table, &mut v, &mut d);
             assert!(
