@@ -118,7 +118,7 @@ struct Escaped {
     depth: u16,
 }
 
-/// The six-bit store lists apart at most one state in this many (and [`ESCAPES_FREE`] more):
+/// The six-bit store lists apart at most one state in this many (and 4,096 more):
 /// a quarter of a byte a state at most, before a wider store is cheaper.
 pub const ESCAPES_PER: usize = 64;
 const ESCAPES_FREE: usize = 4096;
