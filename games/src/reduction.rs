@@ -498,7 +498,7 @@ mod tests {
             // Each a won state at an even depth: none fits six bits.
             let n = limit as u16 + 1;
             let depth: Vec<u16> = (0..n)
-                .map(|i| (low + (i * 14) % (high - low)) & !1)
+                .map(|i| (low + (u32::from(i) * 14 % u32::from(high - low)) as u16) & !1)
                 .collect();
             let values = vec![WIN; n as usize];
             table.append(&values, &depth);
