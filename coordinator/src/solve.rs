@@ -14,7 +14,7 @@ use kingmaker_games::Notation;
 use kingmaker_kernel::Game;
 use kingmaker_kernel::{
     drive_layer, gather, named_local_workers, CellStorage, KernelError, Layer, LayerObserver,
-    ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
+    Placement, ResumePoint, ShardPlan, WaveSummary, WorkerHandle,
 };
 use kingmaker_tablefmt::table::{TableSummary, TableWriter};
 use std::cell::RefCell;
@@ -548,10 +548,17 @@ pub fn solve_distributed(
     stop: &AtomicBool,
     next_layer: &NextLayer,
 ) -> Result<Ending> {
-    let make =
-        |layer: &Layer, plan: &ShardPlan| cluster.layer_workers(info.kernel_spec(), layer, plan);
-    let keep = |layer: &Layer| crate::kept::keep_on_workers(run, game, &cluster, layer);
     let keeps = info.distributed.as_ref().is_some_and(|d| d.keep_layers);
+    // A kept layer's parts, and the rows routed for its expansion, follow the workers' order.
+    let placement = if keeps {
+        Placement::Runs
+    } else {
+        Placement::Interleaved
+    };
+    let make = |layer: &Layer, plan: &ShardPlan| {
+        cluster.layer_workers(info.kernel_spec(), layer, plan, placement)
+    };
+    let keep = |layer: &Layer| crate::kept::keep_on_workers(run, game, &cluster, layer);
     let solvers = Solvers {
         make_workers: &make,
         keep_layer: keeps.then_some(&keep as &KeepLayer),

@@ -36,7 +36,7 @@ pub use game::{Game, Node};
 pub use layer::Layer;
 pub use local::{local_workers, named_local_workers, solve_in_memory, Solved};
 pub use memory::CellStorage;
-pub use owners::{assign_shards, gather};
+pub use owners::{assign_shards, gather, Placement};
 pub use shard::ShardPlan;
 
 /// Final values: [`Value`] and its codes, as written to tables and hashed into digests. Defined

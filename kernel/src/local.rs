@@ -7,7 +7,7 @@ use super::checkpoint::CheckpointStore;
 use super::driver::{drive_layer, ClosedWave, WaveSummary, WorkerHandle};
 use super::engine::{Router, WorkerEngine};
 use super::memory::CellStorage;
-use super::owners::{assign_shards, gather};
+use super::owners::{assign_shards, gather, Placement};
 use super::shard::ShardPlan;
 use super::{KernelError, Layer};
 use crate::game::Game;
@@ -135,7 +135,7 @@ pub fn named_local_workers<G: Game + 'static>(
     dir: Option<&std::path::Path>,
     storage: CellStorage,
 ) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
-    let owners = assign_shards(&plan, count);
+    let owners = assign_shards(&plan, count, Placement::Interleaved);
     let router = Arc::new(InProcessRouter::<G>::default());
     let mut locals = Vec::new();
     for me in 0..count {

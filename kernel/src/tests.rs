@@ -327,7 +327,8 @@ fn gathering_on_any_thread_count_gives_the_tables_and_frees_each_shard() {
         let (v, d) = pool.install(|| gathered(&plan, &workers));
         assert_eq!(v, values, "{threads} threads");
         assert_eq!(d, depth, "{threads} threads");
-        let owners = super::owners::assign_shards(&plan, workers.len());
+        let owners =
+            super::owners::assign_shards(&plan, workers.len(), super::Placement::Interleaved);
         for (shard, &owner) in owners.iter().enumerate() {
             assert!(
                 matches!(workers[owner].shard_values(shard), Err(super::KernelError::Released { shard: s }) if s == shard),

@@ -8,7 +8,7 @@ use super::heartbeat::{heartbeat_loop, Abort};
 use super::remote_worker::RemoteWorker;
 use anyhow::{bail, Context, Result};
 use kingmaker_games::GameSpec;
-use kingmaker_kernel::{assign_shards, Layer, ShardPlan, WorkerHandle};
+use kingmaker_kernel::{assign_shards, Layer, Placement, ShardPlan, WorkerHandle};
 use kingmaker_proto::v1 as pb;
 use kingmaker_proto::PROTOCOL_VERSION;
 use kingmaker_rpc::auth::AddToken;
@@ -190,12 +190,14 @@ impl Cluster {
         Ok(())
     }
 
-    /// Open `layer` on every worker and return their handles for the driver.
+    /// Open `layer` on every worker, its shards placed as `placement` says, and return their
+    /// handles for the driver.
     pub fn layer_workers(
         &self,
         spec: &GameSpec,
         layer: &Layer,
         plan: &ShardPlan,
+        placement: Placement,
     ) -> Result<Vec<Arc<dyn WorkerHandle>>> {
         if plan.shards() < self.workers.len() {
             tracing::warn!(
@@ -206,7 +208,7 @@ impl Cluster {
                 self.workers.len()
             );
         }
-        let owners: Vec<u32> = assign_shards(plan, self.workers.len())
+        let owners: Vec<u32> = assign_shards(plan, self.workers.len(), placement)
             .into_iter()
             .map(|o| o as u32)
             .collect();
