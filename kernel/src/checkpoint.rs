@@ -31,6 +31,32 @@ fn manifest_error(e: FormatError) -> KernelError {
     }
 }
 
+/// Sorted shard numbers in words, consecutive ones as ranges: `0-16`, `0, 2, 4`.
+fn shard_list(shards: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &s in shards {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == s => *last = s,
+            _ => runs.push((s, s)),
+        }
+    }
+    let words: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    if words.is_empty() {
+        "none".to_string()
+    } else {
+        words.join(", ")
+    }
+}
+
 /// Byte range of chunk `c` of a shard's cells, in `bytes` bytes.
 fn chunk_range(bytes: usize, c: u64) -> std::ops::Range<usize> {
     let first = (c * CHUNK_BYTES) as usize;
@@ -147,7 +173,21 @@ impl<G: Game> WorkerEngine<G> {
         mine.sort_unstable();
         let mut saved: Vec<usize> = cp.shards.iter().map(|s| s.shard).collect();
         saved.sort_unstable();
-        if mine != saved || cp.wave != wave {
+        // Another placement of the shards (a kingmaker from before they were interleaved): its
+        // cells would land on the wrong workers, and falling back would solve the layer again.
+        if mine != saved {
+            return Err(KernelError::CheckpointRefused(format!(
+                "{} holds shards {}, but this worker owns shards {}: the checkpoint was written \
+                 by a kingmaker that placed the shards on the workers otherwise (before \
+                 2026-12-07 each worker owned one contiguous run of them); resume with the \
+                 kingmaker that started the run (run.json names its version), or build anew \
+                 into another directory",
+                path.display(),
+                shard_list(&saved),
+                shard_list(&mine)
+            )));
+        }
+        if cp.wave != wave {
             return Err(KernelError::Checkpoint(format!(
                 "{} holds shards {saved:?} at wave {}, but this worker owns {mine:?} at wave {wave}",
                 path.display(),

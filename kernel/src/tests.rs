@@ -972,3 +972,56 @@ fn a_checkpoint_of_another_game_is_refused() {
     )
     .unwrap();
 }
+
+/// A router for an engine whose waves are never run.
+struct NoRouter;
+
+impl super::Router for NoRouter {
+    fn send(&self, _worker: usize, _updates: &[u64]) -> Result<(), super::KernelError> {
+        Ok(())
+    }
+}
+
+/// A checkpoint of shards placed otherwise (in runs, as before they were interleaved) is refused
+/// by a worker that owns other shards now, naming both: not damage to fall back from (that would
+/// solve the layer again), and never restored onto the wrong worker.
+#[test]
+fn a_checkpoint_of_shards_placed_otherwise_is_refused() {
+    use super::{assign_shards, Placement, WorkerEngine};
+    let game = Arc::new(RandomGame::new(17, 5_000, 2));
+    let layer = Layer::new("solo", 1, 1);
+    let plan = ShardPlan::new(game.size(), 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let cpdir = dir.path().join("checkpoint");
+    let name = serde_json::json!({"game": "random"});
+    let engine = |placement: Placement, sub: &str| {
+        let sub = dir.path().join(sub);
+        std::fs::create_dir_all(&sub).unwrap();
+        let engine = WorkerEngine::new(
+            game.clone(),
+            layer.clone(),
+            plan,
+            assign_shards(&plan, 2, placement),
+            0,
+            Some(&sub),
+            CellStorage::Memory,
+            Arc::new(NoRouter),
+        )
+        .unwrap();
+        engine.init_pass().unwrap();
+        engine
+    };
+    let runs = engine(Placement::Runs, "runs");
+    runs.checkpoint(0, &cpdir, None, &name).unwrap();
+    let err = engine(Placement::Interleaved, "interleaved")
+        .restore(0, &cpdir, &name)
+        .unwrap_err();
+    assert!(err.is_refused(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("holds shards 0-2") && text.contains("owns shards 0, 2, 4"),
+        "{text}"
+    );
+    // The same placement restores it.
+    runs.restore(0, &cpdir, &name).unwrap();
+}
