@@ -11,6 +11,7 @@ pub mod combinatorics;
 pub mod conformance;
 pub mod drawing;
 pub mod family;
+mod huge;
 pub mod notation;
 pub mod reading;
 pub mod reduction;

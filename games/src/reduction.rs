@@ -4,6 +4,7 @@
 //! 1. Out of core, the reduced table is read once and the full table written twice whatever the
 //!    number of zones, in a zone per thread: docs/games-internals.md, `games/src/reduction.rs`.
 
+use crate::huge::huge_vec;
 use kingmaker_tablefmt::value::{DRAW, ILLEGAL, LOSS, WIN};
 use std::ops::Range;
 
@@ -427,26 +428,6 @@ impl SolvedTable {
 #[inline(never)]
 fn out_of_range(i: u64, len: usize) -> ! {
     panic!("state {i} of a table of {len}")
-}
-
-/// An empty vector with room for `len` elements, on transparent huge pages where the system
-/// offers them on request (a hint: without them it works the same, with more TLB misses).
-fn huge_vec<T>(len: usize) -> Vec<T> {
-    let v: Vec<T> = Vec::with_capacity(len);
-    const HUGE: usize = 2 << 20;
-    let (start, bytes) = (v.as_ptr() as usize, len * std::mem::size_of::<T>());
-    let aligned = start.next_multiple_of(HUGE);
-    if bytes >= HUGE && start + bytes > aligned {
-        // SAFETY: advice on memory this vector owns; it changes no contents.
-        unsafe {
-            libc::madvise(
-                aligned as *mut libc::c_void,
-                start + bytes - aligned,
-                libc::MADV_HUGEPAGE,
-            );
-        }
-    }
-    v
 }
 
 #[cfg(test)]
