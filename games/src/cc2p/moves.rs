@@ -4,7 +4,7 @@
 //! Children are ranked from the parent's unranking (`Expanded`), without re-ranking both players.
 
 use super::jumps::Occupancy;
-use super::{bit, bits, Cc2p, Cells, Expanded, MAX_CELLS};
+use super::{bit, bits, Cc2p, Cells, Expanded, K_MAX, MAX_CELLS};
 
 impl Cc2p {
     /// Every move of player `y`'s pieces in the placement `e` (piece c → t), whatever the side
@@ -26,6 +26,10 @@ impl Cc2p {
             let c = if y == 0 { e.a[j] } else { e.b[j] } as usize;
             let d = self.dests(c, all, &mut occupancy, || self.occupancy(e));
             any |= d != 0;
+            if d == 0 {
+                continue;
+            }
+            let lifted = if y == 1 { self.lifted(e, j) } else { Lifted::default() };
             for t in bits(d) {
                 let mut o = e.pos.o;
                 o[y] ^= bit(c) | bit(t);
@@ -43,9 +47,8 @@ impl Cc2p {
                     }
                     self.colex(o[0]) * self.sets1 + r1
                 } else {
-                    let below: usize = e.a[..k].iter().map(|&x| ((x as usize) < t) as usize).sum();
-                    let qmask = e.qmask ^ bit(e.q[j] as usize) ^ bit(t - below);
-                    e.r0 * self.sets1 + self.colex(qmask)
+                    let below = (e.pos.o[0] & (bit(t) - 1)).count_ones() as usize;
+                    e.r0 * self.sets1 + lifted.rank_with(self, t - below)
                 };
                 emit(placement);
             }
@@ -81,6 +84,29 @@ impl Cc2p {
             count = 1;
         }
         count
+    }
+
+    /// Player 1's compressed positions with piece `j` lifted, ready to rank with it put back
+    /// anywhere ([`Lifted::rank_with`]).
+    #[inline(always)]
+    fn lifted(&self, e: &Expanded, j: usize) -> Lifted {
+        let k = self.k as usize;
+        let mut l = Lifted {
+            rest: e.qmask ^ bit(e.q[j] as usize),
+            sums: [0; K_MAX],
+        };
+        // The others, ascending: r_i is element i below the lifted piece, i + 1 above it.
+        // sums[s] = Σ_{i<s} C(r_i, i + 1) + Σ_{i≥s} C(r_i, i + 2).
+        let others = (0..k).filter(|&i| i != j).map(|i| e.q[i] as usize);
+        let mut above: u64 = others.clone().enumerate().map(|(i, r)| self.choose.c(r, i + 2)).sum();
+        let mut below = 0;
+        for (s, r) in others.enumerate() {
+            l.sums[s] = below + above;
+            below += self.choose.c(r, s + 1);
+            above -= self.choose.c(r, s + 2);
+        }
+        l.sums[k - 1] = below;
+        l
     }
 
     /// Every cell the piece on `c` can move to, `all` being the occupied cells (its own included):
@@ -169,5 +195,23 @@ impl Cc2p {
         if !any && !self.illegal(o, y) {
             emit(self.placement(e));
         }
+    }
+}
+
+/// Player 1's compressed positions with one piece lifted: the colex rank of the set with the
+/// piece put back at q is one table entry plus a sum made once per piece.
+#[derive(Copy, Clone, Default)]
+struct Lifted {
+    rest: Cells,
+    sums: [u64; K_MAX],
+}
+
+impl Lifted {
+    /// The colex rank of the set with the lifted piece at compressed position `q`: the `s`
+    /// others below it keep their places, those above move up one.
+    #[inline(always)]
+    fn rank_with(&self, game: &Cc2p, q: usize) -> u64 {
+        let s = (self.rest & (bit(q) - 1)).count_ones() as usize;
+        self.sums[s] + game.choose.c(q, s + 1)
     }
 }
