@@ -76,6 +76,16 @@ impl Cc2p {
     fn has_legal_move(&self, p: &Pos) -> bool {
         let y = p.mover;
         let all = p.o[0] | p.o[1];
+        // Steps first: most states have a legal one, found without the jump masks.
+        for c in bits(p.o[y]) {
+            for t in bits(self.cells[c].nb & !all) {
+                let mut o = p.o;
+                o[y] ^= bit(c) | bit(t);
+                if !self.illegal(&o, 1 - y) {
+                    return true;
+                }
+            }
+        }
         let mut occupancy = None;
         let mut any = false;
         for c in bits(p.o[y]) {
