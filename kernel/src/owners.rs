@@ -13,8 +13,8 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Placement {
     /// Shard `s` to worker `s % workers`. The work per state varies along the index (a state's
-    /// moves depend on where its pieces are), so contiguous halves can carry unequal work: cc2p
-    /// 5×5 / 6's cost one worker 1.43× the other's CPU. Interleaved, each gets a slice of all of it.
+    /// moves depend on where its pieces are), so contiguous halves can carry unequal work: those
+    /// of cc2p 5×5 / 6 cost one worker 1.43× the other's CPU. Interleaved, each gets some of all.
     #[default]
     Interleaved,
     /// Contiguous runs (shard `s` to `s * workers / shards`): each worker's shards are one range
@@ -37,10 +37,11 @@ pub fn assign_shards(plan: &ShardPlan, workers: usize, placement: Placement) -> 
 type ShardTables = (Vec<u8>, Vec<u16>);
 
 /// Gather every shard's values and depths from the workers, in index order, releasing each
-/// shard's cells once `sink` has it. The shards were placed as [`Placement::Interleaved`] (a layer
-/// in runs is kept on its workers, not gathered). Shards are read a window at a time (as many as there are
-/// threads, each shard's depths decoded by its own task), and on more than one thread the next
-/// window while `sink` takes the last: at most two windows are held (one on one thread).
+/// shard's cells once `sink` has it. The shards were placed as [`Placement::Interleaved`] (a
+/// layer in runs is kept on its workers, not gathered). Shards are read a window at a time (as
+/// many as there are threads, each shard's depths decoded by its own task), and on more than one
+/// thread the next window while `sink` takes the last: at most two windows are held (one on one
+/// thread).
 pub fn gather<E: From<KernelError>>(
     plan: &ShardPlan,
     workers: &[Arc<dyn WorkerHandle>],
