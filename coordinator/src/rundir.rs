@@ -43,7 +43,7 @@ pub fn check_new_dir_kind(path: &Path) -> Result<()> {
 
 /// The contents of `run.json` (see [`kingmaker_tablefmt::run::RunInfo`]), its game a [`GameSpec`].
 pub type RunInfo = kingmaker_tablefmt::run::RunInfo<GameSpec>;
-pub use kingmaker_tablefmt::run::{Distributed, RunState};
+pub use kingmaker_tablefmt::run::{Distributed, RunState, ShardPlacement};
 
 pub struct RunDir {
     pub path: PathBuf,

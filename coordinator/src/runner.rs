@@ -136,12 +136,7 @@ pub fn solve_run_with(
             &mut state,
             &stop,
             &Solvers {
-                make_workers: &embedded_workers(
-                    run,
-                    &kernel,
-                    serde_json::to_value(info.kernel_spec())?,
-                    opts,
-                ),
+                make_workers: &embedded_workers(run, &kernel, info, opts)?,
                 keep_layer: None,
                 next_layer: &next_layer,
             },

@@ -5,7 +5,7 @@
 use crate::cluster::Cluster;
 use crate::expansion::{expand_out_of_core, is_out_of_core};
 use crate::progress::LayerProgress;
-use crate::rundir::{Progress, RunDir, RunInfo, RunState};
+use crate::rundir::{Progress, RunDir, RunInfo, RunState, ShardPlacement};
 use crate::table_progress::TableProgress;
 use anyhow::{Context, Result};
 use kingmaker_games::reduction::SolvedTable;
@@ -486,16 +486,18 @@ fn warn_if_short_of_disk(run: &RunDir, layer: &Layer, full: u64, routed: bool) {
 }
 
 /// In-process workers whose arrays and checkpoints live in `run/work/`; their checkpoints name
-/// `name`, the JSON of `game` ([`RunInfo::kernel_spec`]).
+/// the JSON of `game` ([`RunInfo::kernel_spec`]), and their shards are placed as `info` says.
 pub fn embedded_workers(
     run: &RunDir,
     game: &Arc<AnyGame>,
-    name: serde_json::Value,
+    info: &RunInfo,
     opts: &SolveOptions,
-) -> impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>> {
-    let (work, game, count) = (run.work_dir(), game.clone(), opts.local_workers);
+) -> Result<impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>>> {
+    let name = serde_json::to_value(info.kernel_spec())?;
+    let workers = (opts.local_workers, placement_of(info));
+    let (work, game) = (run.work_dir(), game.clone());
     let budget = opts.memory_budget;
-    move |layer, plan| {
+    Ok(move |layer: &Layer, plan: &ShardPlan| {
         // The in-process workers share this process's memory.
         let storage = CellStorage::for_budget(plan.size, budget);
         tracing::info!(
@@ -522,11 +524,11 @@ pub fn embedded_workers(
             game.clone(),
             layer,
             *plan,
-            count,
+            workers,
             Some(&work),
             storage,
         )?)
-    }
+    })
 }
 
 /// Solve every layer not yet finished on remote workers (`build --workers`, `resume --workers`,
@@ -553,7 +555,7 @@ pub fn solve_distributed(
     let placement = if keeps {
         Placement::Runs
     } else {
-        Placement::Interleaved
+        placement_of(info)
     };
     let make = |layer: &Layer, plan: &ShardPlan| {
         cluster.layer_workers(info.kernel_spec(), layer, plan, placement)
@@ -608,5 +610,13 @@ pub fn solve_distributed(
                 )
             )))
         }
+    }
+}
+
+/// The kernel's placement of a gathered layer's shards, as the run recorded it.
+fn placement_of(info: &RunInfo) -> Placement {
+    match info.shard_placement {
+        ShardPlacement::Runs => Placement::Runs,
+        ShardPlacement::Interleaved => Placement::Interleaved,
     }
 }

@@ -121,21 +121,24 @@ pub fn local_workers<G: Game + 'static>(
     storage: CellStorage,
 ) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
     let unnamed = serde_json::Value::Null;
-    named_local_workers(&unnamed, game, layer, plan, count, dir, storage)
+    let workers = (count, Placement::Interleaved);
+    named_local_workers(&unnamed, game, layer, plan, workers, dir, storage)
 }
 
 /// [`local_workers`] whose checkpoints name `name`, the game's JSON (a run's game), and restore
-/// only checkpoints that name it.
+/// only checkpoints that name it; `workers` is their number and how the shards are placed on
+/// them (as the run that made the checkpoints placed them).
 pub fn named_local_workers<G: Game + 'static>(
     name: &serde_json::Value,
     game: Arc<G>,
     layer: &Layer,
     plan: ShardPlan,
-    count: usize,
+    workers: (usize, Placement),
     dir: Option<&std::path::Path>,
     storage: CellStorage,
 ) -> Result<Vec<Arc<dyn WorkerHandle>>, KernelError> {
-    let owners = assign_shards(&plan, count, Placement::Interleaved);
+    let (count, placement) = workers;
+    let owners = assign_shards(&plan, count, placement);
     let router = Arc::new(InProcessRouter::<G>::default());
     let mut locals = Vec::new();
     for me in 0..count {

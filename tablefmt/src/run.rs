@@ -163,6 +163,22 @@ pub struct RunInfo<Spec> {
     /// checkpoints, so `resume` uses the same number. Absent in runs from before: 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_workers: Option<usize>,
+    /// How a gathered layer's shards are placed on the workers; absent in runs from before it
+    /// (whose checkpoints hold contiguous runs): `runs`.
+    #[serde(default)]
+    pub shard_placement: ShardPlacement,
+}
+
+/// How a layer's shards are placed on the workers (`run.json`'s `shard_placement`). A layer kept
+/// on the workers is always in runs: its parts are their ranges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShardPlacement {
+    /// Contiguous runs, one per worker in worker order.
+    #[default]
+    Runs,
+    /// Shard `s` to worker `s mod workers`: each worker gets some of every part of the index.
+    Interleaved,
 }
 
 impl<Spec> RunInfo<Spec> {
@@ -374,6 +390,25 @@ mod tests {
         assert!(err.contains("solved as"), "{err}");
         let old: RunState = serde_json::from_str(r#"{"finished": [], "current": null}"#).unwrap();
         assert_eq!(old.spec, None);
+    }
+
+    /// A run.json from before `shard_placement` places its shards in runs, as its checkpoints
+    /// were made; the field reads back as written.
+    #[test]
+    fn runs_from_before_the_placement_keep_their_runs() {
+        let old = r#"{"format": 1, "spec": {"game": "toppen"}, "layers": [], "states": 10,
+            "shard_size": 4, "kingmaker_version": "0.1.0"}"#;
+        let info: RunInfo<serde_json::Value> = serde_json::from_str(old).unwrap();
+        assert_eq!(info.shard_placement, ShardPlacement::Runs);
+        let mut info = info;
+        info.shard_placement = ShardPlacement::Interleaved;
+        let text = serde_json::to_string(&info).unwrap();
+        assert!(
+            text.contains(r#""shard_placement":"interleaved""#),
+            "{text}"
+        );
+        let back: RunInfo<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.shard_placement, ShardPlacement::Interleaved);
     }
 
     #[test]

@@ -450,6 +450,32 @@ fn damaged_checkpoint_manifests_fall_back_and_say_so() {
     }
 }
 
+/// A run places its shards as its `run.json` says (`shard_placement`): told they were in runs,
+/// a resume of checkpoints made interleaved meets shards its workers do not own and refuses them;
+/// with the file as the build wrote it, it finishes with the reference's tables.
+#[test]
+fn resume_places_the_shards_as_run_json_says() {
+    reference();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    build_killed_after_wave_5(&dir, &["--local-workers", "2", "--shard-size", "1000000"]);
+    let path = dir.join("run.json");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(read_json(&path)["shard_placement"], "interleaved");
+    let runs = written.replace("\"interleaved\"", "\"runs\"");
+    std::fs::write(&path, runs).unwrap();
+    let out = kingmaker(&["resume", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("holds shards") && stderr.contains("owns shards"),
+        "{stderr}"
+    );
+    std::fs::write(&path, written).unwrap();
+    resume_to_end(&dir);
+    assert_like_reference(&dir, "resumed with the build's placement");
+}
+
 /// Resume uses the build's --local-workers (run.json), and refuses another number with a hint
 /// instead of an internal message.
 #[test]

@@ -3,7 +3,7 @@
 use anyhow::{bail, Result};
 use clap::Args;
 use kingmaker_coordinator::cluster::RemoteOptions;
-use kingmaker_coordinator::rundir::{Distributed, RunDir, RunInfo};
+use kingmaker_coordinator::rundir::{Distributed, RunDir, RunInfo, ShardPlacement};
 use kingmaker_coordinator::runner::{check_options, select_layers, solve_run_with};
 use kingmaker_coordinator::solve::SolveOptions;
 use kingmaker_games::GameChoice;
@@ -193,6 +193,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
             keep_layers: args.keep_layers_on_workers,
         }),
         local_workers: cluster.is_none().then_some(args.local_workers),
+        shard_placement: ShardPlacement::Interleaved,
     };
     run.write_info(&info)?;
     tracing::info!(
