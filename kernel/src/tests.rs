@@ -933,7 +933,7 @@ fn a_checkpoint_of_another_game_is_refused() {
             game.clone(),
             &layer,
             plan,
-            2,
+            (2, super::Placement::Interleaved),
             Some(dir.path()),
             CellStorage::Memory,
         )
