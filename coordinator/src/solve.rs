@@ -492,12 +492,12 @@ pub fn embedded_workers(
     game: &Arc<AnyGame>,
     info: &RunInfo,
     opts: &SolveOptions,
-) -> Result<impl Fn(&Layer, &ShardPlan) -> Result<Vec<Arc<dyn WorkerHandle>>>> {
+) -> Result<Box<WorkerFactory<'static>>> {
     let name = serde_json::to_value(info.kernel_spec())?;
     let workers = (opts.local_workers, placement_of(info));
     let (work, game) = (run.work_dir(), game.clone());
     let budget = opts.memory_budget;
-    Ok(move |layer: &Layer, plan: &ShardPlan| {
+    Ok(Box::new(move |layer: &Layer, plan: &ShardPlan| {
         // The in-process workers share this process's memory.
         let storage = CellStorage::for_budget(plan.size, budget);
         tracing::info!(
@@ -528,7 +528,7 @@ pub fn embedded_workers(
             Some(&work),
             storage,
         )?)
-    })
+    }))
 }
 
 /// Solve every layer not yet finished on remote workers (`build --workers`, `resume --workers`,
