@@ -10,7 +10,7 @@ use kingmaker_coordinator::plan::wire::Cadence;
 use kingmaker_coordinator::plan::{plan, HostSpec, JobShape, Plan, Rates};
 use kingmaker_games::{GameChoice, GameSpec};
 use kingmaker_kernel::memory::{default_table_shard_size, parse_size};
-use kingmaker_kernel::Game;
+use kingmaker_kernel::{Game, Placement};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -73,6 +73,13 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let (job, kernel_spec) = job_shape(&spec, layers, &build_args, args.no_symmetry, &hosts)?;
     let workers = hosts.iter().filter(|h| h.role == "worker").count() as u64;
 
+    // A layer kept on its workers stays in contiguous runs (its parts); a gathered one is
+    // interleaved (kingmaker_kernel::owners).
+    let placement = if job.keep_layers_on_workers {
+        Placement::Runs
+    } else {
+        Placement::Interleaved
+    };
     let path = args.calibration.clone().unwrap_or_else(default_path);
     let mut calibration = Calibration::load(&path);
     let fresh = args.calibrate;
@@ -86,7 +93,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         moves_ns: moves.moves_ns(),
         live: moves.live,
         predecessors: moves.predecessors,
-        crossing: moves.crossing(workers),
+        crossing: moves.crossing_placed(workers, placement),
         moves_source,
         overhead,
         overhead_source,
