@@ -91,7 +91,8 @@ impl Cc2p {
         for c in bits(p.o[y]) {
             let d = self.dests(c, all, &mut occupancy, || self.rh.occupancy(bits(all)));
             any |= d != 0;
-            for t in bits(d) {
+            // The steps among them were tried above.
+            for t in bits(d & !self.cells[c].nb) {
                 let mut o = p.o;
                 o[y] ^= bit(c) | bit(t);
                 if !self.illegal(&o, 1 - y) {
