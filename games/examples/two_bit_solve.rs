@@ -4,12 +4,13 @@
 //!    [--shortcut] [--mark] [--stats] [--full] [--tmp DIR]`
 //! 2. Prints per wave what the kernel's log prints ("decided N"), the totals, CPU time and peak RSS.
 
+mod prototype;
+
 use anyhow::{bail, Context, Result};
 use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_kernel::{Game, Node};
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use prototype::{cpu_seconds, peak_rss_mib, Frontier, Spool};
 use std::path::PathBuf;
 
 const UNDECIDED: u64 = 0;
@@ -49,59 +50,6 @@ impl Values {
     }
 }
 
-/// A frontier being written: u32 indices appended to an unnamed temporary file.
-struct Spool {
-    out: BufWriter<File>,
-    len: u64,
-}
-
-impl Spool {
-    fn new(dir: &PathBuf) -> Result<Spool> {
-        let file = tempfile::tempfile_in(dir)
-            .with_context(|| format!("creating a frontier file in {}", dir.display()))?;
-        Ok(Spool {
-            out: BufWriter::with_capacity(1 << 16, file),
-            len: 0,
-        })
-    }
-
-    fn push(&mut self, i: u64) -> Result<()> {
-        self.out.write_all(&(i as u32).to_le_bytes())?;
-        self.len += 1;
-        Ok(())
-    }
-
-    /// The frontier written, to be read back from its start.
-    fn into_frontier(self) -> Result<Frontier> {
-        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
-        file.seek(SeekFrom::Start(0))?;
-        Ok(Frontier {
-            input: BufReader::with_capacity(1 << 16, file),
-            left: self.len,
-            len: self.len,
-        })
-    }
-}
-
-/// A frontier read back in the order it was written; its file goes when it is dropped.
-struct Frontier {
-    input: BufReader<File>,
-    left: u64,
-    len: u64,
-}
-
-impl Frontier {
-    fn next(&mut self) -> Result<Option<u64>> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        let mut b = [0; 4];
-        self.input.read_exact(&mut b)?;
-        self.left -= 1;
-        Ok(Some(u32::from_le_bytes(b) as u64))
-    }
-}
-
 #[derive(Default)]
 struct Options {
     /// Predecessors gathered, sorted and deduplicated before their re-checks (1: one at a time).
@@ -135,27 +83,6 @@ struct Stats {
     /// CPU-s of the W states' side (their predecessors and the re-checks) and of the L states'.
     cpu_rechecks: f64,
     cpu_wins: f64,
-}
-
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes the struct it is given.
-    let u = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    s(u.ru_utime) + s(u.ru_stime)
-}
-
-/// Peak resident memory (VmHWM) in MiB.
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 fn parse_args() -> Result<(u8, u8, Options)> {
