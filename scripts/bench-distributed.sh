@@ -68,8 +68,9 @@ if [ "$(digest "$tmp/embedded")" != "$(digest "$tmp/distributed")" ]; then
 fi
 
 # Wire bytes and updates from the per-wave lines; decided states = the last total of each layer.
-read -r sent bytes < <(grep -o 'sent [0-9]*, [0-9]* bytes on the wire' "$tmp/d.log" |
-    awk '{ s += $2; b += $3 } END { printf "%.0f %.0f\n", s, b }')
+# ("sent N and M decided states, B bytes": states whose predecessors the receiver lists.)
+read -r sent states bytes < <(grep -oE 'sent [0-9]+( and [0-9]+ decided states)?, [0-9]+ bytes on the wire' "$tmp/d.log" |
+    awk '{ s += $2; if ($3 == "and") { t += $4; b += $7 } else b += $3 } END { printf "%.0f %.0f %.0f\n", s, t, b }')
 decided=$(grep -o 'decided 0 (total [0-9]*)' "$tmp/d.log" | tr -d ')' | awk '{ d += $4 } END { printf "%.0f\n", d }')
 applied=$(grep -o 'updates applied [0-9]*' "$tmp/d.log" | awk '{ a += $3 } END { printf "%.0f\n", a }')
 
@@ -83,6 +84,8 @@ printf 'updates sent between workers: %d, bytes on the wire: %d (%.3f bytes/upda
     "$(calc "$bytes / ($sent + 0.000001)")"
 printf 'updates applied: %d, of which sent between the workers: %.1f %%\n' "$applied" \
     "$(calc "100 * $sent / ($applied + 0.000001)")"
+printf 'decided states sent in place of their updates: %d (%.3f bytes each, with the updates)\n' \
+    "$states" "$(calc "$bytes / ($sent + $states + 0.000001)")"
 printf 'decided states: %d, bytes on the wire per decided state: %.3f\n' "$decided" \
     "$(calc "$bytes / ($decided + 0.000001)")"
 # Each worker's counters, from its metrics (totals since it started: it ran this build only).

@@ -57,8 +57,13 @@ impl LayerProgress {
             Some(wire) => format!(", {wire} bytes on the wire"),
             None => String::new(),
         };
+        // Decided states sent in place of their updates (the receiver lists their predecessors).
+        let states = match w.stats.sent_states {
+            0 => String::new(),
+            n => format!(" and {n} decided states"),
+        };
         let line = format!(
-            "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}{on_wire}, {:.2}s",
+            "layer {} wave {}: decided {} (total {}), expanded {}, updates applied {}, sent {}{states}{on_wire}, {:.2}s",
             w.layer, w.wave, w.decided, w.decided_total, w.stats.expanded, w.stats.applied, w.stats.sent, w.seconds
         );
         let m = metrics();
@@ -86,6 +91,11 @@ impl LayerProgress {
             "Predecessor updates sent between workers.",
         )
         .add(w.stats.sent);
+        m.counter(
+            "kingmaker_states_sent_total",
+            "Decided states sent between workers in place of their predecessor updates.",
+        )
+        .add(w.stats.sent_states);
         m.counter(
             "kingmaker_wire_bytes_total",
             "Bytes of updates exchanged between remote workers.",

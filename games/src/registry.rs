@@ -151,6 +151,9 @@ impl Game for AnyGame {
     fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
         each_game!(self, g => g.predecessors_and_count(index, out))
     }
+    fn predecessor_span(&self, index: u64) -> Option<std::ops::Range<u64>> {
+        each_game!(self, g => g.predecessor_span(index))
+    }
     fn nodes(&self, first: u64, out: &mut [Node]) {
         each_game!(self, g => g.nodes(first, out))
     }

@@ -188,6 +188,7 @@ pub fn drive_layer(
             expanded: a.expanded + c.stats.expanded,
             applied: a.applied + c.stats.applied,
             sent: a.sent + c.stats.sent,
+            sent_states: a.sent_states + c.stats.sent_states,
         });
         let wire_bytes = closed
             .iter()

@@ -4,6 +4,8 @@
 //! plus the side to move). The wave kernel only ever sees indices; ranking, move generation and the
 //! rules live in the game's own module in the `kingmaker-games` crate.
 
+use std::ops::Range;
+
 /// What the rules say about one index, before any solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
@@ -66,6 +68,14 @@ pub trait Game: Send + Sync {
     /// mover, so they list that player's moves in the same placement.)
     fn predecessors_and_count(&self, index: u64, out: &mut Vec<u64>) -> Option<(u64, usize)> {
         self.predecessors(index, out);
+        None
+    }
+
+    /// A span of indices holding every predecessor of `index`, where the game knows one far
+    /// smaller than the index space (cc2p: the states that share one player's set). A worker
+    /// owning that span is then sent `index` itself and lists its predecessors there, instead of
+    /// being sent each of them. None: the predecessors are sent one by one.
+    fn predecessor_span(&self, _index: u64) -> Option<Range<u64>> {
         None
     }
 

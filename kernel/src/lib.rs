@@ -30,7 +30,7 @@ pub mod wave_log;
 pub use driver::{
     drive_layer, ClosedWave, LayerObserver, LayerOutcome, ResumePoint, WaveSummary, WorkerHandle,
 };
-pub use engine::{Router, WaveStats, WorkerEngine};
+pub use engine::{Batch, Router, WaveStats, WorkerEngine};
 pub use error::KernelError;
 pub use game::{Game, Node};
 pub use layer::Layer;

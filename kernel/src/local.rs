@@ -5,7 +5,7 @@
 
 use super::checkpoint::CheckpointStore;
 use super::driver::{drive_layer, ClosedWave, WaveSummary, WorkerHandle};
-use super::engine::{Router, WorkerEngine};
+use super::engine::{Batch, Router, WorkerEngine};
 use super::memory::CellStorage;
 use super::owners::{assign_shards, gather, Placement};
 use super::shard::ShardPlan;
@@ -95,7 +95,7 @@ impl<G: Game> Default for InProcessRouter<G> {
 }
 
 impl<G: Game> Router for InProcessRouter<G> {
-    fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError> {
+    fn send(&self, worker: usize, batch: Batch<'_>) -> Result<(), KernelError> {
         let peers = self
             .peers
             .get()
@@ -104,7 +104,7 @@ impl<G: Game> Router for InProcessRouter<G> {
             worker: format!("in-process worker {worker}"),
             message: "was released while its peers still sent it updates".to_string(),
         })?;
-        peer.engine.receive(updates)
+        peer.engine.receive(batch)
     }
 }
 

@@ -2,7 +2,8 @@
 //! 1. [`CellStorage`] puts the cells in memory or in mapped files, and in files sizes the memory
 //!    for held-back updates; the default budget is the machine's memory or its cgroup's limit.
 //! 2. The send buffers do not follow the budget: they are fixed ([`super::engine::SEND_BATCH`]
-//!    updates per destination and task); [`CellStorage::for_budget`] keeps an allowance for them.
+//!    updates and [`super::engine::STATES_BATCH`] states per destination and task);
+//!    [`CellStorage::for_budget`] keeps an allowance for them.
 
 use std::path::{Path, PathBuf};
 

@@ -830,3 +830,4 @@ fn resume_wide_game(stop_after: u32, edit: impl Fn(&std::path::Path)) {
 }
 
 mod checkpoints;
+mod routing;

@@ -5,8 +5,8 @@
 /// Version 4: a layer's objective is a 64-bit set of outcomes (Go's scores), not 8 players.
 /// Version 5: replicas of checkpoints on the ring successor (ReplicaStatus, PutReplica,
 /// GetReplica). Version 6: layers kept on the workers (RouteExpansion, RoutedStates, KeepPart,
-/// ChainDigest).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// ChainDigest). Version 7: decided states sent in place of their updates (UpdateChunk.states).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The generated messages, client (`worker_client`) and server (`worker_server`).
 pub mod v1 {

@@ -76,6 +76,7 @@ impl Convert<ClosedWave> for pb::CloseWaveReply {
                 applied: stats.applied,
                 sent: stats.sent,
                 bytes_sent: wire_bytes.unwrap_or(0),
+                sent_states: stats.sent_states,
             }),
         }
     }
@@ -91,6 +92,7 @@ impl Convert<pb::CloseWaveReply> for ClosedWave {
                 expanded: s.expanded,
                 applied: s.applied,
                 sent: s.sent,
+                sent_states: s.sent_states,
             },
             wire_bytes: Some(s.bytes_sent),
         }
@@ -122,6 +124,7 @@ mod tests {
                 expanded: 5,
                 applied: 40,
                 sent: 12,
+                sent_states: 3,
             },
             wire_bytes: Some(300),
         };

@@ -121,31 +121,41 @@ fn toppen_on_two_workers_gives_the_embedded_digests() {
     assert_like(&run, &expected, "toppen on 2 workers");
 }
 
-/// cc2p builds solve the colour-swap half on the workers (they build the `cc2p_half` game from
-/// the spec they are sent) and the coordinator expands it: the digests of a full embedded solve.
+/// cc2p builds solve the colour-swap half (or its quarter) on the workers (they build the
+/// `cc2p_half` game from the spec they are sent) and the coordinator expands it: the digests of a
+/// full embedded solve. A decided state goes to the worker owning its predecessors, which lists
+/// them there, instead of each predecessor being sent.
 #[test]
 fn cc2p_half_on_two_workers_gives_the_full_digests() {
     let tmp = tempfile::tempdir().unwrap();
-    let game = ["cc2p", "--board", "7x7", "--pieces", "2"];
-    let full = tmp.path().join("full");
-    let mut args = vec!["build"];
-    args.extend(game);
-    args.extend(["--no-symmetry", "--out", full.to_str().unwrap()]);
-    assert_ok(&kingmaker(&args), "full embedded build");
-    let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
-    let run = tmp.path().join("distributed");
-    let out = distributed(
-        &game,
-        &workers,
-        &run,
-        &["--shard-size", "100000", "--worker-timeout", "30"],
-    );
-    assert_ok(&out, "cc2p on 2 workers");
-    assert_like(&run, &full, "cc2p on 2 workers");
-    assert_eq!(
-        read_json(&run.join("run.json"))["solved_as"]["game"],
-        "cc2p_half"
-    );
+    for (board, pieces) in [("7x7", "2"), ("5x5", "3")] {
+        let game = ["cc2p", "--board", board, "--pieces", pieces];
+        let full = tmp.path().join(format!("full-{board}-{pieces}"));
+        let mut args = vec!["build"];
+        args.extend(game);
+        args.extend(["--no-symmetry", "--out", full.to_str().unwrap()]);
+        assert_ok(&kingmaker(&args), "full embedded build");
+        let workers: Vec<Worker> = (0..2).map(|_| Worker::start(TOKEN, &[])).collect();
+        let run = tmp.path().join(format!("distributed-{board}-{pieces}"));
+        let out = distributed(
+            &game,
+            &workers,
+            &run,
+            &["--shard-size", "100000", "--worker-timeout", "30"],
+        );
+        let what = format!("cc2p {board} / {pieces} on 2 workers");
+        assert_ok(&out, &what);
+        assert_like(&run, &full, &what);
+        assert_eq!(
+            read_json(&run.join("run.json"))["solved_as"]["game"],
+            "cc2p_half"
+        );
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            log.contains(" decided states, "),
+            "{what}: no state sent\n{log}"
+        );
+    }
 }
 
 #[test]

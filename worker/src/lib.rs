@@ -66,7 +66,7 @@ impl WorkerMetrics {
         WorkerMetrics {
             updates_received: r.counter(
                 "kingmaker_worker_updates_received_total",
-                "Updates received from peers.",
+                "Updates received from peers, or decided states in their place.",
             ),
             bytes_received: r.counter(
                 "kingmaker_worker_update_bytes_received_total",
@@ -74,7 +74,7 @@ impl WorkerMetrics {
             ),
             updates_sent: r.counter(
                 "kingmaker_worker_updates_sent_total",
-                "Updates sent to peers.",
+                "Updates sent to peers, or decided states in their place.",
             ),
             bytes_sent: r.counter(
                 "kingmaker_worker_update_bytes_sent_total",

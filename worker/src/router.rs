@@ -1,7 +1,8 @@
-//! The gRPC transport of predecessor updates: a [`Router`] that streams each batch to the worker
-//! owning it and returns once that worker has applied it.
+//! The gRPC transport of predecessor updates (or of decided states, whose predecessors the
+//! receiver lists): a [`Router`] that streams each batch to the worker owning it and returns once
+//! that worker has applied it.
 
-use kingmaker_kernel::{KernelError, Router};
+use kingmaker_kernel::{Batch, KernelError, Router};
 use kingmaker_process::metrics::Metric;
 use kingmaker_rpc::connect::Client;
 use kingmaker_rpc::status::aborted;
@@ -69,7 +70,8 @@ impl GrpcRouter {
 impl Router for GrpcRouter {
     /// Called from the kernel's rayon threads: blocks on the runtime until the owner has applied
     /// the batch (or the run is aborted).
-    fn send(&self, worker: usize, updates: &[u64]) -> Result<(), KernelError> {
+    fn send(&self, worker: usize, batch: Batch<'_>) -> Result<(), KernelError> {
+        let (updates, states) = (batch.items(), matches!(batch, Batch::States(_)));
         let (addr, client) = self.peers.get(worker).ok_or_else(|| KernelError::Worker {
             worker: format!("#{worker}"),
             message: "no such worker in this run".into(),
@@ -81,6 +83,7 @@ impl Router for GrpcRouter {
                 let mut chunk = encode_updates(piece);
                 chunk.wave = wave;
                 chunk.from = self.me;
+                chunk.states = states;
                 chunk
             })
             .collect();

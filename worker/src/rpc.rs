@@ -6,7 +6,7 @@
 use super::layer::{check_name, OpenLayer};
 use super::{ChunkStream, Reservation, WorkerService};
 use kingmaker_kernel::memory::physical_memory;
-use kingmaker_kernel::{ClosedWave, KernelError};
+use kingmaker_kernel::{Batch, ClosedWave, KernelError};
 use kingmaker_proto::v1::{self as pb, worker_server::Worker};
 use kingmaker_rpc::auth::AddToken;
 use kingmaker_rpc::connect::{connect, keep_alive_for};
@@ -303,8 +303,13 @@ impl Worker for WorkerService {
             let n = updates.len() as u64;
             let (tx, rx) = tokio::sync::oneshot::channel();
             let engine = layer.engine.clone();
+            let states = chunk.states;
             self.inner.receive_pool.spawn(move || {
-                let _ = tx.send(engine.receive(&updates));
+                let _ = tx.send(engine.receive(if states {
+                    Batch::States(&updates)
+                } else {
+                    Batch::Updates(&updates)
+                }));
             });
             rx.await
                 .map_err(|_| Status::internal("applying updates panicked"))?

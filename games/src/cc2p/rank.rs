@@ -130,6 +130,26 @@ impl Cc2p {
         e
     }
 
+    /// The colex rank of the player-0 set of the colour-swapped twin of the placement with ranks
+    /// `r` (the `r0` of [`Cc2p::expand_swapped`]: the mirror of player 1's cells), without the
+    /// rest of the expansion.
+    pub(super) fn swapped_set_rank(&self, r: Ranks) -> u64 {
+        let (k, n) = (self.k as usize, self.n as usize);
+        let (mut a, mut q) = ([0u8; K_MAX], [0u8; K_MAX]);
+        self.unrank_set(r.set, &mut a);
+        self.unrank_set(r.free, &mut q);
+        let mut r0 = 0;
+        for (j, &q) in q[..k].iter().enumerate() {
+            let mut c = q as usize;
+            for &x in &a[..k] {
+                c += (x as usize <= c) as usize;
+            }
+            // Player 1's j-th cell, ascending, is the twin's (k - 1 - j)-th, mirrored.
+            r0 += self.choose.c(n - 1 - c, k - j);
+        }
+        r0
+    }
+
     /// A position expanded as [`Cc2p::expand`] would expand its index, from its cell masks.
     #[inline]
     pub(super) fn expanded_of(&self, pos: &Pos) -> Expanded {

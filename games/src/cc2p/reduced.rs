@@ -392,6 +392,15 @@ impl Game for Cc2pReduced {
         }
     }
 
+    /// The block of the swapped state's player-0 set, in the quarter its reflection's where that
+    /// stands for it: [`Game::predecessors`] lists nothing outside it.
+    fn predecessor_span(&self, q: u64) -> Option<std::ops::Range<u64>> {
+        let r0 = self.full.swapped_set_rank(self.placement_ranks(q));
+        let block = self.mirror.as_ref().map_or(r0, |m| m.block_of(r0).0);
+        let sets1 = self.full.sets1;
+        Some(block * sets1..(block + 1) * sets1)
+    }
+
     fn mover(&self, _h: u64) -> u8 {
         0
     }
@@ -485,7 +494,13 @@ mod tests {
             })
             .collect();
         assert_eq!(set(&p), want, "predecessors of {h}");
-        // All of them in one block of consecutive indices (player 0's cells are the same).
+        // All of them in one block of consecutive indices (player 0's cells are the same), the
+        // span the kernel sends the state to.
+        let span = g.predecessor_span(h).unwrap();
+        assert!(
+            p.iter().all(|q| span.contains(q)),
+            "{h}: {p:?} not in {span:?}"
+        );
         let blocks: HashSet<u64> = p.iter().map(|&q| q / full.sets1).collect();
         assert!(
             blocks.len() <= 1,
@@ -697,7 +712,13 @@ mod tests {
             assert_eq!(got, want, "successors of {q}");
             assert_eq!(g.successor_count(q), s.len());
             forward.extend(s.iter().map(|&c| (q, c)));
-            backward.extend(pred(g, q).iter().map(|&p| (p, q)));
+            let p = pred(g, q);
+            let span = g.predecessor_span(q).unwrap();
+            assert!(
+                p.iter().all(|p| span.contains(p)),
+                "{q}: {p:?} not in {span:?}"
+            );
+            backward.extend(p.iter().map(|&p| (p, q)));
         }
         forward.sort_unstable();
         backward.sort_unstable();

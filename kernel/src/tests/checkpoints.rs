@@ -150,7 +150,7 @@ fn a_checkpoint_of_another_game_is_refused() {
 struct NoRouter;
 
 impl crate::Router for NoRouter {
-    fn send(&self, _worker: usize, _updates: &[u64]) -> Result<(), crate::KernelError> {
+    fn send(&self, _worker: usize, _batch: crate::Batch<'_>) -> Result<(), crate::KernelError> {
         Ok(())
     }
 }
