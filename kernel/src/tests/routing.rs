@@ -100,15 +100,22 @@ impl Game for SpanGame {
     }
 }
 
-/// Solve `game` on `workers` in-process workers; the tables, and the decided states and the
-/// updates that crossed between them.
+/// A solve's values and depths, with the decided states and the updates that crossed.
+#[derive(Debug)]
+struct Crossed {
+    tables: (Vec<u8>, Vec<u16>),
+    states: u64,
+    updates: u64,
+}
+
+/// Solve `game` on `workers` in-process workers.
 fn solve_on(
     game: &Arc<SpanGame>,
     workers: usize,
     shard_size: u64,
     dir: Option<&std::path::Path>,
     storage: CellStorage,
-) -> Result<((Vec<u8>, Vec<u16>), u64, u64), super::super::KernelError> {
+) -> Result<Crossed, crate::KernelError> {
     let layer = Layer::new("solo", 1, 1);
     let plan = ShardPlan::new(game.size(), shard_size);
     let handles = local_workers(game.clone(), &layer, plan, workers, dir, storage)?;
@@ -117,7 +124,11 @@ fn solve_on(
         states += w.stats.sent_states;
         updates += w.stats.sent;
     })?;
-    Ok((gathered(&plan, &handles), states, updates))
+    Ok(Crossed {
+        tables: gathered(&plan, &handles),
+        states,
+        updates,
+    })
 }
 
 /// In memory and in files, with spans inside shards (shards of two blocks) and across their
@@ -136,8 +147,11 @@ fn states_sent_in_place_of_their_updates_give_the_reference_tables() {
             (4, 128, true, CellStorage::FILE),
         ] {
             let path = on_disk.then(|| dir.path().join(format!("s{seed}w{workers}")));
-            let (tables, states, updates) =
-                solve_on(&game, workers, shard_size, path.as_deref(), storage).unwrap();
+            let Crossed {
+                tables,
+                states,
+                updates,
+            } = solve_on(&game, workers, shard_size, path.as_deref(), storage).unwrap();
             let case = format!("seed {seed}, {workers} workers, shards of {shard_size}");
             assert!(tables == want, "{case}: tables differ from the reference");
             assert!(states > 0, "{case}: no state was sent");
