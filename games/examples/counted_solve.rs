@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_kernel::{Game, Node};
-use prototype::{cpu_seconds, peak_rss_mib, Frontier, Spool};
+use prototype::{cpu_seconds, each_node, peak_rss_mib, Frontier, Spool};
 use std::path::PathBuf;
 
 /// Never reached by a W child yet, so not counted (illegal states stay here: no move reaches them).
@@ -88,29 +88,22 @@ impl<const B: u32> Solver<'_, B> {
     /// states are counted only when a W child first reaches them, as the kernel does.
     fn wave0(&mut self) -> Result<(Frontier, Frontier)> {
         let (mut w, mut l) = (Spool::new(&self.tmp)?, Spool::new(&self.tmp)?);
-        let mut nodes = vec![Node::Illegal; 1 << 16];
-        let size = self.game.size();
-        let mut first = 0;
-        while first < size {
-            let run = &mut nodes[..((size - first) as usize).min(1 << 16)];
-            self.game.nodes(first, run);
-            for (k, &node) in run.iter().enumerate() {
-                let i = first + k as u64;
-                match node {
-                    Node::Illegal => self.illegal += 1,
-                    Node::Terminal { outcome: 0 } => {
-                        self.cells.set(i, WIN);
-                        w.push(i)?;
-                    }
-                    Node::Terminal { .. } => {
-                        self.cells.set(i, LOSS);
-                        l.push(i)?;
-                    }
-                    Node::Live { .. } => {}
+        let game = self.game;
+        each_node(game, |i, node| {
+            match node {
+                Node::Illegal => self.illegal += 1,
+                Node::Terminal { outcome: 0 } => {
+                    self.cells.set(i, WIN);
+                    w.push(i)?;
                 }
+                Node::Terminal { .. } => {
+                    self.cells.set(i, LOSS);
+                    l.push(i)?;
+                }
+                Node::Live { .. } => {}
             }
-            first += run.len() as u64;
-        }
+            Ok(())
+        })?;
         self.finish_wave(0, w, l)
     }
 

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use kingmaker_games::cc2p::reduced::Cc2pReduced;
 use kingmaker_games::cc2p::{Cc2p, TipRule};
 use kingmaker_kernel::{Game, Node};
-use prototype::{cpu_seconds, peak_rss_mib, Frontier, Spool};
+use prototype::{cpu_seconds, each_node, peak_rss_mib, Frontier, Spool};
 use std::path::PathBuf;
 
 const UNDECIDED: u64 = 0;
@@ -140,34 +140,27 @@ impl Solver<'_> {
     /// `alternates_sides` game a terminal outcome 0 means the side to move has won.
     fn wave0(&mut self) -> Result<(Frontier, Frontier)> {
         let (mut w, mut l) = (Spool::new(&self.opts.tmp)?, Spool::new(&self.opts.tmp)?);
-        let mut nodes = vec![Node::Illegal; 1 << 16];
-        let size = self.game.size();
-        let mut first = 0;
-        while first < size {
-            let run = &mut nodes[..((size - first) as usize).min(1 << 16)];
-            self.game.nodes(first, run);
-            for (k, &node) in run.iter().enumerate() {
-                let i = first + k as u64;
-                match node {
-                    Node::Illegal => {
-                        if !self.opts.mark {
-                            self.values.set(i, ILLEGAL);
-                        }
-                        self.illegal += 1;
+        let game = self.game;
+        each_node(game, |i, node| {
+            match node {
+                Node::Illegal => {
+                    if !self.opts.mark {
+                        self.values.set(i, ILLEGAL);
                     }
-                    Node::Terminal { outcome: 0 } => {
-                        self.values.set(i, WIN);
-                        w.push(i)?;
-                    }
-                    Node::Terminal { .. } => {
-                        self.values.set(i, LOSS);
-                        l.push(i)?;
-                    }
-                    Node::Live { .. } => {}
+                    self.illegal += 1;
                 }
+                Node::Terminal { outcome: 0 } => {
+                    self.values.set(i, WIN);
+                    w.push(i)?;
+                }
+                Node::Terminal { .. } => {
+                    self.values.set(i, LOSS);
+                    l.push(i)?;
+                }
+                Node::Live { .. } => {}
             }
-            first += run.len() as u64;
-        }
+            Ok(())
+        })?;
         self.finish_wave(0, w, l)
     }
 

@@ -1,6 +1,8 @@
-//! What the cell prototypes of issue 65 share: frontiers in temporary files, CPU and peak RSS.
+//! What the cell prototypes of issue 65 share: wave 0's sweep, frontiers in temporary files, CPU
+//! and peak RSS.
 
 use anyhow::{Context, Result};
+use kingmaker_kernel::{Game, Node};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -77,4 +79,21 @@ pub fn peak_rss_mib() -> f64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Every state of `game` with its class, in runs of 65,536, as the kernel's initial pass
+/// classifies them.
+pub fn each_node(game: &impl Game, mut f: impl FnMut(u64, Node) -> Result<()>) -> Result<()> {
+    let mut nodes = vec![Node::Illegal; 1 << 16];
+    let size = game.size();
+    let mut first = 0;
+    while first < size {
+        let run = &mut nodes[..((size - first) as usize).min(1 << 16)];
+        game.nodes(first, run);
+        for (k, &node) in run.iter().enumerate() {
+            f(first + k as u64, node)?;
+        }
+        first += run.len() as u64;
+    }
+    Ok(())
 }
