@@ -94,6 +94,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         live: moves.live,
         predecessors: moves.predecessors,
         crossing: moves.crossing_placed(workers, placement),
+        spans: moves.spans.unwrap_or(0.0),
         moves_source,
         overhead,
         overhead_source,
@@ -290,8 +291,16 @@ fn print_plan(p: &Plan, calibration: &std::path::Path) {
     );
     if p.wire_bytes > 0 {
         let w = &p.wire;
+        let sent_as = if p.rates.spans > 0.0 {
+            format!(
+                ", {:.0} % of the decided states in place of their updates",
+                p.rates.spans * 100.0
+            )
+        } else {
+            String::new()
+        };
         let mut parts = vec![format!(
-            "updates {} ({:.1} % of them cross)",
+            "updates {} ({:.1} % of them cross{sent_as})",
             human_bytes(w.updates),
             p.rates.crossing * 100.0
         )];

@@ -56,6 +56,11 @@ pub struct GameRates {
     /// `CROSSING_WORKERS[k]` contiguous parts, as workers own their shards.
     #[serde(default)]
     pub crossing: Vec<f64>,
+    /// Share of the live states whose predecessors the game names one span of
+    /// (`Game::predecessor_span`): a distributed build sends such a state once, in place of its
+    /// updates. None in a calibration from before it was measured (measured again then).
+    #[serde(default)]
+    pub spans: Option<f64>,
     /// Unix time of the measurement.
     pub at_unix: u64,
 }
@@ -193,7 +198,7 @@ impl Calibration {
         if let Some(r) = self
             .games
             .get(&key)
-            .filter(|r| !fresh && !r.crossing.is_empty())
+            .filter(|r| !fresh && !r.crossing.is_empty() && r.spans.is_some())
         {
             return Ok((r.clone(), Source::Calibrated));
         }
@@ -324,6 +329,10 @@ fn measure_moves<G: Game>(game: &G, seed: u64) -> GameRates {
             }
         }
     }
+    let spanned = live
+        .iter()
+        .filter(|&&s| game.predecessor_span(s).is_some())
+        .count();
     let crossing = crossed
         .iter()
         .map(|&c| c as f64 / predecessors.max(1) as f64)
@@ -334,6 +343,7 @@ fn measure_moves<G: Game>(game: &G, seed: u64) -> GameRates {
         unmoves_ns,
         predecessors: predecessors as f64 / live.len().max(1) as f64,
         crossing,
+        spans: Some(spanned as f64 / live.len().max(1) as f64),
         at_unix: kingmaker_tablefmt::run::unix_now(),
     }
 }
@@ -349,6 +359,7 @@ mod tests {
             unmoves_ns: 1.0,
             predecessors: 1.0,
             crossing,
+            spans: Some(0.0),
             at_unix: 0,
         }
     }

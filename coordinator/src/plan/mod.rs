@@ -43,6 +43,10 @@ pub const OUT_OF_CORE_CPU: f64 = 1.8;
 /// 5×5 / 6 on two loopback workers, 2026-12-07: 1.45× the embedded CPU for 2.7 × 10¹⁰ updates
 /// sent).
 pub const WIRE_NS_PER_UPDATE: f64 = 60.0;
+/// CPU-nanoseconds a decided state sent in place of its updates costs the workers beyond the
+/// embedded build, all of it counted (naming every state's span, the two processes): cc2p on two
+/// loopback workers, 2026-12-08, 340 at 7×7 / 3 and 390 at 5×5 / 4 per state that crossed.
+pub const WIRE_NS_PER_STATE: f64 = 400.0;
 /// The largest wave's share of a layer's updates (cc2p 7×7 / 4: 900 M of 15.8 G decided).
 pub const PEAK_WAVE_SHARE: f64 = 0.06;
 /// CPU-nanoseconds per full state of the out-of-core expansion, files included (cc2p 7×7 / 4's
@@ -93,6 +97,9 @@ pub struct Rates {
     /// Share of the updates that go to another worker, with this job's workers (measured on the
     /// sample: a predecessor's owner against its state's).
     pub crossing: f64,
+    /// Share of the decided states sent in place of their updates (the game names the span of
+    /// their predecessors); the same share of them crosses.
+    pub spans: f64,
     /// Where the moves come from.
     pub moves_source: Source,
     /// The kernel's CPU over its moves.
@@ -113,6 +120,7 @@ impl Rates {
             live: 0.0,
             predecessors: 0.0,
             crossing: 0.0,
+            spans: 0.0,
             moves_source: Source::Modelled,
             overhead: 1.0,
             overhead_source: Source::Modelled,
@@ -341,11 +349,16 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         waves_factor *= OUT_OF_CORE_CPU;
     }
     let hours = |ns: f64| ns / 1e9 / 3600.0;
-    let updates = layers * solved * rates.live * rates.predecessors;
-    let crossing_updates = if distributed {
-        updates * rates.crossing
+    let decided = layers * solved * rates.live;
+    // A state whose predecessors lie in one span crosses as itself, the others as their updates.
+    let (states, updates) = (
+        decided * rates.spans,
+        decided * (1.0 - rates.spans) * rates.predecessors,
+    );
+    let (crossing_states, crossing_updates) = if distributed {
+        (states * rates.crossing, updates * rates.crossing)
     } else {
-        0.0
+        (0.0, 0.0)
     };
     let mut cpu_parts = vec![(
         "waves".to_string(),
@@ -355,7 +368,7 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
     if distributed {
         cpu_parts.push((
             "the wire".into(),
-            hours(crossing_updates * WIRE_NS_PER_UPDATE),
+            hours(crossing_updates * WIRE_NS_PER_UPDATE + crossing_states * WIRE_NS_PER_STATE),
             Source::Assumed,
         ));
     }
@@ -392,6 +405,7 @@ pub fn plan(job: &JobShape, hosts: &[HostSpec], rates: &Rates) -> Plan {
         workers: workers.len() as u64,
         layers,
         crossing_updates,
+        crossing_states,
         cells_bytes: workers
             .iter()
             .map(|_| cell_bytes(job.solved_states.div_ceil(n)))
@@ -437,6 +451,7 @@ mod tests {
             live: 0.5,
             predecessors: 20.0,
             crossing: 0.5,
+            spans: 0.0,
             moves_source: Source::Measured,
             overhead: 1.3,
             overhead_source: Source::Measured,
@@ -520,6 +535,19 @@ mod tests {
         // 0.62 bytes, and their framing.
         let expect = (200u64 << 30) as f64 * 0.5 * 20.0 / 2.0 * 0.62 * wire::FRAMING;
         assert!((p.wire.updates as f64 / expect - 1.0).abs() < 1e-6);
+        // A game that names its predecessors' spans sends half its decided states instead, at
+        // 0.65 bytes and 400 CPU-ns each.
+        let spans = Rates {
+            spans: 1.0,
+            ..rates()
+        };
+        let q = plan(&job(200 << 30, 800 << 30), &hosts, &spans);
+        let expect = (200u64 << 30) as f64 * 0.5 / 2.0 * 0.65 * wire::FRAMING;
+        assert!((q.wire.updates as f64 / expect - 1.0).abs() < 1e-6);
+        let wire_cpu = |p: &Plan| p.cpu_parts.iter().find(|c| c.0 == "the wire").unwrap().1;
+        let expect = (200u64 << 30) as f64 * 0.5 * 0.5 * WIRE_NS_PER_STATE / 3.6e12;
+        assert!((wire_cpu(&q) / expect - 1.0).abs() < 1e-6);
+        assert!(wire_cpu(&q) < wire_cpu(&p) / 2.0);
         // Beside them the checkpoints' replicas and, the layer not kept, its gathering: 3 bytes a
         // solved state.
         assert!(p.wire.replicas > 0);

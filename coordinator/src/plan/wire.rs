@@ -7,6 +7,9 @@ use serde::Serialize;
 /// Bytes on the wire per update sent to another worker, as the coordinator logs them (cc2p 5×5 / 6
 /// on two loopback workers: 0.60–0.62; the rehearsal on three: 0.615).
 pub const WIRE_BYTES_PER_UPDATE: f64 = 0.62;
+/// Bytes on the wire per decided state sent in place of its updates, with the few updates beside
+/// them (cc2p on two loopback workers, 2026-12-08: 0.518 at 7×7 / 3, 0.645 at 5×5 / 4).
+pub const WIRE_BYTES_PER_STATE: f64 = 0.65;
 /// What the links carry over the updates' bytes (gRPC, TCP and IP headers, acknowledgements): the
 /// rehearsal's waves without a replica beside them.
 pub const FRAMING: f64 = 1.02;
@@ -90,6 +93,8 @@ pub struct WireJob {
     pub layers: f64,
     /// Updates that cross between workers, in all layers.
     pub crossing_updates: f64,
+    /// Decided states that cross in place of their updates, in all layers.
+    pub crossing_states: f64,
     /// Bytes of all workers' cells of one layer.
     pub cells_bytes: f64,
     /// Wall seconds of one layer.
@@ -125,7 +130,9 @@ pub fn wire(job: &WireJob) -> Wire {
         (0.0, job.layers * job.solved * GATHERED_BYTES_PER_STATE)
     };
     Wire {
-        updates: (job.crossing_updates * WIRE_BYTES_PER_UPDATE * FRAMING) as u64,
+        updates: ((job.crossing_updates * WIRE_BYTES_PER_UPDATE
+            + job.crossing_states * WIRE_BYTES_PER_STATE)
+            * FRAMING) as u64,
         replicas: replicas as u64,
         expansion: expansion as u64,
         gathered: gathered as u64,
@@ -145,6 +152,7 @@ mod tests {
             workers: 3,
             layers: 1.0,
             crossing_updates: 53.24e9 * 0.645,
+            crossing_states: 0.0,
             cells_bytes: 1.93e9,
             layer_wall_secs: 3300.0,
             cadence: Cadence {
@@ -171,6 +179,7 @@ mod tests {
             workers: 1,
             layers: 2.0,
             crossing_updates: 1e9,
+            crossing_states: 0.0,
             cells_bytes: 1e9,
             layer_wall_secs: 6000.0,
             cadence: Cadence::default(),
