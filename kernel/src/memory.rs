@@ -1,9 +1,8 @@
 //! How much memory a worker may use, and what follows: where the cells live, and the defaults.
 //! 1. [`CellStorage`] puts the cells in memory or in mapped files, and in files sizes the memory
 //!    for held-back updates; the default budget is the machine's memory or its cgroup's limit.
-//! 2. The send buffers do not follow the budget: they are fixed ([`super::engine::SEND_BATCH`]
-//!    updates and [`super::engine::STATES_BATCH`] states per destination and task);
-//!    [`CellStorage::for_budget`] keeps an allowance for them.
+//! 2. The send buffers are fixed, not budgeted ([`super::engine::SEND_BATCH`],
+//!    [`super::engine::STATES_BATCH`]); [`CellStorage::for_budget`] keeps an allowance for them.
 
 use std::path::{Path, PathBuf};
 
